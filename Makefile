@@ -1,0 +1,150 @@
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# xpile build. Sources are found by convention, so adding a file needs no edit here:
+#   lib/*.c                 -> build/libxpile.{a,so}, build/xpile.pc
+#   bpf/*.bpf.c             -> build/bpf/*.o            (clang -target bpf, BTF)
+#   user/*.c user/modes/*.c -> build/xpile              (the engine)
+#   tools/loader/*.c        -> build/xpile-loader
+#   tools/bench/*.c         -> build/xpile-bench
+#   tests/unit/test_*.c     -> build/tests/unit/test_*  (one binary per feature)
+#   tests/bpf/test_*.c      -> build/tests/bpf/test_*
+#   tests/unit/*_mt.c are the concurrent suites, also built under TSan.
+#
+# Variants: `make SAN=asan` (ASan+UBSan) and `make SAN=tsan` build into
+# build/asan and build/tsan.  `make test` builds all three and runs tests/run.sh.
+
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+LIBDIR    ?= $(PREFIX)/lib
+INCDIR    ?= $(PREFIX)/include
+BINDIR    ?= $(PREFIX)/bin
+DATADIR   ?= $(PREFIX)/lib/xpile
+VERSION   := 0.1.0
+
+CC        ?= gcc
+CLANG     ?= clang
+SAN       ?=
+ifeq ($(SAN),)
+BUILD     ?= build
+else
+BUILD     ?= build/$(SAN)
+endif
+
+PKGS      := libbpf libxdp
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lxdp -lbpf)
+
+WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+             -Wno-unused-parameter
+OPT       ?= -O2
+SAN_FLAGS_asan := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SAN_FLAGS_tsan := -fsanitize=thread -fno-omit-frame-pointer
+SAN_FLAGS := $(SAN_FLAGS_$(SAN))
+# Default CPU is x86-64-v2 so cmpxchg16b and popcnt exist; override with ARCH_FLAGS=.
+ARCH_FLAGS ?= -march=x86-64-v2 -mtune=native
+CFLAGS    ?= $(OPT) -g
+XP_CFLAGS  = $(CFLAGS) $(ARCH_FLAGS) $(WARN) $(SAN_FLAGS) -std=gnu11 -D_GNU_SOURCE -fPIC \
+             -Ilib/include -Ilib -Ibpf -Itests/lib -DXPILE_VERSION='"$(VERSION)"' \
+             -DXPILE_DATADIR='"$(DATADIR)"' $(PKG_CFLAGS)
+XP_LDLIBS  = $(PKG_LIBS) -lelf -lz -lpthread -lm
+
+BPF_CFLAGS := -O2 -g -target bpf -Wall -Werror -Ibpf -I/usr/include/$(shell gcc -print-multiarch 2>/dev/null)
+
+LIB_SRCS    := $(wildcard lib/*.c)
+LIB_OBJS    := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+BPF_SRCS    := $(wildcard bpf/*.bpf.c)
+BPF_OBJS    := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/bpf/%.o)
+ENGINE_SRCS := $(wildcard user/*.c user/modes/*.c)
+LOADER_SRCS := $(wildcard tools/loader/*.c)
+BENCH_SRCS  := $(wildcard tools/bench/*.c)
+UNIT_SRCS   := $(wildcard tests/unit/test_*.c)
+BPFT_SRCS   := $(wildcard tests/bpf/test_*.c)
+TLIB_SRCS   := $(wildcard tests/lib/*.c)
+MT_SRCS     := $(wildcard tests/unit/*_mt.c)
+
+UNIT_BINS   := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
+BPFT_BINS   := $(BPFT_SRCS:tests/bpf/%.c=$(BUILD)/tests/bpf/%)
+TLIB_OBJS   := $(TLIB_SRCS:%.c=$(BUILD)/obj/%.o)
+BINS        := $(if $(ENGINE_SRCS),$(BUILD)/xpile) $(if $(LOADER_SRCS),$(BUILD)/xpile-loader) \
+               $(if $(BENCH_SRCS),$(BUILD)/xpile-bench)
+
+# Sanitizer variants build only what their suites need.
+ifeq ($(SAN),tsan)
+all: $(BUILD)/libxpile.a $(MT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
+else ifeq ($(SAN),asan)
+all: $(BUILD)/libxpile.a $(UNIT_BINS) $(BINS) $(BPF_OBJS)
+else
+all: $(BUILD)/libxpile.a $(BUILD)/libxpile.so $(BUILD)/xpile.pc $(BPF_OBJS) $(BINS) \
+     $(UNIT_BINS) $(BPFT_BINS) $(BUILD)/tests/harness/broken
+endif
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(XP_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libxpile.a: $(LIB_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libxpile.so: $(LIB_OBJS)
+	$(CC) $(XP_CFLAGS) -shared -Wl,-soname,libxpile.so.0 -o $@ $^ $(XP_LDLIBS)
+
+$(BUILD)/xpile.pc: lib/xpile.pc.in
+	@mkdir -p $(@D)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \
+	    -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+$(BUILD)/bpf/%.o: bpf/%.bpf.c $(wildcard bpf/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+define prog
+$(BUILD)/$(1): $(2:%.c=$(BUILD)/obj/%.o) $(BUILD)/libxpile.a
+	$$(CC) $$(XP_CFLAGS) -o $$@ $$^ $$(XP_LDLIBS)
+endef
+$(eval $(call prog,xpile,$(ENGINE_SRCS)))
+$(eval $(call prog,xpile-loader,$(LOADER_SRCS)))
+$(eval $(call prog,xpile-bench,$(BENCH_SRCS)))
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TLIB_OBJS) $(BUILD)/libxpile.a
+	@mkdir -p $(@D)
+	$(CC) $(XP_CFLAGS) -o $@ $^ $(XP_LDLIBS)
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+deps:
+	tools/setup/install-deps.sh
+
+# The README's test command: installs what is missing, builds the three variants,
+# runs every suite and ends with "N passed, N failed, N skipped".
+test: deps
+	$(MAKE) all
+	$(MAKE) SAN=asan all
+	$(MAKE) SAN=tsan all
+	tests/run.sh
+
+# The README's main command.
+demo: deps
+	$(MAKE) all
+	tools/setup/demo.sh
+
+install: all
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/xpile $(DESTDIR)$(BINDIR) \
+		$(DESTDIR)$(DATADIR)/bpf
+	install -m 644 $(BUILD)/libxpile.a $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(BUILD)/libxpile.so $(DESTDIR)$(LIBDIR)/libxpile.so.$(VERSION)
+	ln -sf libxpile.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libxpile.so.0
+	ln -sf libxpile.so.0 $(DESTDIR)$(LIBDIR)/libxpile.so
+	install -m 644 $(BUILD)/xpile.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -m 644 lib/include/xpile/*.h $(DESTDIR)$(INCDIR)/xpile/
+	$(if $(wildcard bpf/*.h),install -m 644 bpf/*.h $(DESTDIR)$(INCDIR)/xpile/)
+	$(if $(BPF_OBJS),install -m 644 $(BPF_OBJS) $(DESTDIR)$(DATADIR)/bpf/)
+	$(if $(BINS),install -m 755 $(BINS) $(DESTDIR)$(BINDIR)/)
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build
+
+.PHONY: all deps test demo install format clean
