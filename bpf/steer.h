@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Map layouts shared by the steer program (bpf/steer.bpf.c) and userspace
+ * (lib/steer.c, the loader, tests). Nothing else crosses the boundary.
+ *
+ * Classification without a linear scan: every rule set is compiled into per-field
+ * tables. A field lookup (queue, VLAN, EtherType, source / destination prefix, L4
+ * protocol, source / destination port) yields a class id; a class is a bitmap of the
+ * rules that accept that field value (rules wildcarding the field are in every class of
+ * that field). Rules sit in priority order, so the lowest bit set in the AND of the
+ * field bitmaps is the winning rule. Identical bitmaps share one class.
+ *
+ * Atomic replace: everything a packet reads is keyed by a rule-set index (0 or 1).
+ * The program reads the active index once per packet; userspace writes the inactive
+ * set, flips the index, then waits an RCU grace period before touching the old set.
+ */
+#ifndef XPILE_BPF_STEER_H
+#define XPILE_BPF_STEER_H
+
+#include <linux/types.h>
+
+#define XP_STEER_MAX_RULES 1024
+#define XP_STEER_WORDS (XP_STEER_MAX_RULES / 64)
+#define XP_STEER_SETS 2
+#define XP_STEER_MAX_CLASSES 8192 /* per set; class 0 is all-ones */
+#define XP_STEER_MAX_QUEUES 256	  /* queue index >= this uses the "other" entry */
+#define XP_STEER_XSK_SLOTS 64	  /* named sockets live after the per-queue ones */
+#define XP_STEER_XSKMAP_SIZE (XP_STEER_MAX_QUEUES + XP_STEER_XSK_SLOTS)
+#define XP_STEER_L4_NONE 256	  /* l4 index of packets without an L4 header */
+#define XP_STEER_VLAN_NONE 0xffff /* vlan key of untagged packets */
+#define XP_STEER_MAX_PREFIXES 8192
+
+/* Rule fields (struct xp_rule.fields). */
+enum {
+	XP_RF_QUEUE = 1 << 0,
+	XP_RF_VLAN = 1 << 1,
+	XP_RF_ETHTYPE = 1 << 2,
+	XP_RF_SRC = 1 << 3,
+	XP_RF_DST = 1 << 4,
+	XP_RF_L4PROTO = 1 << 5,
+	XP_RF_SPORT = 1 << 6,
+	XP_RF_DPORT = 1 << 7,
+};
+
+enum xp_action_kind {
+	XP_ACT_PASS = 0, /* zero so an empty entry is harmless */
+	XP_ACT_DROP,
+	XP_ACT_TX,
+	XP_ACT_REDIRECT, /* bpf_redirect(ifindex) */
+	XP_ACT_XSK,	 /* socket of this RX queue, or slot when XP_ACT_F_SLOT */
+	XP_ACT_MAX,
+};
+
+#define XP_ACT_F_SLOT 1
+
+struct xp_action {
+	__u8 kind;
+	__u8 flags;
+	__u16 slot;
+	__u32 ifindex;
+};
+
+/* One rule as written by the user; also the value of the rules map so `rule list`
+ * reads back exactly what is in force. */
+struct xp_rule {
+	__u32 prio;	/* lower runs first; ties keep insertion order */
+	__u32 fields;	/* XP_RF_* that this rule constrains */
+	__u32 queue;
+	__u16 vlan;
+	__u16 ethertype; /* host order */
+	__u8 family;	 /* 4 or 6 when XP_RF_SRC / XP_RF_DST */
+	__u8 src_len;
+	__u8 dst_len;
+	__u8 l4proto;
+	__u8 src[16]; /* network order; IPv4 in the first 4 bytes */
+	__u8 dst[16];
+	__u16 sport_lo, sport_hi; /* host order, inclusive */
+	__u16 dport_lo, dport_hi;
+	struct xp_action action;
+	__u32 id; /* stable handle for `rule del` */
+	__u32 pad;
+};
+
+struct xp_bits {
+	__u64 w[XP_STEER_WORDS];
+};
+
+/* Per rule set configuration (array "xp_setcfg", key = set). */
+struct xp_set_cfg {
+	__u32 nrules;
+	__u32 nwords;	  /* words of the bitmaps that can hold a rule */
+	__u32 used;	  /* XP_RF_* used by any rule: lookups for the others are skipped */
+	__u32 vlan_miss;  /* class of a VLAN id (or untagged) no rule names */
+	__u32 eth_miss;	  /* class of an EtherType no rule names */
+	__u32 src_none;	  /* class of the source field for non-IP packets */
+	__u32 dst_none;
+	__u32 pad;
+	struct xp_action dflt;	    /* when no rule matches */
+	struct xp_action parse_err; /* truncated / malformed packets */
+};
+
+/* Global configuration (array "xp_cfg", one entry). */
+struct xp_cfg {
+	__u32 active;  /* rule set in force, 0 or 1 */
+	__u32 ifindex; /* what userspace attached to (checked by attach_existing) */
+	__u32 mode;    /* enum xp_steer_mode actually used */
+	__u32 flags;   /* XP_CFG_F_* */
+	__u64 netns_ino;
+	__u32 next_id; /* next rule id handed out */
+	__u32 pad;
+};
+
+#define XP_CFG_F_LEGACY 1 /* attached without libxdp's dispatcher */
+
+/* LPM keys: the first bytes of data are the set and the direction, so both sets and
+ * both directions live in one trie per family (prefixlen counts those 16 bits). */
+struct xp_lpm4_key {
+	__u32 prefixlen;
+	__u8 set;
+	__u8 dir; /* 0 source, 1 destination */
+	__u8 addr[4];
+};
+
+struct xp_lpm6_key {
+	__u32 prefixlen;
+	__u8 set;
+	__u8 dir;
+	__u8 addr[16];
+};
+
+struct xp_u16_key {
+	__u16 set;
+	__u16 val;
+};
+
+/* Verdict counters (per-CPU array "xp_act_cnt", key = enum xp_cnt). */
+enum xp_cnt {
+	XP_CNT_PASS,
+	XP_CNT_DROP,
+	XP_CNT_TX,
+	XP_CNT_REDIRECT,
+	XP_CNT_XSK,
+	XP_CNT_XSK_NOSOCK, /* steered to a queue without a socket: passed */
+	XP_CNT_DEFAULT,	   /* no rule matched (also counted under its verdict) */
+	XP_CNT_PARSE_ERR,  /* also counted under its verdict and its reason */
+	XP_CNT_MAX,
+};
+
+struct xp_counter {
+	__u64 packets;
+	__u64 bytes;
+};
+
+/* Parse error reasons (per-CPU array "xp_err_cnt"). */
+enum xp_perr {
+	XP_PERR_ETH_TRUNC,
+	XP_PERR_VLAN_TRUNC,
+	XP_PERR_VLAN_DEPTH, /* more than two tags */
+	XP_PERR_IP4_TRUNC,
+	XP_PERR_IP4_HDR, /* IHL < 5 or version != 4 */
+	XP_PERR_IP4_OPT_TRUNC,
+	XP_PERR_IP6_TRUNC,
+	XP_PERR_IP6_EXT_TRUNC,
+	XP_PERR_IP6_EXT_DEPTH, /* more extension headers than we walk */
+	XP_PERR_TCP_TRUNC,
+	XP_PERR_TCP_HDR, /* data offset < 5 or beyond the packet */
+	XP_PERR_UDP_TRUNC,
+	XP_PERR_ICMP_TRUNC,
+	XP_PERR_ICMP6_TRUNC,
+	XP_PERR_MAX,
+};
+
+#define XP_STEER_PROG_NAME "xp_steer"
+
+#endif /* XPILE_BPF_STEER_H */

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Steering: the XDP program in front of the AF_XDP engine, its rules, its pins, and the
+ * queue-to-core wiring plan. Used by xpile-loader, the engine and the tests.
+ *
+ *   struct xp_steer *s;
+ *   struct xp_steer_opts o = { .sz = sizeof(o), .ifname = "eth0", .attach_existing = true };
+ *   err = xp_steer_open(&o, &s);          // find what `xpile-loader load` set up
+ *   err = xp_steer_xsk_set(s, queue, xsk_fd);   // this queue's packets now reach xsk_fd
+ *   ...
+ *   xp_steer_xsk_clear(s, queue);         // back to the kernel (XSK falls back to PASS)
+ *   xp_steer_close(s, false);             // keep the program attached for the loader
+ *
+ * All functions return 0 or a negative errno and log the cause through xpile/log.h.
+ */
+#ifndef XPILE_STEER_H
+#define XPILE_STEER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "steer.h" /* bpf/steer.h: struct xp_rule, xp_action, counters */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct xp_steer;
+
+enum xp_steer_mode {
+	XP_STEER_MODE_AUTO,   /* native, else generic (skb) */
+	XP_STEER_MODE_NATIVE, /* driver mode */
+	XP_STEER_MODE_SKB,    /* generic mode */
+};
+
+struct xp_steer_opts {
+	size_t sz;
+	const char *ifname;
+	enum xp_steer_mode mode;
+	const char *pin_path; /* NULL: xp_steer_pin_dir() default */
+	const char *bpf_obj;  /* NULL: xp_bpf_obj_path("steer.o") */
+	/* Find the program and maps pinned by `xpile-loader load` (or another
+	 * xp_steer_open) instead of loading; fails with -ENOENT when there are none. */
+	bool attach_existing;
+	/* Replace an XDP program on the interface that is not ours. */
+	bool force;
+	/* Action when no rule matches, for a fresh load. NULL: XSK of the RX queue
+	 * (which is PASS while the queue has no socket). */
+	const struct xp_action *default_action;
+};
+
+int xp_steer_open(const struct xp_steer_opts *o, struct xp_steer **out);
+/* @detach: also detach the program and remove the pins (what `unload` does). */
+void xp_steer_close(struct xp_steer *s, bool detach);
+
+/* Route XSK verdicts of RX queue @queue to socket @xsk_fd (an AF_XDP socket bound to
+ * that queue of this interface). Clearing makes them fall back to PASS. */
+int xp_steer_xsk_set(struct xp_steer *s, __u32 queue, int xsk_fd);
+int xp_steer_xsk_clear(struct xp_steer *s, __u32 queue);
+/* Named socket slots (rule action "xsk slot N"), 0 <= slot < XP_STEER_XSK_SLOTS. */
+int xp_steer_slot_set(struct xp_steer *s, __u32 slot, int xsk_fd);
+int xp_steer_slot_clear(struct xp_steer *s, __u32 slot);
+int xp_steer_xskmap_fd(const struct xp_steer *s);
+
+/* Rules. Replace swaps the whole set atomically (no packet sees a mix) and returns
+ * after no packet can still be using the old set. Rules get ids in order; @rules may
+ * carry id 0 (a new id is assigned). */
+int xp_steer_rules_replace(struct xp_steer *s, const struct xp_rule *rules, __u32 n);
+/* Rules in force, in evaluation order, with per-rule counters (NULL to skip). */
+int xp_steer_rules_get(struct xp_steer *s, struct xp_rule *rules,
+		       struct xp_counter *counters, __u32 max, __u32 *n);
+int xp_steer_rule_add(struct xp_steer *s, const struct xp_rule *r, __u32 *id);
+int xp_steer_rule_del(struct xp_steer *s, __u32 id);
+int xp_steer_default_set(struct xp_steer *s, const struct xp_action *dflt,
+			 const struct xp_action *parse_err);
+int xp_steer_default_get(struct xp_steer *s, struct xp_action *dflt, struct xp_action *parse_err);
+
+struct xp_steer_stats {
+	struct xp_counter verdict[XP_CNT_MAX];
+	__u64 parse_err[XP_PERR_MAX];
+};
+int xp_steer_stats_read(struct xp_steer *s, struct xp_steer_stats *out);
+
+struct xp_steer_info {
+	char ifname[16];
+	int ifindex;
+	__u32 prog_id;
+	enum xp_steer_mode mode; /* NATIVE or SKB as attached */
+	bool legacy;		 /* single program: libxdp's dispatcher unavailable */
+	char pin_path[256];
+};
+int xp_steer_info_get(const struct xp_steer *s, struct xp_steer_info *out);
+
+/* Rule text <-> struct, e.g. "prio 10 udp dport 4789 action xsk",
+ * "src 198.18.0.0/15 action drop". @err gets a one-line reason. */
+int xp_rule_parse(int argc, char **argv, struct xp_rule *out, char *err, size_t errlen);
+int xp_rule_format(const struct xp_rule *r, char *buf, size_t len);
+int xp_action_parse(int argc, char **argv, int *used, struct xp_action *out, char *err,
+		    size_t errlen);
+int xp_action_format(const struct xp_action *a, char *buf, size_t len);
+/* A rule file: one rule per line, '#' comments; -EINVAL with "line N: ..." in @err. */
+int xp_rules_parse_file(const char *path, struct xp_rule *rules, __u32 max, __u32 *n,
+			char *err, size_t errlen);
+
+/* Where the pins of @ifname live when --pin-path is not given:
+ * <bpffs>/xpile/IFACE in the initial network namespace, <bpffs>/xpile/ns<inode>/IFACE
+ * in others, where <bpffs> is /sys/fs/bpf or, when `ip netns exec` hid it, the host's
+ * through /proc/1/root (mounted there if missing). */
+int xp_steer_pin_dir(const char *ifname, char *buf, size_t len);
+/* A mounted bpffs root usable from here (see above); mounts one if needed. */
+int xp_bpffs_root(char *buf, size_t len, bool mount_if_missing);
+/* Network namespace key: "" in the initial one, "ns<inode>/" elsewhere. */
+int xp_netns_key(char *buf, size_t len);
+
+/* BPF objects: $XPILE_BPF_DIR, then <dir of /proc/self/exe>/bpf/, then
+ * XPILE_DATADIR/bpf. */
+int xp_bpf_obj_path(const char *name, char *buf, size_t len);
+
+/* Wiring plan: which core serves which queue, written by `xpile-loader wire` under
+ * /run/xpile/<netns key>IFACE/wire.plan and read by the engine. */
+#define XP_WIRE_MAX 256
+struct xp_wire_plan {
+	__u32 n;
+	struct {
+		__u32 queue;
+		__u32 core;
+	} map[XP_WIRE_MAX];
+};
+int xp_wire_plan_read(const char *ifname, struct xp_wire_plan *out);
+int xp_wire_plan_write(const char *ifname, const struct xp_wire_plan *p);
+int xp_wire_plan_remove(const char *ifname);
+int xp_wire_plan_path(const char *ifname, char *buf, size_t len);
+
+/* What an interface supports, probed (never guessed). */
+struct xp_if_features {
+	bool native_xdp;	/* a program attaches in driver mode */
+	bool xsk_zerocopy;	/* netlink XDP features: NETDEV_XDP_ACT_XSK_ZEROCOPY */
+	bool multibuf;		/* native multi-buffer (xdp.frags) */
+	bool redirect_target;	/* NETDEV_XDP_ACT_NDO_XMIT */
+	bool features_known;	/* the kernel reported XDP features via netlink */
+	bool dispatcher;	/* libxdp multiprog dispatcher (freplace) works */
+	char dispatcher_why[128]; /* why not, when it does not */
+	__u32 rx_queues, tx_queues, combined, max_combined, max_rx, max_tx;
+	bool channels_known;	/* ETHTOOL_GCHANNELS answered */
+};
+int xp_if_features_probe(const char *ifname, struct xp_if_features *out);
+/* Whether libxdp's dispatcher (freplace) loads on this kernel; @why on failure. */
+bool xp_dispatcher_probe(char *why, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* XPILE_STEER_H */
