@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-#include "steer.h" /* bpf/steer.h: struct xp_rule, xp_action, counters */
+#include "steer_abi.h" /* bpf/steer_abi.h (installed next to this file): rules, counters */
 
 #ifdef __cplusplus
 extern "C" {

@@ -14,8 +14,8 @@
  * The program reads the active index once per packet; userspace writes the inactive
  * set, flips the index, then waits an RCU grace period before touching the old set.
  */
-#ifndef XPILE_BPF_STEER_H
-#define XPILE_BPF_STEER_H
+#ifndef XPILE_STEER_ABI_H
+#define XPILE_STEER_ABI_H
 
 #include <linux/types.h>
 
@@ -172,4 +172,4 @@ enum xp_perr {
 
 #define XP_STEER_PROG_NAME "xp_steer"
 
-#endif /* XPILE_BPF_STEER_H */
+#endif /* XPILE_STEER_ABI_H */
