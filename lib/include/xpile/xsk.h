@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * AF_XDP sockets and rings over the kernel API (linux/if_xdp.h), without libxdp.
+ *
+ * One struct xp_umem registers a caller-provided area (any layout: aligned chunks or
+ * unaligned chunks at a non power-of-two stride) on its first socket. Every further
+ * socket binds with XDP_SHARED_UMEM and gets its own fill and completion rings, so a
+ * frame received on one (interface, queue) can be sent on another without a copy.
+ *
+ * Threading: a socket's four rings are single-producer/single-consumer. The thread that
+ * owns a socket is the only one that may touch its rings; the helpers below take no lock
+ * and use one acquire load or release store per batch. Create and destroy sockets from one
+ * thread (the UMEM keeps a plain reference count).
+ *
+ * Addresses: descriptors carry UMEM offsets. In unaligned mode the kernel returns RX
+ * addresses as base | (offset << XSK_UNALIGNED_BUF_OFFSET_SHIFT); xp_xsk_addr_base()
+ * strips that (and aligns down in aligned mode) before a frame goes back to the pool.
+ * Transmit with xp_xsk_addr_make() so completions strip back to the same base.
+ */
+#ifndef XPILE_XSK_H
+#define XPILE_XSK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/if_xdp.h>
+#include <linux/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Newer than Debian 12's linux-libc-dev (6.1); values are kernel ABI. */
+#ifndef XDP_USE_SG
+#define XDP_USE_SG (1 << 4)
+#endif
+#ifndef XDP_PKT_CONTD
+#define XDP_PKT_CONTD (1 << 0)
+#endif
+#ifndef SO_PREFER_BUSY_POLL
+#define SO_PREFER_BUSY_POLL 69
+#endif
+#ifndef SO_BUSY_POLL_BUDGET
+#define SO_BUSY_POLL_BUDGET 70
+#endif
+
+/* One mmap()ed ring. cached_* are this thread's private copies of the shared indices. */
+struct xp_ring {
+	__u32 cached_prod;
+	__u32 cached_cons;
+	__u32 mask;
+	__u32 size;
+	__u32 *producer;
+	__u32 *consumer;
+	__u32 *flags;
+	void *ring;
+	void *map;
+	size_t map_len;
+};
+
+struct xp_umem;
+
+struct xp_umem_opts {
+	size_t sz;
+	void *area;      /* page-aligned, caller-owned, outlives the UMEM */
+	__u64 size;      /* bytes */
+	__u32 chunk_size; /* frame stride; any value >= 2048 with XDP_UMEM_UNALIGNED_CHUNK_FLAG */
+	__u32 headroom;  /* bytes before the packet, on top of the kernel's XDP_PACKET_HEADROOM */
+	__u32 flags;     /* XDP_UMEM_UNALIGNED_CHUNK_FLAG */
+};
+
+enum xp_xsk_mode {
+	XP_XSK_AUTO,     /* zero-copy when the driver has it, else copy (kernel fallback) */
+	XP_XSK_COPY,
+	XP_XSK_ZEROCOPY, /* fail with -EOPNOTSUPP when the driver lacks it */
+};
+
+struct xp_xsk_opts {
+	size_t sz;
+	const char *ifname;
+	__u32 queue;
+	__u32 rx_size;   /* ring entries, powers of two; 0 = 2048 */
+	__u32 tx_size;
+	__u32 fill_size; /* 0 = 2 * rx_size */
+	__u32 comp_size; /* 0 = tx_size */
+	enum xp_xsk_mode mode;      /* ignored for sockets after the first: they inherit it */
+	bool no_need_wakeup;        /* need_wakeup is on unless set */
+	bool multi_buffer;          /* XDP_USE_SG; inherited likewise */
+	bool busy_poll;             /* SO_PREFER_BUSY_POLL + SO_BUSY_POLL(_BUDGET) */
+	__u32 busy_poll_usecs;      /* 0 = 20 */
+	__u32 busy_poll_budget;     /* 0 = 64 */
+};
+
+struct xp_xsk {
+	struct xp_ring rx;
+	struct xp_ring tx;
+	struct xp_ring fill;
+	struct xp_ring comp;
+	int fd;
+	int ifindex;
+	__u32 queue;
+	bool zerocopy;
+	bool need_wakeup;
+	bool multi_buffer;
+	bool owns_umem_fd;
+	struct xp_umem *umem;
+	char ifname[16];
+};
+
+/* Kernel XDP_STATISTICS, under the kernel's names. */
+struct xp_xsk_stats {
+	__u64 rx_dropped;
+	__u64 rx_invalid_descs;
+	__u64 tx_invalid_descs;
+	__u64 rx_ring_full;
+	__u64 rx_fill_ring_empty_descs;
+	__u64 tx_ring_empty_descs;
+};
+
+int xp_umem_create(const struct xp_umem_opts *o, struct xp_umem **out);
+/* Fails with -EBUSY while sockets still use it. */
+int xp_umem_destroy(struct xp_umem *u);
+__u64 xp_umem_size(const struct xp_umem *u);
+__u32 xp_umem_chunk_size(const struct xp_umem *u);
+__u32 xp_umem_headroom(const struct xp_umem *u);
+bool xp_umem_unaligned(const struct xp_umem *u);
+void *xp_umem_area(const struct xp_umem *u);
+
+/*
+ * Creates and binds a socket on ifname:queue. The first socket registers the UMEM on its
+ * own fd; later ones share it. Errors: -ENODEV (no such interface), -EINVAL (queue out of
+ * range or bad ring sizes), -EBUSY (queue already has a socket), -EOPNOTSUPP (zero-copy or
+ * multi-buffer unsupported), -EPERM. The message logged names the cause and the fix.
+ */
+int xp_xsk_create(struct xp_umem *u, const struct xp_xsk_opts *o, struct xp_xsk **out);
+void xp_xsk_destroy(struct xp_xsk *x);
+int xp_xsk_stats(const struct xp_xsk *x, struct xp_xsk_stats *out);
+/* Bytes of packet data one frame holds: chunk - headroom - XDP_PACKET_HEADROOM. */
+__u32 xp_xsk_frame_room(const struct xp_umem *u);
+/* Queues the interface has (RX), or a negative errno. */
+int xp_ifname_rx_queues(const char *ifname);
+
+/* ---- ring helpers (hot path) ---- */
+
+static inline __u64 *xp_ring_addr(struct xp_ring *r, __u32 idx)
+{
+	return &((__u64 *)r->ring)[idx & r->mask];
+}
+
+static inline struct xdp_desc *xp_ring_desc(struct xp_ring *r, __u32 idx)
+{
+	return &((struct xdp_desc *)r->ring)[idx & r->mask];
+}
+
+/* Producer side (fill, TX): how many of n slots are free, refreshing from the kernel. */
+static inline __u32 xp_ring_prod_free(struct xp_ring *r, __u32 n)
+{
+	__u32 free_entries = r->size - (r->cached_prod - r->cached_cons);
+
+	if (free_entries >= n)
+		return free_entries;
+	r->cached_cons = __atomic_load_n(r->consumer, __ATOMIC_ACQUIRE);
+	return r->size - (r->cached_prod - r->cached_cons);
+}
+
+/* Reserves up to n slots; returns how many, the first index in *idx. */
+static inline __u32 xp_ring_prod_reserve(struct xp_ring *r, __u32 n, __u32 *idx)
+{
+	__u32 free_entries = xp_ring_prod_free(r, n);
+
+	if (n > free_entries)
+		n = free_entries;
+	*idx = r->cached_prod;
+	r->cached_prod += n;
+	return n;
+}
+
+/* Publishes everything reserved so far (descriptors written before the index). */
+static inline void xp_ring_prod_submit(struct xp_ring *r)
+{
+	__atomic_store_n(r->producer, r->cached_prod, __ATOMIC_RELEASE);
+}
+
+/* Consumer side (RX, completion): peeks up to n entries; returns how many. */
+static inline __u32 xp_ring_cons_peek(struct xp_ring *r, __u32 n, __u32 *idx)
+{
+	__u32 avail = r->cached_prod - r->cached_cons;
+
+	if (avail == 0) {
+		r->cached_prod = __atomic_load_n(r->producer, __ATOMIC_ACQUIRE);
+		avail = r->cached_prod - r->cached_cons;
+	}
+	if (n > avail)
+		n = avail;
+	*idx = r->cached_cons;
+	r->cached_cons += n;
+	return n;
+}
+
+/* Hands peeked entries back to the kernel (after reading them). */
+static inline void xp_ring_cons_release(struct xp_ring *r)
+{
+	__atomic_store_n(r->consumer, r->cached_cons, __ATOMIC_RELEASE);
+}
+
+/* Entries the producer has published and the consumer not yet released (racy view). */
+static inline __u32 xp_ring_pending(const struct xp_ring *r)
+{
+	return __atomic_load_n(r->producer, __ATOMIC_ACQUIRE) -
+	       __atomic_load_n(r->consumer, __ATOMIC_ACQUIRE);
+}
+
+static inline bool xp_ring_needs_wakeup(const struct xp_ring *r)
+{
+	return __atomic_load_n(r->flags, __ATOMIC_RELAXED) & XDP_RING_NEED_WAKEUP;
+}
+
+/* ---- addresses ---- */
+
+static inline __u64 xp_xsk_addr_base(bool unaligned, __u32 chunk_size, __u64 addr)
+{
+	if (unaligned)
+		return addr & XSK_UNALIGNED_BUF_ADDR_MASK;
+	return addr - addr % chunk_size;
+}
+
+static inline __u64 xp_xsk_addr_offset(bool unaligned, __u32 chunk_size, __u64 addr)
+{
+	if (unaligned)
+		return addr >> XSK_UNALIGNED_BUF_OFFSET_SHIFT;
+	return addr % chunk_size;
+}
+
+/* Where the data of a descriptor lives, as an offset into the UMEM. */
+static inline __u64 xp_xsk_addr_data(bool unaligned, __u64 addr)
+{
+	if (unaligned)
+		return (addr & XSK_UNALIGNED_BUF_ADDR_MASK) + (addr >> XSK_UNALIGNED_BUF_OFFSET_SHIFT);
+	return addr;
+}
+
+static inline __u64 xp_xsk_addr_make(bool unaligned, __u64 base, __u64 offset)
+{
+	if (unaligned)
+		return base | (offset << XSK_UNALIGNED_BUF_OFFSET_SHIFT);
+	return base + offset;
+}
+
+/* Kicks the kernel to transmit (copy mode needs it for every batch of 32 or so). */
+int xp_xsk_kick_tx(struct xp_xsk *x);
+/* Wakes the kernel to refill RX from the fill ring (need_wakeup set, or busy poll). */
+int xp_xsk_wake_rx(struct xp_xsk *x);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* XPILE_XSK_H */

@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * AF_XDP sockets over the raw kernel API: libxdp 1.3 lacks the options this needs
+ * (XDP_USE_SG, per-socket fill/completion sizes for shared UMEMs, busy-poll), and owning
+ * the few syscalls keeps the ring layout under our control.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "log_internal.h"
+#include "xpile/xsk.h"
+
+#ifndef AF_XDP
+#define AF_XDP 44
+#endif
+#ifndef SOL_XDP
+#define SOL_XDP 283
+#endif
+
+struct xp_umem {
+	int fd;           /* socket the UMEM is registered on; -1 once its xp_xsk closed it */
+	bool fd_taken;    /* the first socket uses fd as its own */
+	bool bound;       /* first socket bound: later ones may share */
+	int owner_fd;     /* fd of the bound socket others share */
+	unsigned int refs;
+	void *area;
+	__u64 size;
+	__u32 chunk_size;
+	__u32 headroom;
+	__u32 flags;
+};
+
+int xp_umem_create(const struct xp_umem_opts *o, struct xp_umem **out)
+{
+	struct xdp_umem_reg reg = {};
+	struct xp_umem *u;
+	int fd, err;
+
+	if (!o || o->sz < offsetof(struct xp_umem_opts, flags) + sizeof(o->flags) || !out ||
+	    !o->area || !o->size || !o->chunk_size) {
+		xp_err("umem: invalid options (area, size and chunk size are required)\n");
+		return -EINVAL;
+	}
+	fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		err = -errno;
+		xp_err("umem: cannot create an AF_XDP socket: %s%s\n", strerror(errno),
+		       errno == EPERM ? " (run as root or grant CAP_NET_RAW)" : "");
+		return err;
+	}
+	reg.addr = (__u64)(unsigned long)o->area;
+	reg.len = o->size;
+	reg.chunk_size = o->chunk_size;
+	reg.headroom = o->headroom;
+	reg.flags = o->flags;
+	if (setsockopt(fd, SOL_XDP, XDP_UMEM_REG, &reg, sizeof(reg))) {
+		err = -errno;
+		xp_err("umem: XDP_UMEM_REG of %llu bytes (chunk %u, headroom %u, flags %#x) failed: %s%s\n",
+		       (unsigned long long)o->size, o->chunk_size, o->headroom, o->flags,
+		       strerror(errno),
+		       errno == ENOMEM || errno == EPERM ? " (raise `ulimit -l` or run as root)" : "");
+		close(fd);
+		return err;
+	}
+	u = calloc(1, sizeof(*u));
+	if (!u) {
+		close(fd);
+		return -ENOMEM;
+	}
+	u->fd = fd;
+	u->owner_fd = -1;
+	u->area = o->area;
+	u->size = o->size;
+	u->chunk_size = o->chunk_size;
+	u->headroom = o->headroom;
+	u->flags = o->flags;
+	*out = u;
+	return 0;
+}
+
+int xp_umem_destroy(struct xp_umem *u)
+{
+	if (!u)
+		return 0;
+	if (u->refs)
+		return -EBUSY;
+	if (u->fd >= 0)
+		close(u->fd);
+	free(u);
+	return 0;
+}
+
+__u64 xp_umem_size(const struct xp_umem *u)
+{
+	return u->size;
+}
+
+__u32 xp_umem_chunk_size(const struct xp_umem *u)
+{
+	return u->chunk_size;
+}
+
+__u32 xp_umem_headroom(const struct xp_umem *u)
+{
+	return u->headroom;
+}
+
+bool xp_umem_unaligned(const struct xp_umem *u)
+{
+	return u->flags & XDP_UMEM_UNALIGNED_CHUNK_FLAG;
+}
+
+void *xp_umem_area(const struct xp_umem *u)
+{
+	return u->area;
+}
+
+__u32 xp_xsk_frame_room(const struct xp_umem *u)
+{
+	return u->chunk_size - u->headroom - 256 /* XDP_PACKET_HEADROOM */;
+}
+
+int xp_ifname_rx_queues(const char *ifname)
+{
+	char path[128];
+	int n;
+
+	if (!if_nametoindex(ifname))
+		return -ENODEV;
+	for (n = 0; n < 4096; n++) {
+		snprintf(path, sizeof(path), "/sys/class/net/%s/queues/rx-%d", ifname, n);
+		if (access(path, F_OK))
+			break;
+	}
+	/* /sys of another namespace (no `ip netns exec`) shows nothing: do not guess. */
+	return n ? n : -ENOENT;
+}
+
+static bool pow2(__u32 v)
+{
+	return v && !(v & (v - 1));
+}
+
+static int ring_map(int fd, struct xp_ring *r, const struct xdp_ring_offset *off, __u32 size,
+		    size_t entry, __u64 pgoff)
+{
+	size_t len = off->desc + (size_t)size * entry;
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, pgoff);
+
+	if (m == MAP_FAILED)
+		return -errno;
+	r->map = m;
+	r->map_len = len;
+	r->mask = size - 1;
+	r->size = size;
+	r->producer = (__u32 *)((char *)m + off->producer);
+	r->consumer = (__u32 *)((char *)m + off->consumer);
+	r->flags = (__u32 *)((char *)m + off->flags);
+	r->ring = (char *)m + off->desc;
+	r->cached_prod = *r->producer;
+	r->cached_cons = *r->consumer;
+	return 0;
+}
+
+static void ring_unmap(struct xp_ring *r)
+{
+	if (r->map)
+		munmap(r->map, r->map_len);
+	r->map = NULL;
+}
+
+static int set_ring(int fd, int opt, __u32 size, const char *what)
+{
+	if (setsockopt(fd, SOL_XDP, opt, &size, sizeof(size)) == 0)
+		return 0;
+	xp_err("xsk: cannot size the %s ring to %u entries: %s\n", what, size, strerror(errno));
+	return -errno;
+}
+
+static int set_busy_poll(int fd, const struct xp_xsk_opts *o)
+{
+	int one = 1, usecs = o->busy_poll_usecs ? (int)o->busy_poll_usecs : 20;
+	int budget = o->busy_poll_budget ? (int)o->busy_poll_budget : 64;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &one, sizeof(one)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &usecs, sizeof(usecs)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &budget, sizeof(budget))) {
+		xp_err("xsk: busy poll setup failed: %s (needs CAP_NET_ADMIN and kernel >= 5.11)\n",
+		       strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static void bind_error(const struct xp_xsk_opts *o, int err, int nq)
+{
+	const char *ifn = o->ifname;
+
+	switch (err) {
+	case EBUSY:
+		xp_err("xsk: %s queue %u is busy: another AF_XDP socket is bound to it; stop that program or pick another queue\n",
+		       ifn, o->queue);
+		break;
+	case EINVAL:
+		if (nq > 0 && o->queue >= (__u32)nq)
+			xp_err("xsk: %s has %d queue(s), queue %u is out of range; use 0..%d or add queues (ethtool -L)\n",
+			       ifn, nq, o->queue, nq - 1);
+		else
+			xp_err("xsk: bind to %s queue %u rejected (EINVAL): check the queue number and ring sizes\n",
+			       ifn, o->queue);
+		break;
+	case EOPNOTSUPP:
+		xp_err("xsk: %s does not support %s; use --copy (or auto)\n", ifn,
+		       o->multi_buffer ? "multi-buffer (XDP_USE_SG) in this mode" : "zero-copy");
+		break;
+	default:
+		xp_err("xsk: bind to %s queue %u failed: %s\n", ifn, o->queue, strerror(err));
+	}
+}
+
+int xp_xsk_create(struct xp_umem *u, const struct xp_xsk_opts *o, struct xp_xsk **out)
+{
+	struct sockaddr_xdp sxdp = {};
+	struct xdp_mmap_offsets off;
+	struct xdp_options xopts;
+	socklen_t optlen;
+	__u32 rx_size, tx_size, fill_size, comp_size;
+	struct xp_xsk *x;
+	bool first;
+	int err, ifindex, nq;
+
+	if (!u || !o || o->sz < offsetof(struct xp_xsk_opts, queue) + sizeof(o->queue) ||
+	    !o->ifname || !out)
+		return -EINVAL;
+	ifindex = (int)if_nametoindex(o->ifname);
+	if (!ifindex) {
+		xp_err("xsk: interface %s not found; check `ip link` (in the right namespace)\n",
+		       o->ifname);
+		return -ENODEV;
+	}
+	nq = xp_ifname_rx_queues(o->ifname);
+	if (nq > 0 && o->queue >= (__u32)nq) {
+		xp_err("xsk: %s has %d queue(s), queue %u is out of range; use 0..%d or add queues (ethtool -L)\n",
+		       o->ifname, nq, o->queue, nq - 1);
+		return -EINVAL;
+	}
+	rx_size = o->rx_size ? o->rx_size : 2048;
+	tx_size = o->tx_size ? o->tx_size : 2048;
+	fill_size = o->fill_size ? o->fill_size : 2 * rx_size;
+	comp_size = o->comp_size ? o->comp_size : tx_size;
+	if (!pow2(rx_size) || !pow2(tx_size) || !pow2(fill_size) || !pow2(comp_size)) {
+		xp_err("xsk: ring sizes must be powers of two (rx %u tx %u fill %u comp %u)\n",
+		       rx_size, tx_size, fill_size, comp_size);
+		return -EINVAL;
+	}
+
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return -ENOMEM;
+	first = !u->fd_taken;
+	if (first) {
+		x->fd = u->fd;
+		u->fd_taken = true;
+		x->owns_umem_fd = true;
+	} else {
+		x->fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+		if (x->fd < 0) {
+			err = -errno;
+			free(x);
+			return err;
+		}
+	}
+	x->umem = u;
+	x->ifindex = ifindex;
+	x->queue = o->queue;
+	snprintf(x->ifname, sizeof(x->ifname), "%s", o->ifname);
+
+	err = set_ring(x->fd, XDP_RX_RING, rx_size, "RX");
+	if (!err)
+		err = set_ring(x->fd, XDP_TX_RING, tx_size, "TX");
+	if (!err)
+		err = set_ring(x->fd, XDP_UMEM_FILL_RING, fill_size, "fill");
+	if (!err)
+		err = set_ring(x->fd, XDP_UMEM_COMPLETION_RING, comp_size, "completion");
+	if (err)
+		goto fail;
+	optlen = sizeof(off);
+	if (getsockopt(x->fd, SOL_XDP, XDP_MMAP_OFFSETS, &off, &optlen)) {
+		err = -errno;
+		goto fail;
+	}
+	err = ring_map(x->fd, &x->rx, &off.rx, rx_size, sizeof(struct xdp_desc), XDP_PGOFF_RX_RING);
+	if (!err)
+		err = ring_map(x->fd, &x->tx, &off.tx, tx_size, sizeof(struct xdp_desc),
+			       XDP_PGOFF_TX_RING);
+	if (!err)
+		err = ring_map(x->fd, &x->fill, &off.fr, fill_size, sizeof(__u64),
+			       XDP_UMEM_PGOFF_FILL_RING);
+	if (!err)
+		err = ring_map(x->fd, &x->comp, &off.cr, comp_size, sizeof(__u64),
+			       XDP_UMEM_PGOFF_COMPLETION_RING);
+	if (err) {
+		xp_err("xsk: cannot map the rings of %s queue %u: %s\n", o->ifname, o->queue,
+		       strerror(-err));
+		goto fail;
+	}
+	/* Producers start empty: the kernel never wrote the fill or TX ring. */
+	x->fill.cached_cons = *x->fill.consumer;
+	x->tx.cached_cons = *x->tx.consumer;
+
+	if (o->busy_poll && (err = set_busy_poll(x->fd, o)))
+		goto fail;
+
+	sxdp.sxdp_family = AF_XDP;
+	sxdp.sxdp_ifindex = ifindex;
+	sxdp.sxdp_queue_id = o->queue;
+	if (first) {
+		if (o->mode == XP_XSK_COPY)
+			sxdp.sxdp_flags |= XDP_COPY;
+		else if (o->mode == XP_XSK_ZEROCOPY)
+			sxdp.sxdp_flags |= XDP_ZEROCOPY;
+		if (!o->no_need_wakeup)
+			sxdp.sxdp_flags |= XDP_USE_NEED_WAKEUP;
+		if (o->multi_buffer)
+			sxdp.sxdp_flags |= XDP_USE_SG;
+	} else {
+		/* Shared sockets inherit mode, need_wakeup and SG from the UMEM's first. */
+		sxdp.sxdp_flags = XDP_SHARED_UMEM;
+		sxdp.sxdp_shared_umem_fd = u->owner_fd;
+	}
+	if (bind(x->fd, (struct sockaddr *)&sxdp, sizeof(sxdp))) {
+		err = -errno;
+		bind_error(o, errno, nq);
+		goto fail;
+	}
+	if (first) {
+		u->bound = true;
+		u->owner_fd = x->fd;
+	}
+	optlen = sizeof(xopts);
+	if (getsockopt(x->fd, SOL_XDP, XDP_OPTIONS, &xopts, &optlen) == 0)
+		x->zerocopy = xopts.flags & XDP_OPTIONS_ZEROCOPY;
+	x->need_wakeup = !o->no_need_wakeup;
+	x->multi_buffer = o->multi_buffer;
+	u->refs++;
+	*out = x;
+	return 0;
+
+fail:
+	ring_unmap(&x->rx);
+	ring_unmap(&x->tx);
+	ring_unmap(&x->fill);
+	ring_unmap(&x->comp);
+	if (first) {
+		/* The rings are set on the UMEM's fd now: it cannot be bound again. */
+		u->fd_taken = true;
+		x->fd = -1;
+	} else {
+		close(x->fd);
+	}
+	free(x);
+	return err;
+}
+
+void xp_xsk_destroy(struct xp_xsk *x)
+{
+	struct xp_umem *u;
+
+	if (!x)
+		return;
+	u = x->umem;
+	ring_unmap(&x->rx);
+	ring_unmap(&x->tx);
+	ring_unmap(&x->fill);
+	ring_unmap(&x->comp);
+	/*
+	 * Closing the UMEM's own socket while shared ones live is safe: the kernel keeps
+	 * the UMEM referenced by every socket bound to it.
+	 */
+	close(x->fd);
+	if (x->owns_umem_fd) {
+		u->fd = -1;
+		u->owner_fd = -1;
+	}
+	u->refs--;
+}
+
+int xp_xsk_stats(const struct xp_xsk *x, struct xp_xsk_stats *out)
+{
+	struct xdp_statistics s = {};
+	socklen_t len = sizeof(s);
+
+	if (getsockopt(x->fd, SOL_XDP, XDP_STATISTICS, &s, &len))
+		return -errno;
+	memset(out, 0, sizeof(*out));
+	out->rx_dropped = s.rx_dropped;
+	out->rx_invalid_descs = s.rx_invalid_descs;
+	out->tx_invalid_descs = s.tx_invalid_descs;
+	/* Kernels before 5.9 return only the first three. */
+	if (len >= sizeof(s)) {
+		out->rx_ring_full = s.rx_ring_full;
+		out->rx_fill_ring_empty_descs = s.rx_fill_ring_empty_descs;
+		out->tx_ring_empty_descs = s.tx_ring_empty_descs;
+	}
+	return 0;
+}
+
+int xp_xsk_kick_tx(struct xp_xsk *x)
+{
+	/* -EAGAIN/-ENOBUFS/-EBUSY are transient (budget spent, completion ring full): retry. */
+	if (sendto(x->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0)
+		return 0;
+	return -errno;
+}
+
+int xp_xsk_wake_rx(struct xp_xsk *x)
+{
+	if (recvfrom(x->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL) >= 0 || errno == EAGAIN)
+		return 0;
+	return -errno;
+}
