@@ -12,10 +12,8 @@
  * and use one acquire load or release store per batch. Create and destroy sockets from one
  * thread (the UMEM keeps a plain reference count).
  *
- * Addresses: descriptors carry UMEM offsets. In unaligned mode the kernel returns RX
- * addresses as base | (offset << XSK_UNALIGNED_BUF_OFFSET_SHIFT); xp_xsk_addr_base()
- * strips that (and aligns down in aligned mode) before a frame goes back to the pool.
- * Transmit with xp_xsk_addr_make() so completions strip back to the same base.
+ * Addresses: descriptors carry UMEM offsets; xpile/umem.h (xp_layout_handle(),
+ * xp_layout_data(), xp_layout_tx_addr()) maps them to frames for either layout.
  */
 #ifndef XPILE_XSK_H
 #define XPILE_XSK_H
@@ -212,37 +210,6 @@ static inline __u32 xp_ring_pending(const struct xp_ring *r)
 static inline bool xp_ring_needs_wakeup(const struct xp_ring *r)
 {
 	return __atomic_load_n(r->flags, __ATOMIC_RELAXED) & XDP_RING_NEED_WAKEUP;
-}
-
-/* ---- addresses ---- */
-
-static inline __u64 xp_xsk_addr_base(bool unaligned, __u32 chunk_size, __u64 addr)
-{
-	if (unaligned)
-		return addr & XSK_UNALIGNED_BUF_ADDR_MASK;
-	return addr - addr % chunk_size;
-}
-
-static inline __u64 xp_xsk_addr_offset(bool unaligned, __u32 chunk_size, __u64 addr)
-{
-	if (unaligned)
-		return addr >> XSK_UNALIGNED_BUF_OFFSET_SHIFT;
-	return addr % chunk_size;
-}
-
-/* Where the data of a descriptor lives, as an offset into the UMEM. */
-static inline __u64 xp_xsk_addr_data(bool unaligned, __u64 addr)
-{
-	if (unaligned)
-		return (addr & XSK_UNALIGNED_BUF_ADDR_MASK) + (addr >> XSK_UNALIGNED_BUF_OFFSET_SHIFT);
-	return addr;
-}
-
-static inline __u64 xp_xsk_addr_make(bool unaligned, __u64 base, __u64 offset)
-{
-	if (unaligned)
-		return base | (offset << XSK_UNALIGNED_BUF_OFFSET_SHIFT);
-	return base + offset;
 }
 
 /* Kicks the kernel to transmit (copy mode needs it for every batch of 32 or so). */
