@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The pile allocator: a fixed set of N UMEM frame handles (u64 offsets, opaque to
+ * the pool) shared by all cores, with a private per-thread cache in front of it.
+ *
+ *   xp_cache (one per thread, LIFO array, no atomics on a hit)
+ *        | whole bulks of XP_PILE_BULK, with hysteresis
+ *   xp_pool (shared): backend XP_POOL_PILE, a lock-free stack of bulks, or
+ *                     XP_POOL_RING, a bounded MPMC ring of handles.
+ *
+ * Threading contract
+ * - A pool is shared: xp_pool_get(), xp_pool_put() and xp_cache_create() may be
+ *   called from any thread at any time.
+ * - A cache belongs to one thread at a time: xp_cache_get(), xp_cache_put(),
+ *   xp_cache_flush() and xp_cache_destroy() on one cache must not run concurrently
+ *   (hand a cache over to another thread only with a happens-before, e.g. a join).
+ * - xp_pool_avail(), xp_pool_cached(), xp_pool_in_use() and xp_pool_audit() are exact
+ *   only at quiescence (no get/put running). Under load they are estimates, and
+ *   an all-or-nothing get may fail while other threads hold objects in flight.
+ * - xp_pool_destroy() requires every cache of the pool destroyed first.
+ *
+ * Capacity contract: the pool never holds more than N handles. In debug mode a put
+ * of a handle that is already free (double free, or any put that would exceed N) is
+ * refused with -EINVAL and changes nothing.
+ *
+ * Every function returns 0 or a negative errno; failures are also reported through
+ * the log hook (xpile/log.h). Nothing aborts.
+ */
+#ifndef XPILE_PILE_H
+#define XPILE_PILE_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+#include <linux/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Handles per bulk of the pile: the unit of refill, flush and of the shared stack. */
+#define XP_PILE_BULK 32u
+/* Largest cache size accepted by xp_cache_create() (0 = no cache). */
+#define XP_CACHE_SIZE_MAX 4096u
+
+enum xp_pool_backend {
+	XP_POOL_PILE = 0, /* lock-free stack of bulks of XP_PILE_BULK (default) */
+	XP_POOL_RING = 1, /* bounded MPMC ring of handles (DPDK ring_mp_mc style) */
+};
+
+/* Checks every handle on every get/put; costs nothing on the hot path when off. */
+#define XP_POOL_F_DEBUG (1u << 0)
+
+struct xp_pool_opts {
+	size_t sz; /* sizeof(struct xp_pool_opts): zero-initialise, then set */
+	enum xp_pool_backend backend;
+	__u32 flags; /* XP_POOL_F_* */
+	/* Debug checks: every handle < umem_size (0: unchecked) and a multiple of
+	 * handle_align (0 or 1: unchecked). Checked on the creation list always. */
+	__u64 umem_size;
+	__u32 handle_align;
+	/* Caches that get a private stash of empty bulk nodes (faster pile flushes).
+	 * More caches may be created; they work, only without a stash.
+	 * 0 = number of configured CPUs (at least 4). */
+	__u32 max_caches;
+};
+#define xp_pool_opts__last_field max_caches
+
+struct xp_pool;
+
+struct xp_cache_stats {
+	__u64 get_hits;   /* get calls served by the private array alone */
+	__u64 put_hits;   /* put calls served by the private array alone */
+	__u64 get_misses; /* get calls that went to the slow path */
+	__u64 put_misses; /* put calls that went to the slow path */
+	__u64 refills;    /* transfers pool -> cache */
+	__u64 flushes;    /* transfers cache -> pool */
+	__u64 objs_refilled;
+	__u64 objs_flushed;
+	__u64 bypasses; /* requests larger than the cache sent straight to the pool */
+	__u64 fails;    /* gets refused with -ENOBUFS, puts refused */
+};
+
+/*
+ * A per-thread cache. The fields are public only so that the hit paths can be
+ * inline; treat them as read-only and use the functions below.
+ */
+struct xp_cache {
+	__u32 len;     /* objects the inline paths may take (0 in debug mode) */
+	__u32 put_lim; /* inline put if len + n <= put_lim (0 in debug mode) */
+	__u32 size;    /* the size given at creation, unrounded */
+	__u32 dlen;    /* objects held in debug mode */
+	struct xp_pool *pool;
+	struct xp_cache_stats st;
+	/* private to lib/pile.c */
+	void *priv;
+	__u32 cap;
+	__u32 pad_;
+	__u64 objs[] __attribute__((aligned(64)));
+};
+
+/*
+ * Creates a pool holding exactly the @n handles in @handles (copied; order kept,
+ * so the first handles given are the first handed out by an uncached get).
+ * Fails with -EINVAL on n == 0, duplicate handles, handles outside umem_size or
+ * misaligned, unknown flags/backend or non-zero unknown opts bytes; -ENOMEM.
+ */
+int xp_pool_create(const __u64 *handles, __u32 n, const struct xp_pool_opts *opts,
+		   struct xp_pool **out);
+void xp_pool_destroy(struct xp_pool *p);
+
+/*
+ * Uncached, thread-safe bulk get/put. Get is all-or-nothing: 0 with @n handles in
+ * @objs, or -ENOBUFS and nothing taken. n == 0 succeeds. Put returns 0, or in debug
+ * mode -EINVAL (foreign/misaligned/out-of-UMEM/double-freed handle; nothing put),
+ * or -ENOSPC if the pool is full (more puts than gets).
+ */
+int xp_pool_get(struct xp_pool *p, __u64 *objs, __u32 n);
+int xp_pool_put(struct xp_pool *p, const __u64 *objs, __u32 n);
+
+__u32 xp_pool_size(const struct xp_pool *p);   /* N */
+__u32 xp_pool_avail(const struct xp_pool *p);  /* free in the shared pile/ring */
+__u32 xp_pool_cached(const struct xp_pool *p); /* held by all caches */
+__u32 xp_pool_in_use(const struct xp_pool *p); /* N - avail - cached */
+enum xp_pool_backend xp_pool_backend(const struct xp_pool *p);
+const char *xp_pool_backend_name(enum xp_pool_backend b); /* "pile", "ring" */
+bool xp_pool_debug(const struct xp_pool *p);
+
+/*
+ * Walks the shared pile/ring and every cache (at quiescence) and checks that no
+ * handle is duplicated or foreign and that free + cached <= N. In debug mode it
+ * also counts the handles marked in use and proves free + cached + in_use == N.
+ * Returns 0, or -EUCLEAN with the first violation logged.
+ */
+int xp_pool_audit(struct xp_pool *p);
+
+/*
+ * Creates a cache of @size objects (0..XP_CACHE_SIZE_MAX, used exactly as given;
+ * 0 = every call goes to the pool). The cache keeps at most @size objects between
+ * calls. Refill tops it up to about size/2 and flush returns the coldest objects so
+ * that about size/2 hot ones stay, both in whole bulks of XP_PILE_BULK whenever the
+ * size allows. -EINVAL on size > XP_CACHE_SIZE_MAX, -ENOMEM.
+ */
+int xp_cache_create(struct xp_pool *p, __u32 size, struct xp_cache **out);
+/* Returns every cached object to the pool, then frees the cache. */
+void xp_cache_destroy(struct xp_cache *c);
+/* Returns every cached object to the pool (e.g. when a worker goes idle). */
+int xp_cache_flush(struct xp_cache *c);
+
+static inline __u32 xp_cache_count(const struct xp_cache *c)
+{
+	return c->len + c->dlen;
+}
+
+static inline void xp_cache_stats_get(const struct xp_cache *c, struct xp_cache_stats *out)
+{
+	*out = c->st;
+}
+
+/* Slow paths of the inline functions; call those instead. */
+int xp_cache_get_slow(struct xp_cache *c, __u64 *objs, __u32 n);
+int xp_cache_put_slow(struct xp_cache *c, const __u64 *objs, __u32 n);
+
+/*
+ * Takes @n handles: 0, or -ENOBUFS with the cache and the pool unchanged. A hit is a
+ * bounds check, a copy and two stores. Requests larger than the cache size go to
+ * the pool directly.
+ */
+static inline int xp_cache_get(struct xp_cache *c, __u64 *objs, __u32 n)
+{
+	if (__builtin_expect(n <= c->len, 1)) {
+		c->len -= n;
+		memcpy(objs, &c->objs[c->len], (size_t)n * sizeof(__u64));
+		c->st.get_hits++;
+		return 0;
+	}
+	return xp_cache_get_slow(c, objs, n);
+}
+
+/* Returns @n handles: 0, or (debug mode / full pool) a negative errno and nothing put. */
+static inline int xp_cache_put(struct xp_cache *c, const __u64 *objs, __u32 n)
+{
+	if (__builtin_expect(n <= c->put_lim - c->len, 1)) {
+		memcpy(&c->objs[c->len], objs, (size_t)n * sizeof(__u64));
+		c->len += n;
+		c->st.put_hits++;
+		return 0;
+	}
+	return xp_cache_put_slow(c, objs, n);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* XPILE_PILE_H */
