@@ -29,6 +29,7 @@
 #define XP_STEER_L4_NONE 256	  /* l4 index of packets without an L4 header */
 #define XP_STEER_VLAN_NONE 0xffff /* vlan key of untagged packets */
 #define XP_STEER_MAX_PREFIXES 8192
+#define XP_STEER_PORTS 65536
 
 /* Rule fields (struct xp_rule.fields). */
 enum {
@@ -94,7 +95,8 @@ struct xp_set_cfg {
 	__u32 eth_miss;	  /* class of an EtherType no rule names */
 	__u32 src_none;	  /* class of the source field for non-IP packets */
 	__u32 dst_none;
-	__u32 pad;
+	__u32 sport_none; /* class of packets without ports (not TCP/UDP, later fragments) */
+	__u32 dport_none;
 	struct xp_action dflt;	    /* when no rule matches */
 	struct xp_action parse_err; /* truncated / malformed packets */
 };
