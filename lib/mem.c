@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* UMEM / arena memory: 2 MiB hugepages with a 4 KiB fallback, NUMA bind, mlock. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "log_internal.h"
+#include "xpile/umem.h"
+
+#ifndef MAP_HUGE_2MB
+#define MAP_HUGE_2MB (21 << 26)
+#endif
+/* From linux/mempolicy.h, spelled out so no libnuma is needed. */
+#define XP_MPOL_BIND 2
+#define XP_MPOL_MF_STRICT (1 << 0)
+#define XP_MPOL_MF_MOVE (1 << 1)
+#define XP_MAX_NODES 1024
+
+static long read_long(const char *path, long dflt)
+{
+	char buf[64];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return dflt;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return dflt;
+	buf[n] = 0;
+	return strtol(buf, NULL, 10);
+}
+
+#define HP_DIR "/sys/kernel/mm/hugepages/hugepages-2048kB/"
+
+long xp_hugepages_free(void)
+{
+	return read_long(HP_DIR "free_hugepages", 0) - read_long(HP_DIR "resv_hugepages", 0);
+}
+
+int xp_numa_node_of_ifname(const char *ifname, int *node)
+{
+	char path[PATH_MAX];
+
+	if (!ifname || !*ifname || strlen(ifname) >= IF_NAMESIZE || strchr(ifname, '/') ||
+	    !strcmp(ifname, ".") || !strcmp(ifname, ".."))
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/sys/class/net/%s", ifname);
+	if (access(path, F_OK))
+		return -ENODEV;
+	/* Virtual devices have no device/ link; -1 there and in the file both mean any. */
+	snprintf(path, sizeof(path), "/sys/class/net/%s/device/numa_node", ifname);
+	*node = (int)read_long(path, -1);
+	if (*node < 0)
+		*node = -1;
+	return 0;
+}
+
+static int bind_node(void *base, __u64 size, int node)
+{
+	unsigned long mask[XP_MAX_NODES / (8 * sizeof(unsigned long))] = { 0 };
+
+	if (node >= XP_MAX_NODES)
+		return -EINVAL;
+	mask[node / (8 * sizeof(unsigned long))] |= 1ul << (node % (8 * sizeof(unsigned long)));
+	if (syscall(SYS_mbind, base, size, XP_MPOL_BIND, mask, XP_MAX_NODES + 1,
+		    XP_MPOL_MF_STRICT | XP_MPOL_MF_MOVE))
+		return -errno;
+	return 0;
+}
+
+static void *map_huge(__u64 size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_HUGE_2MB, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+int xp_mem_alloc(const struct xp_mem_opts *o, struct xp_mem *out)
+{
+	struct xp_mem m = { .numa_node = -1 };
+	enum xp_hugepages hp;
+	__u64 hsize;
+	int err;
+
+	if (!o || !out || o->sz < offsetof(struct xp_mem_opts, hugepages) || !o->size)
+		return -EINVAL;
+	hp = o->sz > offsetof(struct xp_mem_opts, hugepages) ? o->hugepages : XP_HUGE_AUTO;
+	hsize = (o->size + XP_PAGE_2M - 1) & ~(__u64)(XP_PAGE_2M - 1);
+	if (hp != XP_HUGE_NEVER) {
+		m.base = map_huge(hsize);
+		if (m.base) {
+			m.size = hsize;
+			m.page_size = XP_PAGE_2M;
+			m.hugepages = true;
+		} else {
+			long need = (long)(hsize / XP_PAGE_2M), avail = xp_hugepages_free();
+			long total = read_long(HP_DIR "nr_hugepages", 0);
+			long want = total + (need > avail ? need - (avail > 0 ? avail : 0) : 0);
+
+			if (hp == XP_HUGE_REQUIRE) {
+				xp_err("%ld free 2 MiB hugepages, %ld needed; reserve them with: "
+				       "echo %ld > /proc/sys/vm/nr_hugepages\n",
+				       avail, need, want);
+				return -ENOMEM;
+			}
+			xp_warn("%ld free 2 MiB hugepages, %ld needed; using 4 KiB pages "
+				"(reserve with: echo %ld > /proc/sys/vm/nr_hugepages)\n",
+				avail, need, want);
+		}
+	}
+	if (!m.base) {
+		m.size = (o->size + XP_PAGE_4K - 1) & ~(__u64)(XP_PAGE_4K - 1);
+		m.base = mmap(NULL, m.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			      -1, 0);
+		if (m.base == MAP_FAILED) {
+			err = -errno;
+			xp_err("mmap of %llu bytes: %s\n", (unsigned long long)m.size,
+			       strerror(-err));
+			return err;
+		}
+		m.page_size = XP_PAGE_4K;
+	}
+	/* Bind before the first touch so pages are born on the node. */
+	if (o->bind_node && o->numa_node >= 0) {
+		err = bind_node(m.base, m.size, o->numa_node);
+		if (err) {
+			xp_err("binding %llu bytes to NUMA node %d: %s\n",
+			       (unsigned long long)m.size, o->numa_node, strerror(-err));
+			goto fail;
+		}
+		m.numa_node = o->numa_node;
+	}
+	if (o->lock) {
+		if (mlock(m.base, m.size)) {
+			err = -errno;
+			xp_err("mlock of %llu bytes: %s; raise the limit (ulimit -l, "
+			       "LimitMEMLOCK=) or run without locking\n",
+			       (unsigned long long)m.size, strerror(-err));
+			goto fail;
+		}
+		m.locked = true;
+	} else {
+		/* Fault everything in now rather than on the data path. */
+		for (__u64 off = 0; off < m.size; off += m.page_size)
+			((volatile char *)m.base)[off] = 0;
+	}
+	*out = m;
+	return 0;
+fail:
+	munmap(m.base, m.size);
+	return err;
+}
+
+void xp_mem_free(struct xp_mem *m)
+{
+	if (!m || !m->base)
+		return;
+	if (m->locked)
+		munlock(m->base, m->size);
+	munmap(m->base, m->size);
+	m->base = NULL;
+	m->size = 0;
+}

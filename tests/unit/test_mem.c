@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* UMEM memory: hugepages and their fallback, NUMA node lookup and bind, mlock. */
+#include <errno.h>
+#include <stdarg.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "xpile/log.h"
+#include "xpile/umem.h"
+#include "xt.h"
+
+#define NR_HP "/proc/sys/vm/nr_hugepages"
+
+static char logbuf[4096];
+static long saved_nr = -1;
+
+static int capture(enum xp_log_level level, const char *fmt, va_list ap)
+{
+	size_t n = strlen(logbuf);
+
+	return vsnprintf(logbuf + n, sizeof(logbuf) - n, fmt, ap);
+}
+
+static long read_nr(void)
+{
+	FILE *f = fopen(NR_HP, "r");
+	long v = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static long total_hp(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[128];
+	long v = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "HugePages_Total: %ld", &v) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static int write_nr(long v)
+{
+	FILE *f = fopen(NR_HP, "w");
+	int ok;
+
+	if (!f)
+		return -errno;
+	ok = fprintf(f, "%ld\n", v) > 0;
+	return fclose(f) == 0 && ok ? 0 : -EIO;
+}
+
+static void restore_nr(void)
+{
+	if (saved_nr >= 0)
+		write_nr(saved_nr);
+}
+
+static void test_ifname_node(void)
+{
+	int node = 7;
+
+	XT_EQ(xp_numa_node_of_ifname("lo", &node), 0);
+	XT_EQ(node, -1); /* virtual device: any node */
+	XT_EQ(xp_numa_node_of_ifname("xpnosuchif0", &node), -ENODEV);
+	XT_EQ(xp_numa_node_of_ifname("../lo", &node), -EINVAL);
+	XT_EQ(xp_numa_node_of_ifname("", &node), -EINVAL);
+	XT_EQ(xp_numa_node_of_ifname("averyveryverylongname", &node), -EINVAL);
+}
+
+static void test_small_pages_bind_lock(void)
+{
+	struct xp_mem_opts o = { .sz = sizeof(o), .size = 3 * 4096 + 5,
+				 .hugepages = XP_HUGE_NEVER, .bind_node = true, .numa_node = 0,
+				 .lock = true };
+	struct xp_mem m;
+	int node = -1;
+
+	XT_REQUIRE(xp_mem_alloc(&o, &m) == 0);
+	XT_EQ(m.page_size, 4096);
+	XT_EQ(m.size, 4 * 4096);
+	XT_CHECK(!m.hugepages);
+	XT_CHECK(m.locked);
+	XT_EQ(m.numa_node, 0);
+	memset(m.base, 0xa5, m.size);
+	/* get_mempolicy(MPOL_F_NODE | MPOL_F_ADDR): the node the page really is on. */
+	XT_EQ(syscall(SYS_get_mempolicy, &node, NULL, 0, m.base, 3), 0);
+	XT_EQ(node, 0);
+	xp_mem_free(&m);
+	XT_CHECK(m.base == NULL);
+	xp_mem_free(&m); /* idempotent */
+
+	o.numa_node = 4000;
+	XT_EQ(xp_mem_alloc(&o, &m), -EINVAL);
+	o.size = 0;
+	XT_EQ(xp_mem_alloc(&o, &m), -EINVAL);
+}
+
+/* Not enough hugepages: auto falls back with the sysctl to run, require refuses. */
+static void test_hugepage_fallback(void)
+{
+	long avail = xp_hugepages_free();
+	struct xp_mem_opts o = { .sz = sizeof(o), .size = (__u64)(avail + 1) * XP_PAGE_2M - 100 };
+	struct xp_mem m;
+
+	if (avail > 64) {
+		fprintf(stderr, "  (%ld hugepages free: fallback not exercised)\n", avail);
+		return;
+	}
+	logbuf[0] = 0;
+	XT_REQUIRE(xp_mem_alloc(&o, &m) == 0);
+	XT_EQ(m.page_size, 4096);
+	XT_CHECK(!m.hugepages);
+	XT_CHECK(strstr(logbuf, "> /proc/sys/vm/nr_hugepages") != NULL);
+	XT_CHECK(strstr(logbuf, "needed") != NULL);
+	((char *)m.base)[m.size - 1] = 1;
+	xp_mem_free(&m);
+
+	logbuf[0] = 0;
+	o.hugepages = XP_HUGE_REQUIRE;
+	XT_EQ(xp_mem_alloc(&o, &m), -ENOMEM);
+	XT_CHECK(strstr(logbuf, "echo ") != NULL);
+}
+
+/* Reserve two hugepages more than are there, use them, give them back. */
+static void test_hugepages(void)
+{
+	struct xp_mem_opts o = { .sz = sizeof(o), .size = 2 * XP_PAGE_2M,
+				 .hugepages = XP_HUGE_REQUIRE, .lock = true };
+	struct xp_mem m;
+
+	saved_nr = read_nr();
+	XT_REQUIRE(saved_nr >= 0);
+	atexit(restore_nr);
+	/* Pages others hold beyond the pool count as surplus: grow past all of them. */
+	XT_REQUIRE(write_nr((total_hp() > saved_nr ? total_hp() : saved_nr) + 2) == 0);
+	if (xp_hugepages_free() < 2) {
+		fprintf(stderr, "  (kernel could not reserve 2 hugepages: memory fragmented)\n");
+		return;
+	}
+	XT_REQUIRE(xp_mem_alloc(&o, &m) == 0);
+	XT_EQ(m.page_size, XP_PAGE_2M);
+	XT_CHECK(m.hugepages);
+	XT_EQ(m.size, 2 * XP_PAGE_2M);
+	XT_EQ((unsigned long)m.base % XP_PAGE_2M, 0);
+	memset(m.base, 1, m.size);
+	xp_mem_free(&m);
+	restore_nr();
+	XT_EQ(read_nr(), saved_nr);
+	saved_nr = -1;
+}
+
+int main(void)
+{
+	if (geteuid() != 0)
+		XT_SKIP("needs root (mlock, mbind, reserving hugepages)");
+	xp_set_log_fn(capture);
+	XT_RUN(test_ifname_node);
+	XT_RUN(test_small_pages_bind_lock);
+	XT_RUN(test_hugepage_fallback);
+	XT_RUN(test_hugepages);
+	return xt_done();
+}
