@@ -1,0 +1,245 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# The engine benchmark behind `xpile-bench engine` (see docs/bench-engine.md).
+# Driven by environment variables so the C front end stays a thin option table:
+#
+#   XB_MODES    rxdrop,fwd       modes to measure
+#   XB_RUNS     5                runs per contender and mode (A/B interleaved)
+#   XB_SECONDS  4                measured window per run
+#   XB_WARMUP   1                seconds of traffic before the window opens
+#   XB_PKT      64               frame size the generator sends
+#   XB_DPDK     auto             auto|yes|no: run DPDK testpmd (net_af_xdp) too
+#   XB_GEN      auto             auto|testpmd|xpile: the one traffic source for both
+#   XB_GEN_CORE 0, XB_DUT_CORE 1 cores of the generator and of the contender
+#   XB_HUGEPAGES 320             2 MiB pages reserved for testpmd while it runs
+#   XB_XPILE    build/xpile      the engine binary
+#   XB_XPILE_ARGS ""             extra `xpile run` options (e.g. --busy-poll)
+#   XB_DPDK_ARGS  ""             extra net_af_xdp devargs (e.g. busy_budget=0)
+#
+# Topology (all names unique to this run, 198.18.0.0/15, everything removed on exit):
+#   [gen] g0 <-veth-> d0 [dut] d1 <-veth-> s1 [sink]
+# The generator sends on g0; in rxdrop the contender drops what d0 receives, in fwd it
+# forwards d0 -> d1 and the sink's kernel counts what arrives on s1.
+#
+# Both contenders are measured by the same outside observer, never by their own
+# counters: rxdrop = the kernel's successful XDP redirects into the AF_XDP socket on d0
+# (veth rx_queue_0_xdp_redirect), fwd = frames received by s1. CPU time is the
+# contender's utime+stime over the same window (/proc/PID/stat).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+. tests/lib/netns.sh
+
+modes=${XB_MODES:-rxdrop,fwd}
+runs=${XB_RUNS:-5}
+win=${XB_SECONDS:-4}
+warm=${XB_WARMUP:-1}
+pkt=${XB_PKT:-64}
+want_dpdk=${XB_DPDK:-auto}
+gen=${XB_GEN:-auto}
+gcore=${XB_GEN_CORE:-0}
+dcore=${XB_DUT_CORE:-1}
+hpages=${XB_HUGEPAGES:-320}
+xpile=${XB_XPILE:-$XT_BUILD/xpile}
+xargs_extra=${XB_XPILE_ARGS:-}
+dargs_extra=${XB_DPDK_ARGS:-}
+
+die() { echo "xpile-bench engine: $*" >&2; exit 2; }
+[ "$(id -u)" = 0 ] || die "needs root (namespaces, XDP, AF_XDP): run as root"
+for v in "$runs" "$win" "$warm" "$pkt" "$gcore" "$dcore" "$hpages"; do
+	[[ $v =~ ^[0-9]+$ ]] || die "'$v' is not a number; see --help"
+done
+[ "$runs" -ge 1 ] && [ "$win" -ge 1 ] || die "--runs and --seconds must be >= 1"
+[ "$pkt" -ge 60 ] && [ "$pkt" -le 1514 ] || die "--pkt-size $pkt out of range 60..1514"
+IFS=, read -ra mode_list <<<"$modes"
+for m in "${mode_list[@]}"; do
+	case $m in rxdrop | fwd) ;; *) die "unknown mode '$m'; use rxdrop and/or fwd" ;; esac
+done
+
+testpmd=$(command -v dpdk-testpmd || true)
+case $want_dpdk in
+auto) use_dpdk=$([ -n "$testpmd" ] && echo 1 || echo 0) ;;
+yes) [ -n "$testpmd" ] || die "dpdk-testpmd not found; apt-get install dpdk, or --dpdk no"
+	use_dpdk=1 ;;
+no) use_dpdk=0 ;;
+*) die "--dpdk '$want_dpdk': use auto, yes or no" ;;
+esac
+have_xpile=0
+[ -x "$xpile" ] && "$xpile" run --help >/dev/null 2>&1 && have_xpile=1
+case $gen in
+auto) gen=$([ "$use_dpdk" = 1 ] && echo testpmd || echo xpile) ;;
+testpmd) [ -n "$testpmd" ] || die "--gen testpmd needs dpdk-testpmd; apt-get install dpdk" ;;
+xpile) ;;
+*) die "--gen '$gen': use auto, testpmd or xpile" ;;
+esac
+[ "$gen" = xpile ] && [ "$have_xpile" = 0 ] &&
+	die "no traffic source: $xpile is not built (make) and dpdk-testpmd is absent"
+[ "$gen" = testpmd ] && use_hp=1 || use_hp=$use_dpdk
+
+contenders=()
+[ "$have_xpile" = 1 ] && contenders+=(xpile) ||
+	echo "# xpile skipped: $xpile not built or has no 'run' command (make)"
+[ "$use_dpdk" = 1 ] && contenders+=(dpdk) ||
+	echo "# DPDK skipped: dpdk-testpmd ${testpmd:-not installed} (--dpdk $want_dpdk)"
+[ ${#contenders[@]} -gt 0 ] || die "nothing to measure: build xpile (make) or install dpdk"
+
+# testpmd's AF_XDP PMD puts its UMEM in the mbuf pool, which only works from hugepages
+# here (with --no-huge its rings stall after one burst), so reserve some for the run on
+# a private hugetlbfs mount and give them back on exit.
+hp_sys=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+if [ "$use_hp" = 1 ]; then
+	hp_dir=$(mktemp -d /tmp/xpile-bench-huge.XXXXXX)
+	hp_old=$(cat $hp_sys)
+	hp_free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
+	xt_on_exit "umount '$hp_dir'; rmdir '$hp_dir'"
+	if [ "$hp_free" -lt "$hpages" ]; then
+		xt_on_exit "echo $hp_old > $hp_sys"
+		echo $((hp_old + hpages - hp_free)) >$hp_sys
+	fi
+	mount -t hugetlbfs -o pagesize=2M none "$hp_dir" || die "cannot mount hugetlbfs on $hp_dir"
+	hp_free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
+	[ "$hp_free" -ge "$hpages" ] || die "only $hp_free free 2 MiB hugepages, need $hpages: free memory or --hugepages"
+fi
+eal() { # core-list main-lcore prefix
+	echo "--no-pci --huge-dir $hp_dir -m 256 --in-memory --no-telemetry" \
+		"--file-prefix ${XT_ID}$3 -l $1 --main-lcore $2"
+}
+
+# xt_ns called directly (not in $(...)) so its cleanup list lives in this shell.
+xt_ns gen >/dev/null && xt_ns dut >/dev/null && xt_ns sink >/dev/null
+gns=$XT_ID-gen dns=$XT_ID-dut sns=$XT_ID-sink
+xt_veth "$gns" g0 "$dns" d0
+xt_veth "$dns" d1 "$sns" s1
+ip -n "$gns" addr add 198.18.0.1/24 dev g0
+ip -n "$sns" addr add 198.18.1.2/24 dev s1
+dmac=$(ip -n "$dns" -o link show d0 | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)
+
+counter() { # ns dev what
+	if [ "$3" = redirect ]; then
+		ip netns exec "$1" ethtool -S "$2" | awk '/rx_queue_0_xdp_redirect:/ {print $2}'
+	else
+		ip netns exec "$1" cat "/sys/class/net/$2/statistics/$3"
+	fi
+}
+cputicks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+hz=$(getconf CLK_TCK)
+
+# Stop a process started with `&` and reap it, bounded: SIGTERM (async jobs of a
+# script ignore SIGINT), then SIGKILL. `ip netns exec` execs its command, so $! is it.
+stop() {
+	local pid=$1 i
+	kill -TERM "$pid" 2>/dev/null
+	for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+}
+
+# Ready once every interface the contender needs carries an XDP program.
+wait_xdp() { # ns dev...
+	local ns=$1 d
+	shift
+	for d in "$@"; do
+		xt_wait_for 15 bash -c "ip -n '$ns' link show '$d' | grep -q 'prog/xdp'" || return 1
+	done
+}
+
+start_gen() {
+	if [ "$gen" = testpmd ]; then
+		ip netns exec "$gns" "$testpmd" $(eal "$gcore,$dcore" "$dcore" g) \
+			--vdev "net_af_xdp0,iface=g0" -- --forward-mode=txonly --txpkts="$pkt" \
+			--total-num-mbufs=16384 --stats-period 1 --auto-start \
+			--eth-peer=0,"$dmac" >"$log/gen.log" 2>&1 </dev/null &
+	else
+		ip netns exec "$gns" taskset -c "$gcore" "$xpile" run --iface g0 --cores "$gcore" \
+			--mode txonly --pkt-size "$pkt" --dst-mac "$dmac" \
+			--duration $((warm + win + 20)) >"$log/gen.log" 2>&1 </dev/null &
+	fi
+	gpid=$!
+}
+
+start_dut() { # contender mode
+	local ifs="--iface d0" vdevs="--vdev net_af_xdp0,iface=d0${dargs_extra:+,$dargs_extra}"
+	[ "$2" = fwd ] && ifs+=" --iface d1" &&
+		vdevs+=" --vdev net_af_xdp1,iface=d1${dargs_extra:+,$dargs_extra}"
+	if [ "$1" = dpdk ]; then
+		local fm=rxonly
+		[ "$2" = fwd ] && fm=io
+		# shellcheck disable=SC2086
+		ip netns exec "$dns" "$testpmd" $(eal "$gcore,$dcore" "$gcore" d) $vdevs -- \
+			--forward-mode=$fm --total-num-mbufs=16384 --stats-period 1 \
+			--auto-start >"$log/dut.log" 2>&1 </dev/null &
+	else
+		# shellcheck disable=SC2086
+		ip netns exec "$dns" "$xpile" run $ifs --cores "$dcore" --mode "$2" --interval 1 \
+			--duration $((warm + win + 30)) $xargs_extra >"$log/dut.log" 2>&1 </dev/null &
+	fi
+	dpid=$!
+}
+
+log=$(mktemp -d /tmp/xpile-bench-engine.XXXXXX)
+xt_on_exit "rm -rf '$log'"
+
+# One measurement: prints "MPPS NS_PER_PKT" or "0 0" with the reason on stderr.
+measure() { # contender mode
+	local c=$1 m=$2 ifs=(d0) a b t0 t1 c0 c1
+	[ "$m" = fwd ] && ifs+=(d1)
+	start_dut "$c" "$m"
+	if ! wait_xdp "$dns" "${ifs[@]}"; then
+		echo "# $c $m: never attached; its log:" >&2
+		tail -5 "$log/dut.log" | sed 's/^/#   /' >&2
+		stop "$dpid"
+		echo "0 0"
+		return
+	fi
+	sleep 0.5
+	start_gen
+	sleep "$warm"
+	if [ "$m" = rxdrop ]; then a=$(counter "$dns" d0 redirect); else a=$(counter "$sns" s1 rx_packets); fi
+	c0=$(cputicks "$dpid") t0=$(date +%s%N)
+	sleep "$win"
+	if [ "$m" = rxdrop ]; then b=$(counter "$dns" d0 redirect); else b=$(counter "$sns" s1 rx_packets); fi
+	c1=$(cputicks "$dpid") t1=$(date +%s%N)
+	local alive=1
+	kill -0 "$dpid" 2>/dev/null || alive=0
+	stop "$gpid"
+	stop "$dpid"
+	if [ $alive = 0 ] || [ -z "$a" ] || [ -z "$b" ]; then
+		echo "# $c $m: contender died or no counter; its log:" >&2
+		tail -5 "$log/dut.log" | sed 's/^/#   /' >&2
+		echo "0 0"
+		return
+	fi
+	awk -v p=$((b - a)) -v dt=$((t1 - t0)) -v ct=$((c1 - c0)) -v hz="$hz" 'BEGIN {
+		printf "%.3f %.0f\n", p * 1000 / dt, (p > 0 ? ct * 1e9 / hz / p : 0) }'
+}
+
+median() { tr ' ' '\n' | grep . | sort -g | awk '{v[NR] = $1} END {
+	if (!NR) { print 0; exit } print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+echo "# engine bench: gen=$gen pkt=${pkt}B runs=$runs window=${win}s cores gen=$gcore dut=$dcore" \
+	"contenders=${contenders[*]} load=$(cut -d' ' -f1-3 /proc/loadavg)"
+for m in "${mode_list[@]}"; do
+	declare -A mpps=() nspp=()
+	for r in $(seq "$runs"); do
+		# A/B interleaved, and the order flips every run so neither always goes first.
+		order=("${contenders[@]}")
+		[ $((r % 2)) = 0 ] && [ ${#order[@]} = 2 ] && order=("${order[1]}" "${order[0]}")
+		for c in "${order[@]}"; do
+			read -r v ns < <(measure "$c" "$m")
+			mpps[$c]+="$v " nspp[$c]+="$ns "
+			echo "engine run=$r mode=$m contender=$c mpps=$v cpu_ns_per_pkt=$ns" \
+				"load=$(cut -d' ' -f1 /proc/loadavg)"
+		done
+	done
+	line="engine mode=$m"
+	xm=$(median <<<"${mpps[xpile]:-}") dm=$(median <<<"${mpps[dpdk]:-}")
+	[ "$have_xpile" = 1 ] && line+=" xpile_mpps=$xm"
+	[ "$use_dpdk" = 1 ] && line+=" dpdk_mpps=$dm"
+	if [ "$have_xpile" = 1 ] && [ "$use_dpdk" = 1 ]; then
+		line+=" ratio=$(awk -v a="$xm" -v b="$dm" 'BEGIN { printf((b > 0 ? "%.2f" : "n/a"), a / (b > 0 ? b : 1)) }')"
+	fi
+	[ "$have_xpile" = 1 ] && line+=" xpile_ns_per_pkt=$(median <<<"${nspp[xpile]}")"
+	[ "$use_dpdk" = 1 ] && line+=" dpdk_ns_per_pkt=$(median <<<"${nspp[dpdk]}")"
+	echo "$line runs=$runs"
+	unset mpps nspp
+done
