@@ -1,10 +1,651 @@
 // SPDX-License-Identifier: BSD-3-Clause
+/*
+ * xpile-bench layout: what the frame stride costs the packet-header touch.
+ *
+ * Each working set of N frames is walked the way a worker walks its RX ring: frame
+ * after frame in ring order, round and round, touching the first 1 or 2 cache lines
+ * after the headroom. The touch is a dependent load (the header line holds the
+ * address of the next frame's header, as in a latency test), so nothing overlaps a
+ * miss and the cost of each set or channel conflict shows in full. Both layouts
+ * live in separate areas of the same page kind and are timed alternately in one
+ * run; figures are medians.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "bench.h"
+#include "xpile/log.h"
+#include "xpile/umem.h"
+
+struct layout_args {
+	__u32 fmin, fmax, runs, frame_size, headroom, report_frames;
+	__u32 lines_mask; /* bit 0: 1 line, bit 1: 2 lines */
+	__u64 touches;
+	struct xp_topology topo;
+	enum { PAGES_AUTO, PAGES_HUGE, PAGES_4K } pages;
+	enum { ACCESS_DEP, ACCESS_INDEP } access;
+	enum { ORDER_SHUFFLED, ORDER_SEQ } order;
+	bool report, plot_set;
+	char plot[PATH_MAX];
+};
+
+static const struct option opts[] = {
+	{ "frames-min", required_argument, NULL, 'm' },
+	{ "frames-max", required_argument, NULL, 'M' },
+	{ "lines", required_argument, NULL, 'l' },
+	{ "runs", required_argument, NULL, 'r' },
+	{ "touches", required_argument, NULL, 't' },
+	{ "channels", required_argument, NULL, 'c' },
+	{ "ranks", required_argument, NULL, 'k' },
+	{ "frame-size", required_argument, NULL, 'f' },
+	{ "headroom", required_argument, NULL, 'H' },
+	{ "pages", required_argument, NULL, 'p' },
+	{ "access", required_argument, NULL, 'a' },
+	{ "order", required_argument, NULL, 'o' },
+	{ "report", no_argument, NULL, 'R' },
+	{ "report-frames", required_argument, NULL, 'N' },
+	{ "plot", required_argument, NULL, 'P' },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: xpile-bench layout [OPTIONS]\n"
+		"\n"
+		"Measures the cost of touching packet headers in an interleaved UMEM (stride\n"
+		"padded to an odd number of cache lines prime to channels x ranks) against the\n"
+		"classic aligned one (2048/4096-byte stride). For each working set from\n"
+		"--frames-min to --frames-max frames (powers of two) and each line count, prints\n"
+		"  layout frames=N lines=L interleaved_ns=X aligned_ns=Y ratio=Y/X\n"
+		"where X and Y are medians over --runs alternating runs of ns per frame visit.\n"
+		"\n"
+		"Options:\n"
+		"  --frames-min N      smallest working set (default 64)\n"
+		"  --frames-max N      largest working set (default 65536)\n"
+		"  --lines LIST        header lines touched per frame: 1, 2 or 1,2 (default 1,2)\n"
+		"  --runs N            alternating runs per figure, median taken (default 7)\n"
+		"  --touches N         frame visits per timed run, at least 4 passes (default 1048576)\n"
+		"  --access dep|indep  dependent loads (pointer chase, default) or independent\n"
+		"                      loads (out-of-order overlap, an RX burst's best case)\n"
+		"  --order shuffled|seq  ring order: a fixed random permutation of the working\n"
+		"                      set, as frames come back after cycling through per-core\n"
+		"                      LIFO caches (default; no stride prefetch can help), or\n"
+		"                      address order, as from a freshly filled ring\n"
+		"  --pages auto|huge|4k  memory: 2 MiB hugetlb pages when reserved, else\n"
+		"                      transparent hugepages (auto, default); huge fails without\n"
+		"                      reserved hugepages; 4k uses plain 4 KiB pages (frames packed\n"
+		"                      at the stride, copy-mode layout)\n"
+		"  --channels N        memory channels for the stride (default %d, like DPDK -n)\n"
+		"  --ranks N           ranks per channel (default %d)\n"
+		"  --frame-size N      frame size, 2048..4096 (default 2048)\n"
+		"  --headroom N        UMEM headroom; data starts at headroom + 256 (default 0)\n"
+		"  --report            print how header lines spread over channels (64 B, 256 B,\n"
+		"                      4 KiB interleave) and L1/L2 sets for both layouts, and\n"
+		"                      plot it when gnuplot is installed; no timing\n"
+		"  --report-frames N   frames in the report (default 4096)\n"
+		"  --plot PATH         PNG for --report (default build/layout-report.png, next to\n"
+		"                      this binary)\n"
+		"  -h, --help          this text\n"
+		"\n"
+		"Example: xpile-bench layout --frames-min 256 --frames-max 4096 --runs 9\n",
+		XP_TOPO_DEFAULT_CHANNELS, XP_TOPO_DEFAULT_RANKS);
+}
+
+static int parse_u32(const char *name, const char *s, __u32 lo, __u32 hi, __u32 *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || *end || !*s || v < lo || v > hi) {
+		fprintf(stderr, "xpile-bench layout: --%s '%s' must be a number in %u..%u\n", name,
+			s, lo, hi);
+		return -1;
+	}
+	*out = (__u32)v;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct layout_args *a)
+{
+	__u32 v;
+	int c;
+
+	*a = (struct layout_args){ .fmin = 64, .fmax = 65536, .runs = 7, .frame_size = 2048,
+				   .report_frames = 4096, .lines_mask = 3, .touches = 1u << 20 };
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		const char *name = NULL;
+
+		for (const struct option *o = opts; o->name; o++)
+			if (o->val == c)
+				name = o->name;
+		switch (c) {
+		case 'm':
+			if (parse_u32(name, optarg, 1, 1u << 22, &a->fmin))
+				return -1;
+			break;
+		case 'M':
+			if (parse_u32(name, optarg, 1, 1u << 22, &a->fmax))
+				return -1;
+			break;
+		case 'l':
+			if (!strcmp(optarg, "1"))
+				a->lines_mask = 1;
+			else if (!strcmp(optarg, "2"))
+				a->lines_mask = 2;
+			else if (!strcmp(optarg, "1,2") || !strcmp(optarg, "2,1"))
+				a->lines_mask = 3;
+			else {
+				fprintf(stderr, "xpile-bench layout: --lines '%s': use 1, 2 or 1,2\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'r':
+			if (parse_u32(name, optarg, 1, 1001, &a->runs))
+				return -1;
+			break;
+		case 't':
+			if (parse_u32(name, optarg, 1024, 1u << 30, &v))
+				return -1;
+			a->touches = v;
+			break;
+		case 'c':
+			if (parse_u32(name, optarg, 1, 64, &a->topo.channels))
+				return -1;
+			break;
+		case 'k':
+			if (parse_u32(name, optarg, 1, 16, &a->topo.ranks))
+				return -1;
+			break;
+		case 'f':
+			if (parse_u32(name, optarg, 2048, 4096, &a->frame_size))
+				return -1;
+			break;
+		case 'H':
+			if (parse_u32(name, optarg, 0, 3000, &a->headroom))
+				return -1;
+			break;
+		case 'N':
+			if (parse_u32(name, optarg, 1, 1u << 22, &a->report_frames))
+				return -1;
+			break;
+		case 'p':
+			if (!strcmp(optarg, "auto"))
+				a->pages = PAGES_AUTO;
+			else if (!strcmp(optarg, "huge"))
+				a->pages = PAGES_HUGE;
+			else if (!strcmp(optarg, "4k"))
+				a->pages = PAGES_4K;
+			else {
+				fprintf(stderr, "xpile-bench layout: --pages '%s': use auto, huge or 4k\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'a':
+			if (!strcmp(optarg, "dep"))
+				a->access = ACCESS_DEP;
+			else if (!strcmp(optarg, "indep"))
+				a->access = ACCESS_INDEP;
+			else {
+				fprintf(stderr, "xpile-bench layout: --access '%s': use dep or indep\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'o':
+			if (!strcmp(optarg, "shuffled"))
+				a->order = ORDER_SHUFFLED;
+			else if (!strcmp(optarg, "seq"))
+				a->order = ORDER_SEQ;
+			else {
+				fprintf(stderr,
+					"xpile-bench layout: --order '%s': use shuffled or seq\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'R':
+			a->report = true;
+			break;
+		case 'P':
+			snprintf(a->plot, sizeof(a->plot), "%s", optarg);
+			a->plot_set = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			fprintf(stderr, "xpile-bench layout: see 'xpile-bench layout --help'\n");
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "xpile-bench layout: unexpected argument '%s'\n", argv[optind]);
+		return -1;
+	}
+	if (a->fmin > a->fmax) {
+		fprintf(stderr, "xpile-bench layout: --frames-min %u exceeds --frames-max %u\n",
+			a->fmin, a->fmax);
+		return -1;
+	}
+	return 0;
+}
+
+static int make_layout(const struct layout_args *a, enum xp_layout_kind kind, __u32 nframes,
+		       __u32 page_size, struct xp_layout *l)
+{
+	struct xp_layout_opts o = {
+		.sz = sizeof(o),
+		/* Aligned chunks are powers of two: the next one up holds the frame. */
+		.frame_size = kind != XP_LAYOUT_ALIGNED ? a->frame_size
+			      : a->frame_size > 2048	? 4096
+							: 2048,
+		.headroom = a->headroom, .nframes = nframes, .kind = kind, .topo = a->topo,
+		.page_size = page_size,
+		/* A 4 KiB-page zero-copy layout has one frame per page: not what is measured. */
+		.flags = page_size == XP_PAGE_4K ? XP_LAYOUT_F_PACK : 0,
+	};
+
+	return xp_layout_compute(&o, l);
+}
+
+/* One area per layout, from the same kind of pages. */
+struct area {
+	void *base;
+	__u64 size;
+	struct xp_mem mem; /* hugetlb case */
+};
+
+static int area_alloc(const struct layout_args *a, __u64 size, struct area *ar, __u32 *page_size,
+		      const char **kind)
+{
+	struct xp_mem_opts mo = { .sz = sizeof(mo), .size = size, .hugepages = XP_HUGE_REQUIRE };
+	void *p;
+
+	memset(ar, 0, sizeof(*ar));
+	if (a->pages != PAGES_4K) {
+		xp_log_fn old = a->pages == PAGES_AUTO ? xp_set_log_fn(NULL) : NULL;
+		int err = xp_mem_alloc(&mo, &ar->mem);
+
+		if (a->pages == PAGES_AUTO)
+			xp_set_log_fn(old);
+		if (!err) {
+			ar->base = ar->mem.base;
+			ar->size = ar->mem.size;
+			*page_size = XP_PAGE_2M;
+			*kind = "hugetlb-2M";
+			return 0;
+		}
+		if (a->pages == PAGES_HUGE)
+			return err;
+	}
+	/* Over-map so a 2 MiB-aligned window exists for transparent hugepages. */
+	ar->size = ((size + XP_PAGE_2M - 1) & ~(__u64)(XP_PAGE_2M - 1)) + XP_PAGE_2M;
+	p = mmap(NULL, ar->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	ar->mem.base = p; /* what to unmap */
+	ar->base = (void *)(((uintptr_t)p + XP_PAGE_2M - 1) & ~(uintptr_t)(XP_PAGE_2M - 1));
+	if (a->pages == PAGES_AUTO && !madvise(ar->base, size, MADV_HUGEPAGE)) {
+		*page_size = XP_PAGE_2M;
+		*kind = "thp-2M";
+	} else {
+		*page_size = XP_PAGE_4K;
+		*kind = "4K";
+	}
+	memset(ar->base, 0, size);
+	return 0;
+}
+
+static void area_free(struct area *ar)
+{
+	if (ar->mem.page_size)
+		xp_mem_free(&ar->mem);
+	else if (ar->mem.base)
+		munmap(ar->mem.base, ar->size);
+}
+
+/* Ring order: the frame at ring slot k links to slot k+1's, the last to the first. */
+static char *build_chain(char *base, const struct xp_layout *l, const __u32 *ring, __u32 n,
+			 char **hdr)
+{
+	for (__u32 k = 0; k < n; k++)
+		hdr[k] = base + xp_layout_frame(l, ring[k]) + l->data_off;
+	for (__u32 k = 0; k < n; k++) {
+		*(char **)hdr[k] = hdr[(k + 1) % n];
+		*(uintptr_t *)(hdr[k] + XP_CACHE_LINE) = 0;
+	}
+	return hdr[0];
+}
+
+/* The same ring order for both layouts: frame indices, shuffled or not. */
+static void make_ring(const struct layout_args *a, __u32 *ring, __u32 n)
+{
+	__u64 x = 0x2545f4914f6cdd1dull;
+
+	for (__u32 i = 0; i < n; i++)
+		ring[i] = i;
+	if (a->order == ORDER_SEQ)
+		return;
+	for (__u32 i = n - 1; i > 0; i--) {
+		__u32 j, t;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		j = (__u32)(x % (i + 1));
+		t = ring[i];
+		ring[i] = ring[j];
+		ring[j] = t;
+	}
+}
+
+static __attribute__((noinline)) uintptr_t walk_dep1(char *p, __u64 n)
+{
+	while (n--)
+		p = *(char *volatile *)p;
+	return (uintptr_t)p;
+}
+
+/* Both lines are loaded before the next frame's address is known, as a parser would. */
+static __attribute__((noinline)) uintptr_t walk_dep2(char *p, __u64 n)
+{
+	while (n--) {
+		char *next = *(char *volatile *)p;
+		uintptr_t z = *(volatile uintptr_t *)(p + XP_CACHE_LINE);
+
+		p = next + z;
+	}
+	return (uintptr_t)p;
+}
+
+/* Independent loads: addresses come from a precomputed ring of header pointers. */
+static __attribute__((noinline)) uintptr_t walk_indep(char *const *hdr, __u32 n, __u64 visits,
+						      int lines)
+{
+	uintptr_t sum = 0;
+	__u32 i = 0;
+
+	while (visits--) {
+		sum += *(volatile uintptr_t *)hdr[i];
+		if (lines == 2)
+			sum += *(volatile uintptr_t *)(hdr[i] + XP_CACHE_LINE);
+		if (++i == n)
+			i = 0;
+	}
+	return sum;
+}
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static volatile uintptr_t sink;
+
+static double time_one(const struct layout_args *a, char *base, const struct xp_layout *l,
+		       const __u32 *ring, __u32 n, int lines, char **hdr)
+{
+	__u64 visits = a->touches > 4ull * n ? a->touches : 4ull * n;
+	char *start = build_chain(base, l, ring, n, hdr);
+	double t0;
+	/* Warm: two passes put the working set where it will stay. */
+	if (a->access == ACCESS_DEP) {
+		sink = lines == 1 ? walk_dep1(start, 2ull * n) : walk_dep2(start, 2ull * n);
+		t0 = now_ns();
+		sink = lines == 1 ? walk_dep1(start, visits) : walk_dep2(start, visits);
+	} else {
+		sink = walk_indep(hdr, n, 2ull * n, lines);
+		t0 = now_ns();
+		sink = walk_indep(hdr, n, visits, lines);
+	}
+	return (now_ns() - t0) / (double)visits;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static double median(double *v, __u32 n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static const char *loadavg(void)
+{
+	static char load[64];
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	strcpy(load, "?");
+	if (f) {
+		if (!fgets(load, sizeof(load), f))
+			strcpy(load, "?");
+		fclose(f);
+		load[strcspn(load, " ")] = 0;
+	}
+	return load;
+}
+
+static int run_timing(const struct layout_args *a)
+{
+	struct area ai, aa;
+	struct xp_layout li, la;
+	__u32 page_size = XP_PAGE_2M, ps2 = XP_PAGE_2M;
+	const char *kind = "?", *kind2 = "?";
+	double *ti = calloc(a->runs, sizeof(double)), *ta = calloc(a->runs, sizeof(double));
+	char **hdr = calloc(a->fmax, sizeof(char *));
+	__u32 *ring = calloc(a->fmax, sizeof(__u32));
+	int err;
+
+	if (!ti || !ta || !hdr || !ring) {
+		fprintf(stderr, "xpile-bench layout: out of memory\n");
+		free(ti);
+		free(ta);
+		free(hdr);
+		free(ring);
+		return 1;
+	}
+	/* Size with the page kind hoped for; 4 KiB-page packing is never larger. */
+	if (make_layout(a, XP_LAYOUT_INTERLEAVED, a->fmax, XP_PAGE_2M, &li) ||
+	    make_layout(a, XP_LAYOUT_ALIGNED, a->fmax, XP_PAGE_2M, &la)) {
+		fprintf(stderr, "xpile-bench layout: invalid layout options (see above)\n");
+		return 1;
+	}
+	err = area_alloc(a, li.area_size, &ai, &page_size, &kind);
+	if (!err) {
+		err = area_alloc(a, la.area_size, &aa, &ps2, &kind2);
+		if (err)
+			area_free(&ai);
+	}
+	if (err) {
+		fprintf(stderr, "xpile-bench layout: cannot map the frame areas: %s%s\n",
+			strerror(-err),
+			a->pages == PAGES_HUGE ? " (reserve hugepages or use --pages auto)" : "");
+		return 1;
+	}
+	if (page_size != ps2)
+		page_size = XP_PAGE_4K;
+	make_layout(a, XP_LAYOUT_INTERLEAVED, a->fmax, page_size, &li);
+	make_layout(a, XP_LAYOUT_ALIGNED, a->fmax, page_size, &la);
+	printf("# layout: interleaved stride %u B (%u lines), aligned stride %u B, data at +%u, "
+	       "%u channels x %u ranks, pages %s, access %s, order %s, runs %u, load %s\n",
+	       li.stride, li.stride / XP_CACHE_LINE, la.stride, li.data_off, li.topo.channels,
+	       li.topo.ranks, kind, a->access == ACCESS_DEP ? "dependent" : "independent",
+	       a->order == ORDER_SEQ ? "seq" : "shuffled",
+	       a->runs, loadavg());
+	for (__u64 n = a->fmin; n <= a->fmax; n *= 2) {
+		for (int lines = 1; lines <= 2; lines++) {
+			double mi, ma;
+
+			if (!(a->lines_mask & (1u << (lines - 1))))
+				continue;
+			make_ring(a, ring, (__u32)n);
+			for (__u32 r = 0; r < a->runs; r++) {
+				/* A/B and B/A in turn so drift hits both alike. */
+				if (r & 1) {
+					ta[r] = time_one(a, aa.base, &la, ring, (__u32)n, lines, hdr);
+					ti[r] = time_one(a, ai.base, &li, ring, (__u32)n, lines, hdr);
+				} else {
+					ti[r] = time_one(a, ai.base, &li, ring, (__u32)n, lines, hdr);
+					ta[r] = time_one(a, aa.base, &la, ring, (__u32)n, lines, hdr);
+				}
+			}
+			mi = median(ti, a->runs);
+			ma = median(ta, a->runs);
+			printf("layout frames=%llu lines=%d interleaved_ns=%.2f aligned_ns=%.2f "
+			       "ratio=%.2f\n",
+			       (unsigned long long)n, lines, mi, ma, ma / mi);
+			fflush(stdout);
+		}
+		if (n > UINT32_MAX / 2)
+			break;
+	}
+	area_free(&ai);
+	area_free(&aa);
+	free(ti);
+	free(ta);
+	free(hdr);
+	free(ring);
+	return 0;
+}
+
+static const char *const dim_names[] = { "channel @64 B", "channel @256 B", "channel @4 KiB",
+					 "L1 set", "L2 set" };
+
+static int plot(const struct layout_args *a, const struct xp_layout *li,
+		const struct xp_layout *la, __u32 **bi, __u32 **ba)
+{
+	char data[] = "/tmp/xpile-layout-XXXXXX";
+	char path[PATH_MAX];
+	FILE *f, *gp;
+	int fd, rc;
+
+	if (system("command -v gnuplot >/dev/null 2>&1")) {
+		printf("# gnuplot not installed: no plot (XPILE_WITH_PLOT=1 "
+		       "tools/setup/install-deps.sh installs it)\n");
+		return 0;
+	}
+	if (a->plot_set) {
+		snprintf(path, sizeof(path), "%s", a->plot);
+	} else {
+		ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 32);
+
+		if (n <= 0)
+			return -1;
+		path[n] = 0;
+		snprintf(strrchr(path, '/') ? strrchr(path, '/') + 1 : path, 32,
+			 "layout-report.png");
+	}
+	fd = mkstemp(data);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	for (int w = XP_SPREAD_CH64; w <= XP_SPREAD_L2; w++) {
+		for (__u32 b = 0; b < xp_layout_spread_bins(li, w); b++)
+			fprintf(f, "%u %u %u\n", b, bi[w][b], ba[w][b]);
+		fprintf(f, "\n\n");
+	}
+	fclose(f);
+	gp = popen("gnuplot", "w");
+	if (!gp) {
+		unlink(data);
+		return -1;
+	}
+	fprintf(gp, "set terminal pngcairo size 1400,1000 noenhanced\n"
+		    "set output '%s'\nset multiplot layout 3,2 title "
+		    "'Header lines of %u frames: interleaved (stride %u B) vs aligned (%u B), "
+		    "%u channels x %u ranks'\n"
+		    "set style fill solid 0.6\nset key top right\nset xlabel 'bin'\n"
+		    "set ylabel 'header lines'\n",
+		path, li->nframes, li->stride, la->stride, li->topo.channels, li->topo.ranks);
+	for (int w = XP_SPREAD_CH64; w <= XP_SPREAD_L2; w++)
+		fprintf(gp,
+			"set title '%s'\nplot '%s' index %d using 1:3 with boxes "
+			"title 'aligned', '' index %d using 1:2 with impulses lw 2 "
+			"title 'interleaved'\n",
+			dim_names[w], data, w, w);
+	fprintf(gp, "unset multiplot\n");
+	rc = pclose(gp);
+	unlink(data);
+	if (rc) {
+		fprintf(stderr, "xpile-bench layout: gnuplot failed (exit %d)\n", rc);
+		return -1;
+	}
+	printf("# plot: %s\n", path);
+	return 0;
+}
+
+static int run_report(const struct layout_args *a)
+{
+	static const __u32 pages[] = { XP_PAGE_2M, XP_PAGE_4K };
+	struct xp_layout li, la, l4;
+	__u32 *bi[5] = { 0 }, *ba[5] = { 0 };
+	int rc = 1;
+
+	if (make_layout(a, XP_LAYOUT_INTERLEAVED, a->report_frames, XP_PAGE_2M, &li) ||
+	    make_layout(a, XP_LAYOUT_ALIGNED, a->report_frames, XP_PAGE_2M, &la)) {
+		fprintf(stderr, "xpile-bench layout: invalid layout options (see above)\n");
+		return 1;
+	}
+	xp_layout_report(&li, stdout);
+	xp_layout_report(&la, stdout);
+	printf("frames per MiB:");
+	for (unsigned p = 0; p < 2; p++) {
+		struct xp_layout_opts o = { .sz = sizeof(o), .frame_size = li.frame_size,
+					    .nframes = 65536, .topo = a->topo,
+					    .page_size = pages[p] };
+
+		if (xp_layout_compute(&o, &l4))
+			return 1;
+		printf(" interleaved/%s-pages=%.1f", p ? "4K" : "2M",
+		       65536.0 * (1 << 20) / l4.area_size);
+	}
+	printf(" aligned=%.1f\n", (double)(1 << 20) / la.stride);
+	for (int w = XP_SPREAD_CH64; w <= XP_SPREAD_L2; w++) {
+		bi[w] = calloc(xp_layout_spread_bins(&li, w), sizeof(__u32));
+		ba[w] = calloc(xp_layout_spread_bins(&la, w), sizeof(__u32));
+		if (!bi[w] || !ba[w])
+			goto out;
+		xp_layout_spread(&li, w, 0, bi[w]);
+		xp_layout_spread(&la, w, 0, ba[w]);
+	}
+	rc = plot(a, &li, &la, bi, ba) ? 1 : 0;
+out:
+	for (int w = 0; w < 5; w++) {
+		free(bi[w]);
+		free(ba[w]);
+	}
+	return rc;
+}
 
 int bench_layout(int argc, char **argv)
 {
-	fprintf(stderr, "xpile-bench layout: not built yet\n");
-	return 2;
+	struct layout_args a;
+
+	if (parse_args(argc, argv, &a))
+		return 2;
+	return a.report ? run_report(&a) : run_timing(&a);
 }
