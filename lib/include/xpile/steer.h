@@ -88,7 +88,7 @@ struct xp_steer_info {
 	__u32 prog_id;
 	enum xp_steer_mode mode; /* NATIVE or SKB as attached */
 	bool legacy;		 /* single program: libxdp's dispatcher unavailable */
-	char pin_path[256];
+	char pin_path[512];
 };
 int xp_steer_info_get(const struct xp_steer *s, struct xp_steer_info *out);
 

@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * Rule set compilation: rules (in priority order) become per-field class tables and a
+ * deduplicated table of class bitmaps, written into one of the two rule sets of the
+ * steer program's maps (layout in bpf/steer_abi.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "log_internal.h"
+#include "steer_internal.h"
+#include "xpile/steer.h"
+
+#define HT_SIZE (2 * XP_STEER_MAX_CLASSES)
+
+struct classes {
+	struct xp_bits *bits; /* [XP_STEER_MAX_CLASSES] */
+	__u32 n;
+	__u32 *ht; /* class + 1, 0 empty */
+};
+
+static __u64 bits_hash(const struct xp_bits *b)
+{
+	__u64 h = 0xcbf29ce484222325ULL;
+
+	for (int i = 0; i < XP_STEER_WORDS; i++)
+		h = (h ^ b->w[i]) * 0x100000001b3ULL;
+	return h ^ (h >> 29);
+}
+
+/* Class id of bitmap @b, adding it when new; -ENOSPC when the table is full. */
+static int class_of(struct classes *c, const struct xp_bits *b)
+{
+	__u32 i = bits_hash(b) & (HT_SIZE - 1);
+
+	for (;; i = (i + 1) & (HT_SIZE - 1)) {
+		__u32 e = c->ht[i];
+
+		if (!e)
+			break;
+		if (!memcmp(&c->bits[e - 1], b, sizeof(*b)))
+			return e - 1;
+	}
+	if (c->n >= XP_STEER_MAX_CLASSES)
+		return -ENOSPC;
+	c->bits[c->n] = *b;
+	c->ht[i] = c->n + 1;
+	return c->n++;
+}
+
+static void bit_set(struct xp_bits *b, __u32 i)
+{
+	b->w[i / 64] |= 1ULL << (i % 64);
+}
+
+/* Rules that do not constrain @field. */
+static void wild(const struct xp_rule *r, __u32 n, __u32 field, struct xp_bits *b)
+{
+	memset(b, 0, sizeof(*b));
+	for (__u32 i = 0; i < n; i++)
+		if (!(r[i].fields & field))
+			bit_set(b, i);
+}
+
+static bool prefix_contains(const __u8 *outer, __u32 olen, const __u8 *inner, __u32 ilen)
+{
+	if (olen > ilen)
+		return false;
+	for (__u32 i = 0; i < olen; i++)
+		if (((outer[i / 8] ^ inner[i / 8]) >> (7 - i % 8)) & 1)
+			return false;
+	return true;
+}
+
+static void prefix_mask(__u8 *a, __u32 len, __u32 bytes)
+{
+	for (__u32 i = 0; i < bytes * 8; i++)
+		if (i >= len)
+			a[i / 8] &= ~(1 << (7 - i % 8));
+}
+
+/* Deletes every key of @set from a hash or LPM map whose key has the set at @off. */
+static int purge_set(int fd, size_t ksz, size_t off, __u32 set)
+{
+	__u8 key[32], next[32], *prev = NULL;
+	__u8(*dead)[32] = malloc(XP_STEER_MAX_PREFIXES * 32);
+	__u32 ndead = 0;
+	int err;
+
+	if (!dead)
+		return -ENOMEM;
+
+	/* Collect first: deleting while walking would restart the walk. */
+	while (!(err = bpf_map_get_next_key(fd, prev, next))) {
+		if (next[off] == set && ndead < XP_STEER_MAX_PREFIXES)
+			memcpy(dead[ndead++], next, ksz);
+		memcpy(key, next, ksz);
+		prev = key;
+	}
+	if (err == -ENOENT) {
+		err = 0;
+		for (__u32 i = 0; i < ndead; i++)
+			bpf_map_delete_elem(fd, dead[i]);
+	}
+	free(dead);
+	return err;
+}
+
+struct lpm_key {
+	__u32 prefixlen;
+	__u8 set, dir;
+	__u8 addr[16];
+};
+
+static int write_prefixes(int fd, __u32 set, __u8 dir, __u32 family, const struct xp_rule *r,
+			  __u32 n, struct classes *c, __u32 *none)
+{
+	__u32 field = dir ? XP_RF_DST : XP_RF_SRC, alen = family == 4 ? 4 : 16;
+	struct {
+		__u8 addr[16];
+		__u32 len;
+	} *pfx = calloc(n + 1, sizeof(*pfx));
+	__u32 np = 0;
+	struct xp_bits b;
+	int err = 0;
+
+	if (!pfx)
+		return -ENOMEM;
+	/* The /0 entry: any address of this family gets at least the wildcard rules. */
+	pfx[np++].len = 0;
+	for (__u32 i = 0; i < n; i++) {
+		const __u8 *a = dir ? r[i].dst : r[i].src;
+		__u32 len = dir ? r[i].dst_len : r[i].src_len, j;
+
+		if (!(r[i].fields & field) || r[i].family != family)
+			continue;
+		memcpy(pfx[np].addr, a, alen);
+		prefix_mask(pfx[np].addr, len, alen);
+		pfx[np].len = len;
+		for (j = 0; j < np; j++)
+			if (pfx[j].len == len && !memcmp(pfx[j].addr, pfx[np].addr, alen))
+				break;
+		if (j == np)
+			np++;
+	}
+	wild(r, n, field, &b);
+	err = class_of(c, &b);
+	if (err < 0)
+		goto out;
+	*none = err;
+	for (__u32 p = 0; p < np; p++) {
+		struct lpm_key k = { .prefixlen = 16 + pfx[p].len, .set = set, .dir = dir };
+		__u32 cls;
+
+		wild(r, n, field, &b);
+		for (__u32 i = 0; i < n; i++) {
+			const __u8 *a = dir ? r[i].dst : r[i].src;
+			__u32 len = dir ? r[i].dst_len : r[i].src_len;
+
+			if ((r[i].fields & field) && r[i].family == family &&
+			    prefix_contains(a, len, pfx[p].addr, pfx[p].len))
+				bit_set(&b, i);
+		}
+		err = class_of(c, &b);
+		if (err < 0)
+			goto out;
+		cls = err;
+		memcpy(k.addr, pfx[p].addr, alen);
+		err = bpf_map_update_elem(fd, &k, &cls, BPF_ANY);
+		if (err)
+			goto out;
+	}
+	err = 0;
+out:
+	free(pfx);
+	return err;
+}
+
+static int write_hash(int fd, __u32 set, __u32 field, const struct xp_rule *r, __u32 n,
+		      struct classes *c, __u32 *miss)
+{
+	struct xp_bits b;
+	int err;
+
+	wild(r, n, field, &b);
+	err = class_of(c, &b);
+	if (err < 0)
+		return err;
+	*miss = err;
+	for (__u32 i = 0; i < n; i++) {
+		__u16 v = field == XP_RF_VLAN ? r[i].vlan : r[i].ethertype;
+		struct xp_u16_key k = { .set = set, .val = v };
+		__u32 cls;
+
+		if (!(r[i].fields & field))
+			continue;
+		wild(r, n, field, &b);
+		for (__u32 j = 0; j < n; j++)
+			if ((r[j].fields & field) &&
+			    (field == XP_RF_VLAN ? r[j].vlan : r[j].ethertype) == v)
+				bit_set(&b, j);
+		err = class_of(c, &b);
+		if (err < 0)
+			return err;
+		cls = err;
+		err = bpf_map_update_elem(fd, &k, &cls, BPF_ANY);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int update_array(int fd, __u32 first, const void *vals, size_t vsz, __u32 count)
+{
+	__u32 *keys, done = count;
+	int err;
+
+	if (!count)
+		return 0;
+	keys = calloc(count, sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	for (__u32 i = 0; i < count; i++)
+		keys[i] = first + i;
+	err = bpf_map_update_batch(fd, keys, vals, &done, NULL);
+	if (err == -EINVAL || err == -EOPNOTSUPP) {
+		err = 0;
+		for (__u32 i = 0; i < count && !err; i++)
+			err = bpf_map_update_elem(fd, &keys[i], (const char *)vals + i * vsz,
+						  BPF_ANY);
+	}
+	free(keys);
+	return err;
+}
+
+static int write_ports(int fd, __u32 set, bool dst, const struct xp_rule *r, __u32 n,
+		       struct classes *c, __u32 *none)
+{
+	__u32 field = dst ? XP_RF_DPORT : XP_RF_SPORT, nb = 0;
+	__u32 *bounds = malloc((2 * n + 2) * sizeof(*bounds));
+	__u16 *tab = malloc(XP_STEER_PORTS * sizeof(*tab));
+	struct xp_bits b;
+	int err;
+
+	if (!bounds || !tab) {
+		err = -ENOMEM;
+		goto out;
+	}
+	wild(r, n, field, &b);
+	err = class_of(c, &b);
+	if (err < 0)
+		goto out;
+	*none = err;
+	/* Elementary intervals: the ports between two consecutive range ends share a
+	 * bitmap, so at most 2n + 1 distinct bitmaps. */
+	bounds[nb++] = 0;
+	bounds[nb++] = XP_STEER_PORTS;
+	for (__u32 i = 0; i < n; i++) {
+		if (!(r[i].fields & field))
+			continue;
+		bounds[nb++] = dst ? r[i].dport_lo : r[i].sport_lo;
+		bounds[nb++] = (dst ? r[i].dport_hi : r[i].sport_hi) + 1u;
+	}
+	for (__u32 i = 1; i < nb; i++) /* insertion sort: n is small, run once per replace */
+		for (__u32 j = i; j > 0 && bounds[j - 1] > bounds[j]; j--) {
+			__u32 t = bounds[j];
+
+			bounds[j] = bounds[j - 1];
+			bounds[j - 1] = t;
+		}
+	for (__u32 i = 0; i + 1 < nb; i++) {
+		__u32 lo = bounds[i], hi = bounds[i + 1];
+
+		if (lo == hi)
+			continue;
+		wild(r, n, field, &b);
+		for (__u32 j = 0; j < n; j++) {
+			__u32 rlo = dst ? r[j].dport_lo : r[j].sport_lo;
+			__u32 rhi = dst ? r[j].dport_hi : r[j].sport_hi;
+
+			if ((r[j].fields & field) && rlo <= lo && hi - 1 <= rhi)
+				bit_set(&b, j);
+		}
+		err = class_of(c, &b);
+		if (err < 0)
+			goto out;
+		for (__u32 p = lo; p < hi; p++)
+			tab[p] = err;
+	}
+	err = update_array(fd, set * XP_STEER_PORTS, tab, sizeof(*tab), XP_STEER_PORTS);
+out:
+	free(bounds);
+	free(tab);
+	return err;
+}
+
+static int write_array_field(int fd, __u32 set, __u32 field, __u32 size,
+			     const struct xp_rule *r, __u32 n, struct classes *c)
+{
+	__u32 tab[XP_STEER_MAX_QUEUES + 1];
+	struct xp_bits b;
+	int err;
+
+	for (__u32 v = 0; v < size; v++) {
+		wild(r, n, field, &b);
+		for (__u32 i = 0; i < n; i++) {
+			bool m = field == XP_RF_QUEUE ? r[i].queue == v
+						      : v < 256 && r[i].l4proto == v;
+
+			if ((r[i].fields & field) && m)
+				bit_set(&b, i);
+		}
+		err = class_of(c, &b);
+		if (err < 0)
+			return err;
+		tab[v] = err;
+	}
+	return update_array(fd, set * size, tab, sizeof(tab[0]), size);
+}
+
+int xp_rules_compile(const int *fds, __u32 set, const struct xp_rule *rules, __u32 n,
+		     const struct xp_action *dflt, const struct xp_action *perr)
+{
+	struct xp_set_cfg sc = { .nrules = n, .nwords = (n + 63) / 64 };
+	struct classes c = { 0 };
+	struct xp_bits all = { 0 };
+	int err;
+
+	if (n > XP_STEER_MAX_RULES)
+		return -E2BIG;
+	c.bits = calloc(XP_STEER_MAX_CLASSES, sizeof(*c.bits));
+	c.ht = calloc(HT_SIZE, sizeof(*c.ht));
+	if (!c.bits || !c.ht) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (__u32 i = 0; i < n; i++) {
+		bit_set(&all, i);
+		sc.used |= rules[i].fields;
+	}
+	class_of(&c, &all); /* class 0: fields no rule uses */
+	sc.dflt = *dflt;
+	sc.parse_err = *perr;
+
+	err = purge_set(fds[XP_M_VLAN], sizeof(struct xp_u16_key), 0, set);
+	err = err ?: purge_set(fds[XP_M_ETH], sizeof(struct xp_u16_key), 0, set);
+	err = err ?: purge_set(fds[XP_M_LPM4], sizeof(struct xp_lpm4_key), 4, set);
+	err = err ?: purge_set(fds[XP_M_LPM6], sizeof(struct xp_lpm6_key), 4, set);
+	if (err)
+		goto out;
+	if (sc.used & XP_RF_QUEUE)
+		err = write_array_field(fds[XP_M_QUEUE], set, XP_RF_QUEUE,
+					XP_STEER_MAX_QUEUES + 1, rules, n, &c);
+	if (!err && (sc.used & XP_RF_L4PROTO))
+		err = write_array_field(fds[XP_M_L4], set, XP_RF_L4PROTO, XP_STEER_L4_NONE + 1,
+					rules, n, &c);
+	if (!err && (sc.used & XP_RF_VLAN))
+		err = write_hash(fds[XP_M_VLAN], set, XP_RF_VLAN, rules, n, &c, &sc.vlan_miss);
+	if (!err && (sc.used & XP_RF_ETHTYPE))
+		err = write_hash(fds[XP_M_ETH], set, XP_RF_ETHTYPE, rules, n, &c, &sc.eth_miss);
+	for (__u8 dir = 0; dir < 2 && !err; dir++) {
+		__u32 *none = dir ? &sc.dst_none : &sc.src_none;
+
+		if (!(sc.used & (dir ? XP_RF_DST : XP_RF_SRC)))
+			continue;
+		err = write_prefixes(fds[XP_M_LPM4], set, dir, 4, rules, n, &c, none);
+		err = err ?: write_prefixes(fds[XP_M_LPM6], set, dir, 6, rules, n, &c, none);
+	}
+	if (!err && (sc.used & XP_RF_SPORT))
+		err = write_ports(fds[XP_M_SPORT], set, false, rules, n, &c, &sc.sport_none);
+	if (!err && (sc.used & XP_RF_DPORT))
+		err = write_ports(fds[XP_M_DPORT], set, true, rules, n, &c, &sc.dport_none);
+	if (err) {
+		if (err == -ENOSPC)
+			xp_err("rule set needs more than %d distinct field classes; split it\n",
+			       XP_STEER_MAX_CLASSES);
+		goto out;
+	}
+	err = update_array(fds[XP_M_BITS], set * XP_STEER_MAX_CLASSES, c.bits, sizeof(*c.bits),
+			   c.n);
+	if (!err && n)
+		err = update_array(fds[XP_M_RULES], set * XP_STEER_MAX_RULES, rules,
+				   sizeof(*rules), n);
+	if (!err)
+		err = bpf_map_update_elem(fds[XP_M_SETCFG], &set, &sc, BPF_ANY);
+	if (err)
+		xp_err("writing rule set %u failed: %s\n", set, strerror(-err));
+out:
+	free(c.bits);
+	free(c.ht);
+	return err;
+}

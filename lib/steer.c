@@ -1,0 +1,780 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * Opening, attaching, pinning and finding the steer program; XSKMAP slots; atomic rule
+ * replacement. The pin directory is the rendezvous point: whoever loads pins the
+ * program and every map there, and anyone else (loader subcommands, the engine,
+ * possibly in other `ip netns exec` invocations) opens the pins.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/if_link.h>
+#include <linux/membarrier.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+
+#include "log_internal.h"
+#include "steer_internal.h"
+#include "xpile/steer.h"
+
+#define PROG_PIN "xp_steer"
+
+const char *const xp_steer_map_names[XP_M_NR] = {
+	[XP_M_CFG] = "xp_cfg",		 [XP_M_SETCFG] = "xp_setcfg",
+	[XP_M_QUEUE] = "xp_queue",	 [XP_M_VLAN] = "xp_vlan",
+	[XP_M_ETH] = "xp_eth",		 [XP_M_LPM4] = "xp_lpm4",
+	[XP_M_LPM6] = "xp_lpm6",	 [XP_M_L4] = "xp_l4",
+	[XP_M_SPORT] = "xp_sport",	 [XP_M_DPORT] = "xp_dport",
+	[XP_M_BITS] = "xp_bits",	 [XP_M_RULES] = "xp_rules",
+	[XP_M_RULE_CNT] = "xp_rule_cnt", [XP_M_ACT_CNT] = "xp_act_cnt",
+	[XP_M_ERR_CNT] = "xp_err_cnt",	 [XP_M_XSKS] = "xp_xsks",
+};
+
+struct xp_steer {
+	char ifname[IF_NAMESIZE];
+	int ifindex;
+	char pin[PATH_MAX];
+	char root[PATH_MAX];
+	struct xdp_program *prog; /* set when we loaded it */
+	int prog_fd;
+	__u32 prog_id;
+	int fds[XP_M_NR];
+	enum xp_steer_mode mode;
+	bool legacy;
+	int ncpu;
+};
+
+static void grace_period(void)
+{
+	/* MEMBARRIER_CMD_GLOBAL runs synchronize_rcu(): every XDP program invocation
+	 * that could have read the old active set has finished when it returns. */
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) < 0) {
+		xp_dbg("membarrier: %s; falling back to a 100 ms wait\n", strerror(errno));
+		usleep(100000);
+	}
+}
+
+static void pin_path(const struct xp_steer *s, const char *name, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s", s->pin, name);
+}
+
+static void unpin_all(struct xp_steer *s)
+{
+	char p[PATH_MAX + 32], stop[PATH_MAX + 8];
+
+	for (int i = 0; i < XP_M_NR; i++) {
+		pin_path(s, xp_steer_map_names[i], p, sizeof(p));
+		unlink(p);
+	}
+	pin_path(s, PROG_PIN, p, sizeof(p));
+	unlink(p);
+	snprintf(stop, sizeof(stop), "%s", s->root);
+	xp_rmdir_up(s->pin, stop);
+}
+
+static void close_fds(struct xp_steer *s)
+{
+	for (int i = 0; i < XP_M_NR; i++)
+		if (s->fds[i] >= 0 && !s->prog) /* libxdp owns the fds of what it loaded */
+			close(s->fds[i]);
+	if (s->prog_fd >= 0 && !s->prog)
+		close(s->prog_fd);
+	for (int i = 0; i < XP_M_NR; i++)
+		s->fds[i] = -1;
+	s->prog_fd = -1;
+}
+
+static __u32 fd_prog_id(int fd)
+{
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+/* Whether program @id runs on @ifindex, alone or inside libxdp's dispatcher. */
+static bool runs_on(int ifindex, __u32 id, bool *legacy)
+{
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
+	struct xdp_program *p;
+	bool found = false;
+
+	if (libxdp_get_error(mp) || !mp)
+		return false;
+	if (legacy)
+		*legacy = xdp_multiprog__is_legacy(mp);
+	p = xdp_multiprog__main_prog(mp);
+	if (p && xdp_program__id(p) == id)
+		found = true;
+	for (p = NULL; !found && (p = xdp_multiprog__next_prog(p, mp));)
+		found = xdp_program__id(p) == id;
+	xdp_multiprog__close(mp);
+	return found;
+}
+
+static int open_pins(struct xp_steer *s)
+{
+	char p[PATH_MAX + 32];
+
+	pin_path(s, PROG_PIN, p, sizeof(p));
+	s->prog_fd = bpf_obj_get(p);
+	if (s->prog_fd < 0)
+		return -errno;
+	s->prog_id = fd_prog_id(s->prog_fd);
+	for (int i = 0; i < XP_M_NR; i++) {
+		pin_path(s, xp_steer_map_names[i], p, sizeof(p));
+		s->fds[i] = bpf_obj_get(p);
+		if (s->fds[i] < 0) {
+			int err = -errno;
+
+			xp_err("%s: pin %s missing (%s); reload: xpile-loader unload %s; "
+			       "xpile-loader load %s\n",
+			       s->ifname, p, strerror(-err), s->ifname, s->ifname);
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int read_cfg(struct xp_steer *s, struct xp_cfg *c)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(s->fds[XP_M_CFG], &zero, c) ? -errno : 0;
+}
+
+static int write_cfg(struct xp_steer *s, const struct xp_cfg *c)
+{
+	__u32 zero = 0;
+
+	return bpf_map_update_elem(s->fds[XP_M_CFG], &zero, c, BPF_ANY) ? -errno : 0;
+}
+
+static int open_existing(struct xp_steer *s)
+{
+	struct xp_cfg c;
+	int err = open_pins(s);
+
+	if (err == -ENOENT) {
+		xp_err("%s: xpile steer program not loaded (nothing pinned at %s); run: "
+		       "xpile-loader load %s\n",
+		       s->ifname, s->pin, s->ifname);
+		return err;
+	}
+	if (err)
+		return err;
+	err = read_cfg(s, &c);
+	if (err)
+		return err;
+	if (c.ifindex != (__u32)s->ifindex || !runs_on(s->ifindex, s->prog_id, &s->legacy)) {
+		xp_err("%s: pins at %s are stale (program not attached to this interface); "
+		       "run: xpile-loader unload %s; xpile-loader load %s\n",
+		       s->ifname, s->pin, s->ifname, s->ifname);
+		return -ESTALE;
+	}
+	s->mode = c.mode;
+	return 0;
+}
+
+static int detach_foreign(struct xp_steer *s)
+{
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(s->ifindex);
+	int err;
+
+	if (libxdp_get_error(mp) || !mp)
+		return 0;
+	err = xdp_multiprog__detach(mp);
+	xdp_multiprog__close(mp);
+	if (err)
+		xp_err("%s: cannot detach the XDP program in place: %s\n", s->ifname,
+		       strerror(-err));
+	return err;
+}
+
+static int attach(struct xp_steer *s, const struct xp_steer_opts *o)
+{
+	enum xdp_attach_mode m = o->mode == XP_STEER_MODE_SKB ? XDP_MODE_SKB : XDP_MODE_NATIVE;
+	char obj[PATH_MAX];
+	int err;
+
+	if (o->bpf_obj)
+		snprintf(obj, sizeof(obj), "%s", o->bpf_obj);
+	else if ((err = xp_bpf_obj_path("steer.o", obj, sizeof(obj))))
+		return err;
+	s->prog = xdp_program__open_file(obj, NULL, NULL);
+	err = libxdp_get_error(s->prog);
+	if (err) {
+		s->prog = NULL;
+		xp_err("cannot open BPF object %s: %s\n", obj, strerror(-err));
+		return err;
+	}
+	/* libbpf applies the xdp.frags flag only at load time; tell libxdp up front so a
+	 * dispatcher, where there is one, is built frags-capable too. */
+	xdp_program__set_xdp_frags_support(s->prog, true);
+	err = xdp_program__attach(s->prog, s->ifindex, m, 0);
+	if (err && o->mode == XP_STEER_MODE_AUTO) {
+		xp_info("%s: native XDP failed (%s), using generic (skb) mode\n", s->ifname,
+			strerror(-err));
+		m = XDP_MODE_SKB;
+		err = xdp_program__attach(s->prog, s->ifindex, m, 0);
+	}
+	if (err) {
+		if (err == -EPERM)
+			xp_err("%s: attaching XDP needs CAP_NET_ADMIN and CAP_BPF; run as root\n",
+			       s->ifname);
+		else if (m == XDP_MODE_NATIVE)
+			xp_err("%s: native XDP attach failed (%s); the driver may lack native "
+			       "XDP: use --mode skb\n",
+			       s->ifname, strerror(-err));
+		else
+			xp_err("%s: XDP attach failed: %s\n", s->ifname, strerror(-err));
+		xdp_program__close(s->prog);
+		s->prog = NULL;
+		return err;
+	}
+	s->mode = m == XDP_MODE_SKB ? XP_STEER_MODE_SKB : XP_STEER_MODE_NATIVE;
+	s->prog_fd = xdp_program__fd(s->prog);
+	s->prog_id = xdp_program__id(s->prog);
+	runs_on(s->ifindex, s->prog_id, &s->legacy);
+	return 0;
+}
+
+static int detach(struct xp_steer *s)
+{
+	struct xdp_program *p = s->prog;
+	int err;
+
+	if (!p) {
+		p = xdp_program__from_id(s->prog_id);
+		if (libxdp_get_error(p))
+			return libxdp_get_error(p);
+	}
+	err = xdp_program__detach(p, s->ifindex,
+				  s->mode == XP_STEER_MODE_SKB ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
+	if (p != s->prog)
+		xdp_program__close(p);
+	return err;
+}
+
+static int pin_all(struct xp_steer *s)
+{
+	struct bpf_object *obj = xdp_program__bpf_obj(s->prog);
+	char p[PATH_MAX + 32];
+	int err = xp_mkdir_p(s->pin);
+
+	if (err) {
+		xp_err("cannot create pin directory %s: %s\n", s->pin, strerror(-err));
+		return err;
+	}
+	for (int i = 0; i < XP_M_NR; i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(obj, xp_steer_map_names[i]);
+
+		if (!m) {
+			xp_err("BPF object lacks map %s: rebuild it\n", xp_steer_map_names[i]);
+			return -ENOENT;
+		}
+		s->fds[i] = bpf_map__fd(m);
+		pin_path(s, xp_steer_map_names[i], p, sizeof(p));
+		if (bpf_obj_pin(s->fds[i], p))
+			goto fail;
+	}
+	pin_path(s, PROG_PIN, p, sizeof(p));
+	if (!bpf_obj_pin(s->prog_fd, p))
+		return 0;
+fail:
+	err = -errno;
+	xp_err("cannot pin %s: %s\n", p, strerror(-err));
+	return err;
+}
+
+static int ns_inode(__u64 *ino)
+{
+	struct stat st;
+
+	if (stat("/proc/self/ns/net", &st))
+		return -errno;
+	*ino = st.st_ino;
+	return 0;
+}
+
+static int load(struct xp_steer *s, const struct xp_steer_opts *o)
+{
+	struct xp_action dflt = { .kind = XP_ACT_XSK }, perr = { .kind = XP_ACT_PASS };
+	struct bpf_xdp_query_opts q = { .sz = sizeof(q) };
+	struct xp_cfg c = { 0 };
+	int err;
+
+	/* Pins of ours that still run here mean someone else owns this interface's steer. */
+	if (!open_pins(s)) {
+		if (runs_on(s->ifindex, s->prog_id, NULL)) {
+			xp_err("%s: xpile steer already loaded (program id %u, pins at %s); "
+			       "unload it first, or open it with attach_existing\n",
+			       s->ifname, s->prog_id, s->pin);
+			close_fds(s);
+			return -EEXIST;
+		}
+		xp_info("%s: removing stale pins at %s\n", s->ifname, s->pin);
+	}
+	close_fds(s);
+	unpin_all(s);
+
+	if (!bpf_xdp_query(s->ifindex, 0, &q) && q.attach_mode != XDP_ATTACHED_NONE) {
+		if (!o->force) {
+			xp_err("%s: another XDP program (id %u) is attached and is not ours; "
+			       "remove it (xdp-loader unload %s --all) or use --force\n",
+			       s->ifname, q.prog_id ?: q.drv_prog_id ?: q.skb_prog_id, s->ifname);
+			return -EBUSY;
+		}
+		err = detach_foreign(s);
+		if (err)
+			return err;
+	}
+	/* libxdp keeps its own pins in a bpffs; point it at the host's one when `ip netns
+	 * exec` hid /sys/fs/bpf. */
+	if (strcmp(s->root, "/sys/fs/bpf"))
+		setenv("LIBXDP_BPFFS", s->root, 0);
+	err = attach(s, o);
+	if (err)
+		return err;
+	err = pin_all(s);
+	if (err)
+		goto fail;
+	c.ifindex = s->ifindex;
+	c.mode = s->mode;
+	c.flags = s->legacy ? XP_CFG_F_LEGACY : 0;
+	c.next_id = 1;
+	err = ns_inode(&c.netns_ino);
+	err = err ?: write_cfg(s, &c);
+	if (o->default_action)
+		dflt = *o->default_action;
+	err = err ?: xp_steer_default_set(s, &dflt, &perr);
+	if (!err)
+		return 0;
+fail:
+	detach(s);
+	unpin_all(s);
+	return err;
+}
+
+int xp_steer_open(const struct xp_steer_opts *o, struct xp_steer **out)
+{
+	struct xp_steer *s;
+	char key[64];
+	int err;
+
+	if (!o || o->sz < offsetof(struct xp_steer_opts, default_action) || !o->ifname || !out)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	for (int i = 0; i < XP_M_NR; i++)
+		s->fds[i] = -1;
+	s->prog_fd = -1;
+	s->ncpu = libbpf_num_possible_cpus();
+	snprintf(s->ifname, sizeof(s->ifname), "%s", o->ifname);
+	s->ifindex = if_nametoindex(o->ifname);
+	if (!s->ifindex) {
+		xp_err("interface %s not found in this network namespace; check `ip link` (or "
+		       "run inside the right one: ip netns exec NS ...)\n",
+		       o->ifname);
+		err = -ENODEV;
+		goto fail;
+	}
+	if (o->pin_path) {
+		snprintf(s->pin, sizeof(s->pin), "%s", o->pin_path);
+		snprintf(s->root, sizeof(s->root), "%s", o->pin_path);
+		/* only the leaf is ours to remove */
+		char *sl = strrchr(s->root, '/');
+		if (sl)
+			*sl = 0;
+	} else {
+		err = xp_bpffs_root(s->root, sizeof(s->root), !o->attach_existing);
+		err = err ?: xp_netns_key(key, sizeof(key));
+		if (err)
+			goto fail;
+		if (snprintf(s->pin, sizeof(s->pin), "%s/xpile/%s%s", s->root, key, s->ifname) >=
+		    (int)sizeof(s->pin)) {
+			err = -ENAMETOOLONG;
+			goto fail;
+		}
+	}
+	err = o->attach_existing ? open_existing(s) : load(s, o);
+	if (err)
+		goto fail;
+	*out = s;
+	return 0;
+fail:
+	close_fds(s);
+	free(s);
+	return err;
+}
+
+void xp_steer_close(struct xp_steer *s, bool detach_too)
+{
+	if (!s)
+		return;
+	if (detach_too) {
+		int err = detach(s);
+
+		if (err)
+			xp_warn("%s: detach failed: %s\n", s->ifname, strerror(-err));
+		unpin_all(s);
+	}
+	close_fds(s);
+	if (s->prog)
+		xdp_program__close(s->prog);
+	free(s);
+}
+
+static int xsk_update(struct xp_steer *s, __u32 key, int fd)
+{
+	int err = fd >= 0 ? bpf_map_update_elem(s->fds[XP_M_XSKS], &key, &fd, BPF_ANY)
+			  : bpf_map_delete_elem(s->fds[XP_M_XSKS], &key);
+
+	if (err && !(fd < 0 && errno == ENOENT)) {
+		err = -errno;
+		xp_err("%s: XSKMAP update of entry %u failed: %s\n", s->ifname, key,
+		       strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+int xp_steer_xsk_set(struct xp_steer *s, __u32 queue, int xsk_fd)
+{
+	if (queue >= XP_STEER_MAX_QUEUES || xsk_fd < 0)
+		return -EINVAL;
+	return xsk_update(s, queue, xsk_fd);
+}
+
+int xp_steer_xsk_clear(struct xp_steer *s, __u32 queue)
+{
+	if (queue >= XP_STEER_MAX_QUEUES)
+		return -EINVAL;
+	return xsk_update(s, queue, -1);
+}
+
+int xp_steer_slot_set(struct xp_steer *s, __u32 slot, int xsk_fd)
+{
+	if (slot >= XP_STEER_XSK_SLOTS || xsk_fd < 0)
+		return -EINVAL;
+	return xsk_update(s, XP_STEER_MAX_QUEUES + slot, xsk_fd);
+}
+
+int xp_steer_slot_clear(struct xp_steer *s, __u32 slot)
+{
+	if (slot >= XP_STEER_XSK_SLOTS)
+		return -EINVAL;
+	return xsk_update(s, XP_STEER_MAX_QUEUES + slot, -1);
+}
+
+int xp_steer_xskmap_fd(const struct xp_steer *s)
+{
+	return s->fds[XP_M_XSKS];
+}
+
+/* Serializes rule-set writers across processes; the pin directory is the one object
+ * every user of this interface's steer shares. */
+static int lock_rules(struct xp_steer *s)
+{
+	int fd = open(s->pin, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+static int percpu_sum(struct xp_steer *s, int fd, __u32 key, size_t vsz, void *sum)
+{
+	size_t stride = (vsz + 7) & ~7UL;
+	__u8 *buf = calloc(s->ncpu, stride);
+	int err;
+
+	if (!buf)
+		return -ENOMEM;
+	memset(sum, 0, vsz);
+	err = bpf_map_lookup_elem(fd, &key, buf) ? -errno : 0;
+	for (int c = 0; !err && c < s->ncpu; c++)
+		for (size_t w = 0; w < vsz / 8; w++)
+			((__u64 *)sum)[w] += ((__u64 *)(buf + c * stride))[w];
+	free(buf);
+	return err;
+}
+
+/* Per-CPU counters of the rules that survive a replace move with them. */
+static int move_counters(struct xp_steer *s, __u32 oldset, const struct xp_rule *old,
+			 __u32 nold, __u32 newset, const struct xp_rule *rules, __u32 n)
+{
+	size_t sz = s->ncpu * sizeof(struct xp_counter);
+	void *buf = malloc(sz), *zero = calloc(1, sz);
+	int err = 0;
+
+	if (!buf || !zero) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (__u32 i = 0; i < n && !err; i++) {
+		__u32 dst = newset * XP_STEER_MAX_RULES + i;
+		const void *val = zero;
+
+		for (__u32 j = 0; j < nold; j++) {
+			__u32 src = oldset * XP_STEER_MAX_RULES + j;
+
+			if (old[j].id == rules[i].id &&
+			    !bpf_map_lookup_elem(s->fds[XP_M_RULE_CNT], &src, buf)) {
+				val = buf;
+				break;
+			}
+		}
+		if (bpf_map_update_elem(s->fds[XP_M_RULE_CNT], &dst, val, BPF_ANY))
+			err = -errno;
+	}
+out:
+	free(buf);
+	free(zero);
+	return err;
+}
+
+static int get_set(struct xp_steer *s, __u32 set, struct xp_rule *rules, __u32 max, __u32 *n,
+		   struct xp_set_cfg *sc)
+{
+	if (bpf_map_lookup_elem(s->fds[XP_M_SETCFG], &set, sc))
+		return -errno;
+	*n = sc->nrules < max ? sc->nrules : max;
+	for (__u32 i = 0; i < *n; i++) {
+		__u32 k = set * XP_STEER_MAX_RULES + i;
+
+		if (bpf_map_lookup_elem(s->fds[XP_M_RULES], &k, &rules[i]))
+			return -errno;
+	}
+	return 0;
+}
+
+/* The one writer path: sort, number, compile into the idle set, flip, wait. */
+static int replace_locked(struct xp_steer *s, const struct xp_rule *in, __u32 n,
+			  const struct xp_action *dflt, const struct xp_action *perr)
+{
+	struct xp_rule *rules = NULL, *old = NULL;
+	struct xp_set_cfg osc;
+	__u32 cur, next, nold;
+	struct xp_cfg c;
+	char why[160];
+	int err;
+
+	if (n > XP_STEER_MAX_RULES) {
+		xp_err("%u rules: at most %d fit\n", n, XP_STEER_MAX_RULES);
+		return -E2BIG;
+	}
+	rules = calloc(n + 1, sizeof(*rules));
+	old = calloc(XP_STEER_MAX_RULES, sizeof(*old));
+	if (!rules || !old) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = read_cfg(s, &c);
+	if (err)
+		goto out;
+	cur = c.active & 1;
+	next = !cur;
+	err = get_set(s, cur, old, XP_STEER_MAX_RULES, &nold, &osc);
+	if (err)
+		goto out;
+	if (c.next_id == 0)
+		c.next_id = 1;
+	/* Stable insertion by priority: equal priorities keep their order. */
+	for (__u32 i = 0; i < n; i++) {
+		struct xp_rule r = in[i];
+		__u32 j;
+
+		err = xp_rule_check(&r, why, sizeof(why));
+		if (err) {
+			xp_err("rule %u: %s\n", i + 1, why);
+			goto out;
+		}
+		if (!r.id)
+			r.id = c.next_id++;
+		for (j = i; j > 0 && rules[j - 1].prio > r.prio; j--)
+			rules[j] = rules[j - 1];
+		rules[j] = r;
+	}
+	/* Nothing may still be reading the idle set (a writer that died mid-way). */
+	grace_period();
+	err = xp_rules_compile(s->fds, next, rules, n, dflt ?: &osc.dflt, perr ?: &osc.parse_err);
+	err = err ?: move_counters(s, cur, old, nold, next, rules, n);
+	if (err)
+		goto out;
+	c.active = next;
+	err = write_cfg(s, &c);
+	if (!err)
+		grace_period();
+out:
+	free(rules);
+	free(old);
+	return err;
+}
+
+int xp_steer_rules_replace(struct xp_steer *s, const struct xp_rule *rules, __u32 n)
+{
+	int lk = lock_rules(s), err;
+
+	if (lk < 0)
+		return lk;
+	err = replace_locked(s, rules, n, NULL, NULL);
+	close(lk);
+	return err;
+}
+
+int xp_steer_default_set(struct xp_steer *s, const struct xp_action *dflt,
+			 const struct xp_action *parse_err)
+{
+	struct xp_rule *rules = calloc(XP_STEER_MAX_RULES, sizeof(*rules));
+	int lk, err;
+	__u32 n;
+
+	if (!rules)
+		return -ENOMEM;
+	lk = lock_rules(s);
+	if (lk < 0) {
+		free(rules);
+		return lk;
+	}
+	err = xp_steer_rules_get(s, rules, NULL, XP_STEER_MAX_RULES, &n);
+	err = err ?: replace_locked(s, rules, n, dflt, parse_err);
+	close(lk);
+	free(rules);
+	return err;
+}
+
+int xp_steer_default_get(struct xp_steer *s, struct xp_action *dflt, struct xp_action *perr)
+{
+	struct xp_set_cfg sc;
+	struct xp_cfg c;
+	__u32 set;
+	int err = read_cfg(s, &c);
+
+	if (err)
+		return err;
+	set = c.active & 1;
+	if (bpf_map_lookup_elem(s->fds[XP_M_SETCFG], &set, &sc))
+		return -errno;
+	if (dflt)
+		*dflt = sc.dflt;
+	if (perr)
+		*perr = sc.parse_err;
+	return 0;
+}
+
+int xp_steer_rules_get(struct xp_steer *s, struct xp_rule *rules, struct xp_counter *counters,
+		       __u32 max, __u32 *n)
+{
+	struct xp_set_cfg sc;
+	struct xp_cfg c;
+	__u32 set;
+	int err = read_cfg(s, &c);
+
+	if (err)
+		return err;
+	set = c.active & 1;
+	err = get_set(s, set, rules, max, n, &sc);
+	for (__u32 i = 0; !err && counters && i < *n; i++)
+		err = percpu_sum(s, s->fds[XP_M_RULE_CNT], set * XP_STEER_MAX_RULES + i,
+				 sizeof(counters[i]), &counters[i]);
+	return err;
+}
+
+static int edit_rules(struct xp_steer *s, const struct xp_rule *add, __u32 del, __u32 *id)
+{
+	struct xp_rule *rules = calloc(XP_STEER_MAX_RULES + 1, sizeof(*rules));
+	__u32 n, m = 0;
+	struct xp_cfg c;
+	int lk, err;
+
+	if (!rules)
+		return -ENOMEM;
+	lk = lock_rules(s);
+	if (lk < 0) {
+		free(rules);
+		return lk;
+	}
+	err = xp_steer_rules_get(s, rules, NULL, XP_STEER_MAX_RULES, &n);
+	if (err)
+		goto out;
+	if (add) {
+		err = read_cfg(s, &c);
+		if (err)
+			goto out;
+		rules[n] = *add;
+		rules[n].id = 0; /* the only one without: replace_locked numbers it next_id */
+		if (id)
+			*id = rules[n].id;
+		err = replace_locked(s, rules, n + 1, NULL, NULL);
+		goto out;
+	}
+	for (__u32 i = 0; i < n; i++)
+		if (rules[i].id != del)
+			rules[m++] = rules[i];
+	if (m == n) {
+		xp_err("%s: no rule with id %u; see: xpile-loader rule list %s\n", s->ifname, del,
+		       s->ifname);
+		err = -ENOENT;
+		goto out;
+	}
+	err = replace_locked(s, rules, m, NULL, NULL);
+out:
+	close(lk);
+	free(rules);
+	return err;
+}
+
+int xp_steer_rule_add(struct xp_steer *s, const struct xp_rule *r, __u32 *id)
+{
+	return edit_rules(s, r, 0, id);
+}
+
+int xp_steer_rule_del(struct xp_steer *s, __u32 id)
+{
+	return edit_rules(s, NULL, id, NULL);
+}
+
+int xp_steer_stats_read(struct xp_steer *s, struct xp_steer_stats *out)
+{
+	int err = 0;
+
+	for (__u32 i = 0; !err && i < XP_CNT_MAX; i++)
+		err = percpu_sum(s, s->fds[XP_M_ACT_CNT], i, sizeof(out->verdict[i]),
+				 &out->verdict[i]);
+	for (__u32 i = 0; !err && i < XP_PERR_MAX; i++)
+		err = percpu_sum(s, s->fds[XP_M_ERR_CNT], i, sizeof(out->parse_err[i]),
+				 &out->parse_err[i]);
+	return err;
+}
+
+int xp_steer_info_get(const struct xp_steer *s, struct xp_steer_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	snprintf(out->ifname, sizeof(out->ifname), "%s", s->ifname);
+	out->ifindex = s->ifindex;
+	out->prog_id = s->prog_id;
+	out->mode = s->mode;
+	out->legacy = s->legacy;
+	if (snprintf(out->pin_path, sizeof(out->pin_path), "%s", s->pin) >=
+	    (int)sizeof(out->pin_path))
+		return -ENAMETOOLONG;
+	return 0;
+}

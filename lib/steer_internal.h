@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Shared between lib/steer.c, lib/rules.c, lib/bpffs.c, lib/wire.c; not installed. */
+#ifndef XPILE_STEER_INTERNAL_H
+#define XPILE_STEER_INTERNAL_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+
+#include "steer_abi.h"
+
+int xp_mkdir_p(const char *path);
+void xp_rmdir_up(const char *path, const char *stop);
+
+/* Map fds of one rule-set home, in the order of xp_steer_map_names. */
+enum xp_steer_map {
+	XP_M_CFG,
+	XP_M_SETCFG,
+	XP_M_QUEUE,
+	XP_M_VLAN,
+	XP_M_ETH,
+	XP_M_LPM4,
+	XP_M_LPM6,
+	XP_M_L4,
+	XP_M_SPORT,
+	XP_M_DPORT,
+	XP_M_BITS,
+	XP_M_RULES,
+	XP_M_RULE_CNT,
+	XP_M_ACT_CNT,
+	XP_M_ERR_CNT,
+	XP_M_XSKS,
+	XP_M_NR,
+};
+extern const char *const xp_steer_map_names[XP_M_NR];
+
+/* Writes @rules (sorted, n <= XP_STEER_MAX_RULES) into rule set @set. */
+int xp_rules_compile(const int *fds, __u32 set, const struct xp_rule *rules, __u32 n,
+		     const struct xp_action *dflt, const struct xp_action *perr);
+int xp_rule_check(const struct xp_rule *r, char *err, size_t errlen);
+
+#endif
