@@ -1,0 +1,611 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * Set-up, the main thread's loop (signals, stats, audits) and tear-down.
+ *
+ * Order matters at both ends: sockets are registered in the XSKMAP only once their
+ * fill rings hold frames, and removed from it before the workers drain, so no packet
+ * is steered to a socket that cannot take it (the program falls back to PASS).
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "engine.h"
+
+static int fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("xpile: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return -1;
+}
+
+static int port_info(struct eng_port *p, __u32 *mtu)
+{
+	struct ifreq ifr = {};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", p->ifname);
+	if (!ioctl(fd, SIOCGIFHWADDR, &ifr))
+		memcpy(p->mac, ifr.ifr_hwaddr.sa_data, 6);
+	*mtu = 1500;
+	if (!ioctl(fd, SIOCGIFMTU, &ifr))
+		*mtu = (__u32)ifr.ifr_mtu;
+	close(fd);
+	return 0;
+}
+
+static __u64 handle_of(void *ctx, __u64 addr)
+{
+	return xp_layout_handle(ctx, addr);
+}
+
+static int check_ports(struct engine *e, bool *need_sg)
+{
+	struct eng_config *c = &e->cfg;
+	__u32 i, j, mtu = 1500, room;
+
+	if (c->nports < c->mode->nports_min || c->nports > c->mode->nports_max)
+		return fail("mode %s takes %u..%u --iface, %u given; e.g. fwd needs exactly two",
+			    c->mode->name, c->mode->nports_min, c->mode->nports_max, c->nports);
+	room = c->frame_size - c->headroom - XP_XDP_HEADROOM;
+	for (i = 0; i < c->nports; i++) {
+		struct eng_port *p = &e->ports[i];
+		int nq;
+
+		memcpy(p->ifname, c->ports[i].ifname, sizeof(p->ifname));
+		p->nqueues = c->ports[i].nqueues;
+		memcpy(p->queues, c->ports[i].queues, sizeof(p->queues));
+		p->ifindex = (int)if_nametoindex(p->ifname);
+		if (!p->ifindex)
+			return fail("interface %s not found; check `ip link` (and the namespace xpile runs in)",
+				    p->ifname);
+		for (j = 0; j < i; j++)
+			if (!strcmp(e->ports[j].ifname, p->ifname))
+				return fail("interface %s given twice; list its queues once (--iface %s:0,1)",
+					    p->ifname, p->ifname);
+		nq = xp_ifname_rx_queues(p->ifname);
+		for (j = 0; j < p->nqueues; j++)
+			if (nq > 0 && p->queues[j] >= (__u32)nq)
+				return fail("%s has %d queue(s), queue %u is out of range; use %s:0..%d or add queues (ethtool -L %s combined N)",
+					    p->ifname, nq, p->queues[j], p->ifname, nq - 1, p->ifname);
+		port_info(p, &mtu);
+		if (mtu + 14 > room && c->mode->needs_rx) {
+			if (c->multi_buffer_set && !c->multi_buffer)
+				return fail("%s has MTU %u but a frame holds %u bytes; drop --no-multi-buffer or lower the MTU",
+					    p->ifname, mtu, room);
+			*need_sg = true;
+		}
+	}
+	if (c->nports == 2 && c->mode == &eng_mode_fwd &&
+	    (e->ports[0].nqueues != e->ports[1].nqueues ||
+	     memcmp(e->ports[0].queues, e->ports[1].queues, e->ports[0].nqueues * sizeof(__u32))))
+		return fail("fwd pairs queue N of one port with queue N of the other: give both --iface the same queues");
+	return 0;
+}
+
+/* Queue -> core: the loader's wiring plan when there is one, else --cores in turn. */
+static int assign_workers(struct engine *e)
+{
+	struct eng_config *c = &e->cfg;
+	struct xp_wire_plan plan = {};
+	bool have_plan = xp_wire_plan_read(e->ports[0].ifname, &plan) == 0 && plan.n;
+	__u32 i, j, k;
+
+	for (i = 0; i < c->nports; i++) {
+		for (j = 0; j < e->ports[i].nqueues; j++) {
+			__u32 queue = e->ports[i].queues[j];
+			int core = c->cores[j % c->ncores];
+			struct eng_worker *w = NULL;
+			struct eng_q *q;
+
+			if (have_plan)
+				for (k = 0; k < plan.n; k++)
+					if (plan.map[k].queue == queue)
+						core = (int)plan.map[k].core;
+			for (k = 0; k < e->nworkers; k++)
+				if (e->workers[k].core == core)
+					w = &e->workers[k];
+			if (!w) {
+				if (e->nworkers == ENG_MAX_WORKERS)
+					return fail("too many cores (max %d)", ENG_MAX_WORKERS);
+				w = &e->workers[e->nworkers];
+				w->id = e->nworkers++;
+				w->core = core;
+				w->e = e;
+			}
+			if (w->nq == ENG_MAX_QUEUES || e->nq == ENG_MAX_PORTS * ENG_MAX_QUEUES)
+				return fail("too many queues on core %d", core);
+			q = &e->qs[e->nq++];
+			q->port = &e->ports[i];
+			q->queue = queue;
+			q->w = w;
+			w->q[w->nq++] = q;
+		}
+	}
+	if (have_plan && c->verbose)
+		fprintf(stderr, "xpile: queue->core plan from `xpile-loader wire` (%u entries)\n",
+			plan.n);
+	return 0;
+}
+
+static int setup_memory(struct engine *e)
+{
+	struct eng_config *c = &e->cfg;
+	struct xp_layout_opts lo = { .sz = sizeof(lo) };
+	struct xp_mem_opts mo = { .sz = sizeof(mo), .numa_node = -1 };
+	__u32 page = XP_PAGE_4K;
+	int err;
+
+	lo.frame_size = c->frame_size;
+	lo.headroom = c->headroom;
+	lo.nframes = c->frames;
+	lo.kind = c->layout;
+	if (c->hugepages != XP_HUGE_NEVER) {
+		lo.page_size = XP_PAGE_2M;
+		if (xp_layout_compute(&lo, &e->layout))
+			return fail("bad layout (--frame-size %u --headroom %u --frames %u): see the message above",
+				    c->frame_size, c->headroom, c->frames);
+		if (c->hugepages == XP_HUGE_REQUIRE ||
+		    xp_hugepages_free() >= (long)(e->layout.area_size / XP_PAGE_2M))
+			page = XP_PAGE_2M;
+	}
+	lo.page_size = page;
+	if (xp_layout_compute(&lo, &e->layout))
+		return fail("bad layout (--frame-size %u --headroom %u --frames %u): see the message above",
+			    c->frame_size, c->headroom, c->frames);
+	mo.size = e->layout.area_size;
+	mo.hugepages = page == XP_PAGE_2M ? XP_HUGE_REQUIRE : XP_HUGE_NEVER;
+	if (xp_numa_node_of_ifname(e->ports[0].ifname, &mo.numa_node) == 0 && mo.numa_node >= 0)
+		mo.bind_node = true;
+	err = xp_mem_alloc(&mo, &e->mem);
+	if (err) {
+		if (c->hugepages == XP_HUGE_REQUIRE)
+			return fail("no hugepages: %llu MiB of 2 MiB pages needed; reserve them (sysctl vm.nr_hugepages=%llu) or use --hugepages auto",
+				    (unsigned long long)(e->layout.area_size >> 20),
+				    (unsigned long long)(e->layout.area_size / XP_PAGE_2M + 1));
+		return fail("cannot allocate %llu bytes of UMEM: %s", (unsigned long long)mo.size,
+			    strerror(-err));
+	}
+	e->mem_ok = true;
+	e->unaligned = e->layout.umem_flags & XDP_UMEM_UNALIGNED_CHUNK_FLAG;
+	return 0;
+}
+
+static int setup_frames(struct engine *e)
+{
+	struct eng_config *c = &e->cfg;
+	struct xp_pool_opts po = { .sz = sizeof(po) };
+	struct xp_ledger_opts lo = { .sz = sizeof(lo) };
+	struct xp_umem_opts uo = { .sz = sizeof(uo) };
+	__u32 n = e->layout.nframes, i;
+	int err;
+
+	e->handles = calloc(n, sizeof(__u64));
+	if (!e->handles)
+		return fail("out of memory");
+	err = xp_layout_fill_order(&e->layout, e->nworkers, 0, e->handles);
+	if (err)
+		return fail("fill order failed: %s", strerror(-err));
+	po.backend = c->pool_backend;
+	po.flags = c->ledger_debug ? XP_POOL_F_DEBUG : 0;
+	po.umem_size = e->layout.area_size;
+	po.max_caches = e->nworkers;
+	if (xp_pool_create(e->handles, n, &po, &e->pool))
+		return fail("cannot create the frame pool: see the message above");
+	lo.handles = e->handles;
+	lo.nframes = n;
+	lo.max_accts = e->nworkers + 1;
+	lo.debug = c->ledger_debug;
+	lo.handle_of = handle_of;
+	lo.ctx = &e->layout;
+	if (xp_ledger_create(&lo, &e->ledger))
+		return fail("cannot create the frame ledger: see the message above");
+	for (i = 0; i < e->nworkers; i++) {
+		struct eng_worker *w = &e->workers[i];
+
+		if (xp_cache_create(e->pool, c->cache, &w->cache) ||
+		    xp_ledger_acct_new(e->ledger, &w->acct))
+			return fail("cannot create the cache of core %d", w->core);
+	}
+	uo.area = e->mem.base;
+	uo.size = e->layout.area_size;
+	uo.chunk_size = e->layout.chunk_size;
+	uo.headroom = e->layout.headroom;
+	uo.flags = e->layout.umem_flags;
+	if (xp_umem_create(&uo, &e->umem))
+		return -1; /* logged by the library */
+	return 0;
+}
+
+static int setup_steer(struct engine *e)
+{
+	struct eng_config *c = &e->cfg;
+	__u32 i;
+
+	if (!c->mode->needs_rx)
+		return 0;
+	for (i = 0; i < c->nports; i++) {
+		struct xp_steer_opts so = { .sz = sizeof(so) };
+
+		so.ifname = e->ports[i].ifname;
+		so.mode = c->xdp_mode;
+		so.pin_path = c->pin_path;
+		so.attach_existing = c->attach_existing;
+		so.force = c->force;
+		if (xp_steer_open(&so, &e->ports[i].steer))
+			return -1; /* the library named cause and fix */
+	}
+	return 0;
+}
+
+static int setup_sockets(struct engine *e, bool sg)
+{
+	struct eng_config *c = &e->cfg;
+	__u32 i, j;
+
+	for (i = 0; i < e->nworkers; i++) {
+		for (j = 0; j < e->workers[i].nq; j++) {
+			struct eng_q *q = e->workers[i].q[j];
+			struct xp_xsk_opts xo = { .sz = sizeof(xo) };
+
+			xo.ifname = q->port->ifname;
+			xo.queue = q->queue;
+			xo.rx_size = c->rx_ring;
+			xo.tx_size = c->tx_ring;
+			xo.fill_size = c->fill_ring;
+			xo.comp_size = c->comp_ring;
+			xo.mode = c->xsk_mode;
+			xo.no_need_wakeup = c->no_need_wakeup;
+			xo.multi_buffer = sg;
+			xo.busy_poll = c->busy_poll;
+			xo.busy_poll_budget = c->busy_budget;
+			if (xp_xsk_create(e->umem, &xo, &q->xsk))
+				return -1; /* logged by the library */
+			if (!c->quiet && !c->json)
+				fprintf(stderr, "xpile: %s:%u on core %d: %s mode%s%s%s\n",
+					q->port->ifname, q->queue, q->w->core,
+					q->xsk->zerocopy ? "zero-copy" : "copy",
+					q->xsk->need_wakeup ? ", need_wakeup" : "",
+					sg ? ", multi-buffer" : "", c->busy_poll ? ", busy-poll" : "");
+		}
+	}
+	if (c->mode == &eng_mode_fwd) {
+		for (i = 0; i < e->nq; i++)
+			for (j = 0; j < e->nq; j++)
+				if (e->qs[i].port != e->qs[j].port && e->qs[i].queue == e->qs[j].queue)
+					e->qs[i].peer = &e->qs[j];
+	}
+	if (c->mode == &eng_mode_txonly) {
+		for (i = 0; i < e->nq; i++) {
+			__u64 k = c->count;
+
+			e->qs[i].tx_budget = k ? k / e->nq + (i < k % e->nq) : ~0ull;
+		}
+		if (eng_txonly_prepare(e))
+			return -1;
+	}
+	return 0;
+}
+
+int eng_setup(struct engine *e)
+{
+	struct eng_config *c = &e->cfg;
+	bool sg = false;
+
+	if (check_ports(e, &sg) || assign_workers(e))
+		return -1;
+	if (sg && !c->multi_buffer && !c->quiet && !c->json)
+		fprintf(stderr, "xpile: MTU exceeds a frame: multi-buffer (XDP_USE_SG) on\n");
+	sg = sg || c->multi_buffer;
+	if (!c->frames) {
+		__u32 per_q = c->mode->needs_rx ? c->fill_ring + c->tx_ring : c->tx_ring;
+
+		c->frames = e->nq * per_q + e->nworkers * (c->cache + c->batch);
+	}
+	if (setup_memory(e) || setup_frames(e) || setup_steer(e) || setup_sockets(e, sg))
+		return -1;
+	return 0;
+}
+
+/* ---- audits ---- */
+
+static void ring_split(struct engine *e, FILE *f)
+{
+	__u64 fill = 0, kern = 0, rxr = 0, txr = 0, txk = 0;
+	__u32 i;
+
+	for (i = 0; i < e->nq; i++) {
+		struct xp_xsk *x = e->qs[i].xsk;
+		__u32 fp = *x->fill.producer, fc = *x->fill.consumer;
+		__u32 rp = *x->rx.producer, rc = *x->rx.consumer;
+		__u32 tp = *x->tx.producer, tc = *x->tx.consumer;
+
+		fill += fp - fc;
+		rxr += rp - rc;
+		kern += (__u32)(e->qs[i].c.fill_posted - (fp - fc)) - rp;
+		txr += tp - tc;
+		txk += e->qs[i].tx_inflight - (tp - tc);
+	}
+	fprintf(f, "ledger: fill = %llu in fill rings + %llu in the kernel + %llu in RX rings; tx = %llu in TX rings + %llu in the kernel or completion rings\n",
+		(unsigned long long)fill, (unsigned long long)kern, (unsigned long long)rxr,
+		(unsigned long long)txr, (unsigned long long)txk);
+}
+
+static int audit_quiescent(struct engine *e, const char *when)
+{
+	struct xp_ledger_report r;
+	__s64 obs[XP_PLACE_MAX] = { -1, -1, -1, -1 };
+	FILE *f = e->cfg.json ? stdout : stderr;
+	int err;
+
+	obs[XP_PLACE_FREE] = (__s64)xp_pool_avail(e->pool) + xp_pool_cached(e->pool);
+	obs[XP_PLACE_APP] = 0; /* workers hold nothing between loop turns */
+	err = xp_ledger_audit(e->ledger, obs, &r);
+	if (!err && e->cfg.ledger_debug && xp_pool_audit(e->pool))
+		err = -EUCLEAN;
+	if (e->cfg.json) {
+		printf("{\"type\":\"ledger\",\"when\":\"%s\",\"ok\":%s,\"frames\":%u,\"free\":%lld,"
+		       "\"fill\":%lld,\"app\":%lld,\"tx\":%lld,\"bad_transitions\":%llu%s%s%s}\n",
+		       when, err ? "false" : "true", r.nframes, (long long)r.place[XP_PLACE_FREE],
+		       (long long)r.place[XP_PLACE_FILL], (long long)r.place[XP_PLACE_APP],
+		       (long long)r.place[XP_PLACE_TX], (unsigned long long)r.bad_transitions,
+		       err ? ",\"why\":\"" : "", err ? r.why : "", err ? "\"" : "");
+		fflush(stdout);
+	} else {
+		fprintf(f, "%s: ", when);
+		xp_ledger_report_print(&r, f);
+		if (e->cfg.verbose && e->nq && e->qs[0].xsk)
+			ring_split(e, f);
+	}
+	return err;
+}
+
+/* Parks every running worker between loop turns, audits, lets them go. */
+static int audit_now(struct engine *e)
+{
+	__u64 deadline = eng_now_ns() + 1000000000ull;
+	int err;
+
+	__atomic_store_n(&e->parked, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->paused, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&e->pause_gen, 1, __ATOMIC_ACQ_REL);
+	while (__atomic_load_n(&e->parked, __ATOMIC_ACQUIRE) +
+		       __atomic_load_n(&e->finished, __ATOMIC_ACQUIRE) < e->nworkers) {
+		if (eng_now_ns() > deadline) {
+			__atomic_store_n(&e->paused, 0, __ATOMIC_RELEASE);
+			fprintf(stderr, "xpile: audit skipped: workers did not pause within 1 s\n");
+			return 0;
+		}
+		usleep(50);
+	}
+	err = audit_quiescent(e, "audit");
+	__atomic_store_n(&e->paused, 0, __ATOMIC_RELEASE);
+	return err;
+}
+
+/*
+ * After the sockets closed, the kernel holds nothing: every frame not in the pool was
+ * in a fill, RX, TX or completion ring (or a driver). Find them, prove the count is the
+ * ledger's, and put every frame back into the pile.
+ */
+static int reclaim(struct engine *e)
+{
+	__u32 n = e->layout.nframes, avail, i, missing = 0, dups = 0, foreign = 0;
+	struct xp_ledger_acct *a;
+	__u64 *buf = calloc(n, sizeof(__u64));
+	__u8 *seen = calloc(n, 1);
+	struct xp_ledger_report r;
+	__s64 held, obs[XP_PLACE_MAX] = { -1, -1, 0, 0 };
+	int err = 0;
+
+	if (!buf || !seen || xp_ledger_acct_new(e->ledger, &a)) {
+		free(buf);
+		free(seen);
+		return fail("out of memory for the final audit");
+	}
+	avail = xp_pool_avail(e->pool);
+	if (xp_pool_get(e->pool, buf, avail)) {
+		err = fail("ledger: cannot take the %u free frames out of the pile", avail);
+		goto out;
+	}
+	for (i = 0; i < avail; i++) {
+		__u32 idx;
+
+		if (xp_layout_frame_index(&e->layout, buf[i], &idx) ||
+		    xp_layout_frame(&e->layout, idx) != buf[i])
+			foreign++;
+		else if (seen[idx]++)
+			dups++;
+	}
+	xp_ledger_audit(e->ledger, NULL, &r);
+	held = r.place[XP_PLACE_FILL] + r.place[XP_PLACE_TX];
+	for (i = 0; i < n; i++) {
+		if (seen[i])
+			continue;
+		if (avail + missing < n)
+			buf[avail + missing] = xp_layout_frame(&e->layout, i);
+		missing++;
+	}
+	if (foreign || dups || avail + missing != n || held != missing) {
+		fprintf(stderr, "ledger: FAILED: %u frames in the pile (%u foreign, %u twice), %u missing, ledger expected %lld in rings\n",
+			avail, foreign, dups, missing, (long long)held);
+		err = -EUCLEAN;
+	}
+	/* The rings are gone: their frames are free again. */
+	if (e->cfg.ledger_debug) {
+		__u32 k = xp_ledger_frames_in(e->ledger, XP_PLACE_FILL, e->handles, n);
+
+		xp_ledger_move(a, XP_PLACE_FILL, XP_PLACE_FREE, e->handles, k);
+		k = xp_ledger_frames_in(e->ledger, XP_PLACE_TX, e->handles, n);
+		xp_ledger_move(a, XP_PLACE_TX, XP_PLACE_FREE, e->handles, k);
+	} else {
+		a->n[XP_PLACE_FREE] += r.place[XP_PLACE_FILL] + r.place[XP_PLACE_TX];
+		a->n[XP_PLACE_FILL] -= r.place[XP_PLACE_FILL];
+		a->n[XP_PLACE_TX] -= r.place[XP_PLACE_TX];
+	}
+	if (!dups && !foreign && avail + missing == n && xp_pool_put(e->pool, buf, n))
+		err = fail("ledger: the pile refused the frames back");
+	obs[XP_PLACE_FREE] = xp_pool_avail(e->pool);
+	obs[XP_PLACE_FILL] = 0;
+	if (xp_ledger_audit(e->ledger, obs, &r) || xp_pool_avail(e->pool) != n)
+		err = -EUCLEAN;
+	if (e->cfg.json)
+		printf("{\"type\":\"ledger\",\"when\":\"exit\",\"ok\":%s,\"frames\":%u,\"returned\":%u,"
+		       "\"held_by_kernel\":%u,\"bad_transitions\":%llu}\n",
+		       err ? "false" : "true", n, xp_pool_avail(e->pool), missing,
+		       (unsigned long long)r.bad_transitions);
+	else
+		fprintf(stderr, "exit: ledger: %s: all %u frames back in the pile (%u were in kernel rings)%s%s\n",
+			err ? "FAILED" : "ok", n, missing, err && !r.ok ? ": " : "", err && !r.ok ? r.why : "");
+out:
+	free(buf);
+	free(seen);
+	return err;
+}
+
+/* ---- the main loop ---- */
+
+static void xskmap_set(struct engine *e, bool on)
+{
+	__u32 i;
+
+	for (i = 0; i < e->nq; i++) {
+		struct eng_q *q = &e->qs[i];
+
+		if (!q->port->steer || !q->xsk)
+			continue;
+		if (on)
+			xp_steer_xsk_set(q->port->steer, q->queue, q->xsk->fd);
+		else
+			xp_steer_xsk_clear(q->port->steer, q->queue);
+	}
+}
+
+int eng_run(struct engine *e)
+{
+	struct eng_config *c = &e->cfg;
+	sigset_t set;
+	__u64 end_ns = 0, deadline;
+	int status = 0, audit_err = 0;
+	__u32 i;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL); /* workers inherit the mask */
+
+	for (i = 0; i < e->nworkers; i++) {
+		if (pthread_create(&e->workers[i].thread, NULL, eng_worker_main, &e->workers[i])) {
+			fail("cannot start the worker of core %d", e->workers[i].core);
+			e->stop = 1;
+			status = 1;
+			break;
+		}
+		e->workers[i].started = true;
+	}
+	/* Register a socket only once its fill ring holds frames. */
+	deadline = eng_now_ns() + 1000000000ull;
+	for (i = 0; !status && c->mode->needs_rx && i < e->nq; i++)
+		while (!__atomic_load_n(&e->qs[i].c.fill_posted, __ATOMIC_RELAXED) &&
+		       eng_now_ns() < deadline)
+			usleep(100);
+	if (!status)
+		xskmap_set(e, true);
+	e->start_ns = e->last_tick_ns = eng_now_ns();
+	if (c->duration > 0)
+		end_ns = e->start_ns + (__u64)(c->duration * 1e9);
+
+	while (!status) {
+		__u64 now = eng_now_ns(), next = e->last_tick_ns + (__u64)(c->interval * 1e9);
+		struct timespec ts;
+		siginfo_t si;
+		int sig;
+
+		if (end_ns && next > end_ns)
+			next = end_ns;
+		if (next <= now)
+			next = now + 1;
+		/* Wake every 50 ms at most, to notice a txonly worker that finished. */
+		if (next - now > 50000000ull)
+			next = now + 50000000ull;
+		ts.tv_sec = (next - now) / 1000000000ull;
+		ts.tv_nsec = (next - now) % 1000000000ull;
+		sig = sigtimedwait(&set, &si, &ts);
+		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP)
+			break;
+		if (sig == SIGUSR1)
+			audit_err |= audit_now(e);
+		now = eng_now_ns();
+		if (now >= e->last_tick_ns + (__u64)(c->interval * 1e9)) {
+			eng_stats_tick(e, false);
+			if (c->audit_each_interval)
+				audit_err |= audit_now(e);
+		}
+		if (end_ns && now >= end_ns)
+			break;
+		if (__atomic_load_n(&e->finished, __ATOMIC_ACQUIRE) == e->nworkers)
+			break;
+	}
+
+	/* Packets go back to the kernel first, then the workers drain. */
+	xskmap_set(e, false);
+	__atomic_store_n(&e->stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < e->nworkers; i++)
+		if (e->workers[i].started)
+			pthread_join(e->workers[i].thread, NULL);
+	if (e->nq && e->qs[e->nq - 1].xsk)
+		eng_stats_tick(e, true);
+	eng_stats_allocator(e);
+	audit_err |= audit_quiescent(e, "exit");
+	if (c->verbose)
+		ring_split(e, stderr);
+	for (i = 0; i < e->nq; i++) {
+		xp_xsk_destroy(e->qs[i].xsk);
+		e->qs[i].xsk = NULL;
+	}
+	for (i = 0; i < e->nworkers; i++) {
+		xp_cache_destroy(e->workers[i].cache);
+		e->workers[i].cache = NULL;
+	}
+	audit_err |= reclaim(e);
+	if (e->cfg.json)
+		fflush(stdout);
+	return status ? status : audit_err ? 3 : 0;
+}
+
+void eng_teardown(struct engine *e)
+{
+	__u32 i;
+
+	for (i = 0; i < e->nq; i++)
+		xp_xsk_destroy(e->qs[i].xsk);
+	for (i = 0; i < e->cfg.nports; i++)
+		if (e->ports[i].steer)
+			xp_steer_close(e->ports[i].steer, !e->cfg.attach_existing);
+	for (i = 0; i < e->nworkers; i++)
+		if (e->workers[i].cache)
+			xp_cache_destroy(e->workers[i].cache);
+	if (e->umem && xp_umem_destroy(e->umem))
+		fprintf(stderr, "xpile: UMEM still in use at exit\n");
+	xp_ledger_destroy(e->ledger);
+	xp_pool_destroy(e->pool);
+	free(e->handles);
+	if (e->mem_ok)
+		xp_mem_free(&e->mem);
+}

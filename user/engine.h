@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The engine's internal structures, shared by main.c (CLI), engine.c (set-up and
+ * tear-down), worker.c (the per-core loop), stats.c and the modes.
+ *
+ * Ownership: a struct eng_q (one AF_XDP socket = one interface queue) belongs to exactly
+ * one worker, which alone touches its four rings, its counters' writes and its cache.
+ * The main thread only reads counters (relaxed, 64-bit aligned) and, while every worker
+ * is parked (audit pause) or gone, the rings' indices.
+ */
+#ifndef XPILE_ENGINE_H
+#define XPILE_ENGINE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+#include "xpile/ledger.h"
+#include "xpile/pile.h"
+#include "xpile/steer.h"
+#include "xpile/umem.h"
+#include "xpile/xsk.h"
+
+#define ENG_MAX_PORTS 8
+#define ENG_MAX_QUEUES 64
+#define ENG_MAX_WORKERS 64
+#define ENG_MAX_BATCH 256
+
+struct eng_q;
+struct engine;
+
+/* Per-socket counters: written by the owning worker only. */
+struct eng_counters {
+	__u64 rx_packets, rx_bytes, tx_packets, tx_bytes;
+	__u64 tx_dropped;   /* no room in the TX ring */
+	__u64 bad_descs;    /* descriptors from the kernel outside the UMEM or oversized */
+	__u64 fill_starved; /* fill ring had room the pile could not fill */
+	__u64 tx_kicks, rx_wakeups;
+	__u64 fill_posted, tx_posted, completed; /* ring traffic, for the audit split */
+};
+
+struct eng_q {
+	struct xp_xsk *xsk;
+	struct eng_port *port;
+	struct eng_worker *w;
+	__u32 queue;
+	struct eng_q *peer;  /* fwd: where what arrives here leaves */
+	__u32 tx_inflight;   /* posted to TX, not completed (frames) */
+	__u64 tx_budget;     /* txonly: packets left to send (~0 = unlimited) */
+	__u16 flow;          /* txonly: next flow */
+	struct eng_counters c;
+	struct eng_counters shown; /* main thread: counters at the last stats line */
+};
+
+struct eng_port {
+	char ifname[16];
+	int ifindex;
+	__u32 nqueues;
+	__u32 queues[ENG_MAX_QUEUES];
+	unsigned char mac[6];
+	struct xp_steer *steer;
+};
+
+struct eng_worker {
+	struct engine *e;
+	int core;
+	__u32 id;
+	pthread_t thread;
+	bool started;
+	struct eng_q *q[ENG_MAX_QUEUES];
+	__u32 nq;
+	struct xp_cache *cache;
+	struct xp_ledger_acct *acct;
+	__u64 next_tx_ns;    /* txonly rate limit */
+	__u32 parked_gen;    /* last audit generation this worker parked for */
+	bool done;           /* txonly: sent its share and got every completion back */
+	__u64 scratch[ENG_MAX_BATCH];
+	struct xdp_desc descs[ENG_MAX_BATCH];
+};
+
+struct eng_mode {
+	const char *name;
+	bool needs_rx;     /* attach the steer program and register sockets */
+	__u32 nports_min, nports_max;
+	/* Per-socket work for one loop turn: returns packets handled (0 = idle). */
+	__u32 (*poll)(struct eng_worker *w, struct eng_q *q);
+};
+
+extern const struct eng_mode eng_mode_rxdrop, eng_mode_txonly, eng_mode_l2fwd, eng_mode_fwd;
+
+struct eng_config {
+	const struct eng_mode *mode;
+	struct {
+		char ifname[16];
+		__u32 nqueues;
+		__u32 queues[ENG_MAX_QUEUES];
+	} ports[ENG_MAX_PORTS];
+	__u32 nports;
+	int cores[ENG_MAX_WORKERS];
+	__u32 ncores;
+	double duration, interval;
+	bool json, quiet, verbose;
+	enum xp_xsk_mode xsk_mode;
+	enum xp_steer_mode xdp_mode;
+	enum xp_layout_kind layout;
+	enum xp_hugepages hugepages;
+	__u32 frame_size, headroom, frames, rx_ring, tx_ring, fill_ring, comp_ring, batch, cache;
+	bool no_need_wakeup, busy_poll, multi_buffer, multi_buffer_set, attach_existing, force;
+	__u32 busy_budget;
+	const char *pin_path;
+	bool ledger_debug, audit_each_interval;
+	bool spin;         /* never sleep in poll() when idle */
+	enum xp_pool_backend pool_backend;
+	/* txonly */
+	__u32 pkt_size, flows;
+	__u64 count, rate;
+	unsigned char dst_mac[6], src_mac[6];
+	bool dst_mac_set, src_mac_set;
+	__u32 src_ip, dst_ip; /* network order */
+	__u16 src_port, dst_port;
+};
+
+struct engine {
+	struct eng_config cfg;
+	struct eng_port ports[ENG_MAX_PORTS];
+	struct eng_q qs[ENG_MAX_PORTS * ENG_MAX_QUEUES];
+	__u32 nq;
+	struct eng_worker workers[ENG_MAX_WORKERS];
+	__u32 nworkers;
+	struct xp_mem mem;
+	bool mem_ok;
+	struct xp_layout layout;
+	bool unaligned;
+	__u64 *handles;
+	struct xp_pool *pool;
+	struct xp_umem *umem;
+	struct xp_ledger *ledger;
+	__u8 tx_template[10240];
+	__u32 tx_len;
+	/* Control, written by the main thread. */
+	volatile int stop;      /* 1: stop receiving, drain; workers exit when drained */
+	volatile __u32 pause_gen; /* audit request generation; workers park while paused */
+	volatile int paused;
+	volatile __u32 parked;  /* workers parked for the current generation */
+	volatile __u32 finished; /* workers that returned */
+	__u64 start_ns;
+	__u64 last_tick_ns;
+};
+
+/* engine.c */
+int eng_setup(struct engine *e);
+int eng_run(struct engine *e);  /* returns the process exit status */
+void eng_teardown(struct engine *e);
+__u64 eng_now_ns(void);
+/* worker.c */
+void *eng_worker_main(void *arg);
+__u32 eng_refill(struct eng_worker *w, struct eng_q *q);
+__u32 eng_complete(struct eng_worker *w, struct eng_q *q);
+__u32 eng_rx(struct eng_worker *w, struct eng_q *q, struct xdp_desc *out, __u32 max);
+__u32 eng_tx(struct eng_worker *w, struct eng_q *q, const struct xdp_desc *d, __u32 n);
+void eng_free_descs(struct eng_worker *w, const struct xdp_desc *d, __u32 n);
+void eng_kick(struct eng_q *q);
+static inline void *eng_data(struct engine *e, __u64 addr)
+{
+	return xp_layout_ptr(&e->layout, e->mem.base, addr);
+}
+/* stats.c */
+void eng_stats_tick(struct engine *e, bool final);
+void eng_stats_allocator(struct engine *e);
+/* modes/txonly.c */
+int eng_txonly_prepare(struct engine *e);
+
+#endif /* XPILE_ENGINE_H */

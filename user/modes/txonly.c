@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * txonly: a UDP/IPv4 generator. Exactly --count packets (split over the sockets),
+ * at most --rate packets per second, over --flows UDP source ports.
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../engine.h"
+
+#define ETH_HLEN_ 14
+#define IP_HLEN_ 20
+#define UDP_HLEN_ 8
+#define FCS_LEN 4
+
+static __u16 ip_csum(const __u8 *p, __u32 len)
+{
+	__u32 sum = 0, i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		sum += (__u32)p[i] << 8 | p[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (__u16)~sum;
+}
+
+int eng_txonly_prepare(struct engine *e)
+{
+	struct eng_config *c = &e->cfg;
+	__u8 *p = e->tx_template, *ip, *udp;
+	__u32 len, room = e->layout.chunk_size - e->layout.data_off, i;
+	__u16 v;
+
+	if (c->pkt_size < 64 || c->pkt_size - FCS_LEN > room) {
+		fprintf(stderr, "xpile: --pkt-size %u out of range: 64..%u with --frame-size %u (raise --frame-size for bigger packets)\n",
+			c->pkt_size, room + FCS_LEN, e->layout.chunk_size);
+		return -1;
+	}
+	len = c->pkt_size - FCS_LEN; /* the NIC appends the FCS */
+	e->tx_len = len;
+	memset(p, 0, len);
+	memcpy(p, c->dst_mac, 6);
+	memcpy(p + 6, c->src_mac_set ? c->src_mac : e->ports[0].mac, 6);
+	p[12] = 0x08;
+	p[13] = 0x00;
+	ip = p + ETH_HLEN_;
+	ip[0] = 0x45;
+	v = htons(len - ETH_HLEN_);
+	memcpy(ip + 2, &v, 2);
+	ip[8] = 64;
+	ip[9] = 17; /* UDP */
+	memcpy(ip + 12, &c->src_ip, 4);
+	memcpy(ip + 16, &c->dst_ip, 4);
+	v = htons(ip_csum(ip, IP_HLEN_));
+	memcpy(ip + 10, &v, 2);
+	udp = ip + IP_HLEN_;
+	v = htons(c->src_port);
+	memcpy(udp, &v, 2);
+	v = htons(c->dst_port);
+	memcpy(udp + 2, &v, 2);
+	v = htons(len - ETH_HLEN_ - IP_HLEN_);
+	memcpy(udp + 4, &v, 2);
+	/* UDP checksum 0: none (legal over IPv4), so flows differ by port alone. */
+	for (i = ETH_HLEN_ + IP_HLEN_ + UDP_HLEN_; i < len; i++)
+		p[i] = (__u8)i;
+	return 0;
+}
+
+static void check_done(struct eng_worker *w)
+{
+	__u32 i;
+
+	if (!w->e->cfg.count)
+		return;
+	for (i = 0; i < w->nq; i++)
+		if (w->q[i]->tx_budget || w->q[i]->tx_inflight)
+			return;
+	w->done = true;
+}
+
+static __u32 txonly_poll(struct eng_worker *w, struct eng_q *q)
+{
+	struct engine *e = w->e;
+	const struct eng_config *c = &e->cfg;
+	__u32 n = c->batch, i, off = e->layout.data_off;
+	__u64 now = 0;
+
+	if (!q->tx_budget || e->stop) {
+		check_done(w);
+		return 0;
+	}
+	if (n > q->tx_budget)
+		n = (__u32)q->tx_budget;
+	if (c->rate) {
+		__u64 rate_w = c->rate / e->nworkers ? c->rate / e->nworkers : 1;
+
+		now = eng_now_ns();
+		if (now < w->next_tx_ns)
+			return 0;
+		/* Small bursts at low rates: a millisecond's worth at most. */
+		if (n > rate_w / 1000 + 1)
+			n = (__u32)(rate_w / 1000 + 1);
+		if (w->next_tx_ns + 1000000 < now)
+			w->next_tx_ns = now;
+		w->next_tx_ns += n * 1000000000ull / rate_w;
+	}
+	n = xp_ring_prod_free(&q->xsk->tx, n) < n ? xp_ring_prod_free(&q->xsk->tx, n) : n;
+	while (n && xp_cache_get(w->cache, w->scratch, n))
+		n /= 2;
+	if (!n) {
+		q->c.fill_starved++;
+		return 0;
+	}
+	xp_ledger_move(w->acct, XP_PLACE_FREE, XP_PLACE_APP, w->scratch, n);
+	for (i = 0; i < n; i++) {
+		struct xdp_desc *d = &w->descs[i];
+		__u8 *p;
+		__u16 sport = htons((__u16)(c->src_port + q->flow));
+
+		d->addr = xp_layout_tx_addr(&e->layout, w->scratch[i], off);
+		d->len = e->tx_len;
+		d->options = 0;
+		p = eng_data(e, d->addr);
+		memcpy(p, e->tx_template, e->tx_len);
+		memcpy(p + ETH_HLEN_ + IP_HLEN_, &sport, 2);
+		if (++q->flow >= c->flows)
+			q->flow = 0;
+	}
+	n = eng_tx(w, q, w->descs, n);
+	q->tx_budget -= n;
+	return n;
+}
+
+const struct eng_mode eng_mode_txonly = {
+	.name = "txonly",
+	.needs_rx = false,
+	.nports_min = 1,
+	.nports_max = ENG_MAX_PORTS,
+	.poll = txonly_poll,
+};

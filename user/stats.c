@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * Stats: a live line per socket every --interval and a summary at exit, as text or
+ * (--json) one JSON object per line per port/queue. Runs on the main thread and only
+ * reads the workers' counters (aligned 64-bit loads; a line may mix two batches).
+ */
+#include <stdio.h>
+
+#include "engine.h"
+
+static void snap(const struct eng_q *q, struct eng_counters *out)
+{
+	const __u64 *src = (const __u64 *)&q->c;
+	__u64 *dst = (__u64 *)out;
+	size_t i;
+
+	for (i = 0; i < sizeof(*out) / sizeof(__u64); i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+
+static void line_json(struct engine *e, struct eng_q *q, const struct eng_counters *c,
+		      double dt, double t, bool final)
+{
+	struct xp_xsk_stats ks = {};
+	const struct eng_counters *p = &q->shown;
+
+	xp_xsk_stats(q->xsk, &ks);
+	printf("{\"type\":\"%s\",\"time\":%.3f,\"port\":\"%s\",\"queue\":%u,\"mode\":\"%s\","
+	       "\"zerocopy\":%s,\"rx_packets\":%llu,\"tx_packets\":%llu,\"rx_bytes\":%llu,"
+	       "\"tx_bytes\":%llu,\"rx_pps\":%.0f,\"tx_pps\":%.0f,\"rx_bps\":%.0f,\"tx_bps\":%.0f,"
+	       "\"tx_dropped\":%llu,\"bad_descs\":%llu,\"fill_starved\":%llu,\"tx_kicks\":%llu,"
+	       "\"rx_dropped\":%llu,\"rx_invalid_descs\":%llu,\"tx_invalid_descs\":%llu,"
+	       "\"rx_ring_full\":%llu,\"rx_fill_ring_empty_descs\":%llu,"
+	       "\"tx_ring_empty_descs\":%llu}\n",
+	       final ? "summary" : "interval", t, q->port->ifname, q->queue, e->cfg.mode->name,
+	       q->xsk->zerocopy ? "true" : "false", (unsigned long long)c->rx_packets,
+	       (unsigned long long)c->tx_packets, (unsigned long long)c->rx_bytes,
+	       (unsigned long long)c->tx_bytes,
+	       final ? c->rx_packets / (t > 0 ? t : 1) : (c->rx_packets - p->rx_packets) / dt,
+	       final ? c->tx_packets / (t > 0 ? t : 1) : (c->tx_packets - p->tx_packets) / dt,
+	       final ? c->rx_bytes * 8 / (t > 0 ? t : 1) : (c->rx_bytes - p->rx_bytes) * 8 / dt,
+	       final ? c->tx_bytes * 8 / (t > 0 ? t : 1) : (c->tx_bytes - p->tx_bytes) * 8 / dt,
+	       (unsigned long long)c->tx_dropped, (unsigned long long)c->bad_descs,
+	       (unsigned long long)c->fill_starved, (unsigned long long)c->tx_kicks,
+	       (unsigned long long)ks.rx_dropped, (unsigned long long)ks.rx_invalid_descs,
+	       (unsigned long long)ks.tx_invalid_descs, (unsigned long long)ks.rx_ring_full,
+	       (unsigned long long)ks.rx_fill_ring_empty_descs,
+	       (unsigned long long)ks.tx_ring_empty_descs);
+}
+
+static void line_text(struct engine *e, struct eng_q *q, const struct eng_counters *c,
+		      double dt, double t, bool final)
+{
+	struct xp_xsk_stats ks = {};
+	const struct eng_counters *p = &q->shown;
+	double div = final ? (t > 0 ? t : 1) : dt;
+	const struct eng_counters *base = final ? &(struct eng_counters){} : p;
+
+	xp_xsk_stats(q->xsk, &ks);
+	fprintf(stderr,
+		"%s%7.1fs %s:%u rx %10.0f pps %8.1f Mbps  tx %10.0f pps %8.1f Mbps  total rx %llu tx %llu  drop tx %llu krx %llu  ring_full %llu fill_empty %llu bad %llu\n",
+		final ? "summary " : "", t, q->port->ifname, q->queue,
+		(c->rx_packets - base->rx_packets) / div,
+		(c->rx_bytes - base->rx_bytes) * 8 / div / 1e6,
+		(c->tx_packets - base->tx_packets) / div,
+		(c->tx_bytes - base->tx_bytes) * 8 / div / 1e6, (unsigned long long)c->rx_packets,
+		(unsigned long long)c->tx_packets, (unsigned long long)c->tx_dropped,
+		(unsigned long long)ks.rx_dropped, (unsigned long long)ks.rx_ring_full,
+		(unsigned long long)ks.rx_fill_ring_empty_descs, (unsigned long long)c->bad_descs);
+}
+
+void eng_stats_tick(struct engine *e, bool final)
+{
+	__u64 now = eng_now_ns();
+	double dt = (now - e->last_tick_ns) / 1e9, t = (now - e->start_ns) / 1e9;
+	struct eng_counters c;
+	__u32 i;
+
+	if (dt <= 0)
+		dt = 1e-9;
+	for (i = 0; i < e->nq; i++) {
+		struct eng_q *q = &e->qs[i];
+
+		snap(q, &c);
+		if (e->cfg.json)
+			line_json(e, q, &c, dt, t, final);
+		else if (!e->cfg.quiet || final)
+			line_text(e, q, &c, dt, t, final);
+		q->shown = c;
+	}
+	if (e->cfg.json)
+		fflush(stdout);
+	e->last_tick_ns = now;
+}
+
+/* Allocator figures at exit (workers gone: the caches' stats are stable). */
+void eng_stats_allocator(struct engine *e)
+{
+	struct xp_cache_stats s, sum = {};
+	__u32 i;
+
+	for (i = 0; i < e->nworkers; i++) {
+		if (!e->workers[i].cache)
+			continue;
+		xp_cache_stats_get(e->workers[i].cache, &s);
+		sum.get_hits += s.get_hits;
+		sum.put_hits += s.put_hits;
+		sum.get_misses += s.get_misses;
+		sum.put_misses += s.put_misses;
+		sum.refills += s.refills;
+		sum.flushes += s.flushes;
+		sum.fails += s.fails;
+	}
+	if (e->cfg.json)
+		printf("{\"type\":\"allocator\",\"backend\":\"%s\",\"frames\":%u,\"avail\":%u,"
+		       "\"cached\":%u,\"get_hits\":%llu,\"put_hits\":%llu,\"get_misses\":%llu,"
+		       "\"put_misses\":%llu,\"refills\":%llu,\"flushes\":%llu,\"fails\":%llu}\n",
+		       xp_pool_backend_name(xp_pool_backend(e->pool)), xp_pool_size(e->pool),
+		       xp_pool_avail(e->pool), xp_pool_cached(e->pool),
+		       (unsigned long long)sum.get_hits, (unsigned long long)sum.put_hits,
+		       (unsigned long long)sum.get_misses, (unsigned long long)sum.put_misses,
+		       (unsigned long long)sum.refills, (unsigned long long)sum.flushes,
+		       (unsigned long long)sum.fails);
+	else
+		fprintf(stderr,
+			"allocator: %s, %u frames, %u in pile, %u cached; cache gets %llu hit %llu miss, puts %llu hit %llu miss, %llu refills, %llu flushes, %llu refused\n",
+			xp_pool_backend_name(xp_pool_backend(e->pool)), xp_pool_size(e->pool),
+			xp_pool_avail(e->pool), xp_pool_cached(e->pool),
+			(unsigned long long)sum.get_hits, (unsigned long long)sum.get_misses,
+			(unsigned long long)sum.put_hits, (unsigned long long)sum.put_misses,
+			(unsigned long long)sum.refills, (unsigned long long)sum.flushes,
+			(unsigned long long)sum.fails);
+}

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * The per-core loop and the ring moves every mode shares. Each function runs on the
+ * worker owning @q: rings, cache and ledger account are all single-threaded here.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine.h"
+
+/* Fill as much as the ring takes, in bulks the cache can give: a bulk the pile cannot
+ * meet is halved until it can, so a UMEM smaller than the rings still fills what it has. */
+__u32 eng_refill(struct eng_worker *w, struct eng_q *q)
+{
+	struct xp_ring *fill = &q->xsk->fill;
+	__u32 batch = w->e->cfg.batch, total = 0, n, idx, i;
+
+	while ((n = xp_ring_prod_free(fill, batch)) > 0) {
+		if (n > batch)
+			n = batch;
+		while (n && xp_cache_get(w->cache, w->scratch, n))
+			n /= 2;
+		if (!n) {
+			q->c.fill_starved++;
+			break;
+		}
+		xp_ring_prod_reserve(fill, n, &idx);
+		for (i = 0; i < n; i++)
+			*xp_ring_addr(fill, idx + i) = w->scratch[i];
+		xp_ledger_move(w->acct, XP_PLACE_FREE, XP_PLACE_FILL, w->scratch, n);
+		total += n;
+		if (total >= 4 * batch)
+			break;
+	}
+	if (!total)
+		return 0;
+	xp_ring_prod_submit(fill);
+	q->c.fill_posted += total;
+	if (q->xsk->need_wakeup && xp_ring_needs_wakeup(fill)) {
+		xp_xsk_wake_rx(q->xsk);
+		q->c.rx_wakeups++;
+	}
+	return total;
+}
+
+/* A descriptor from the kernel is trusted only once it points inside one frame. */
+static inline bool desc_ok(const struct engine *e, const struct xdp_desc *d)
+{
+	__u64 handle = xp_layout_handle(&e->layout, d->addr);
+	__u64 data = xp_layout_data(&e->layout, d->addr);
+
+	return handle < e->layout.area_size && data >= handle &&
+	       data + d->len <= handle + e->layout.chunk_size && d->len <= e->layout.chunk_size;
+}
+
+__u32 eng_rx(struct eng_worker *w, struct eng_q *q, struct xdp_desc *out, __u32 max)
+{
+	struct engine *e = w->e;
+	struct xp_ring *rx = &q->xsk->rx;
+	__u32 n, idx, i, k = 0, bad = 0, last = 0, ring_last = 0;
+	__u64 bytes = 0, bytes_last = 0;
+
+	n = xp_ring_cons_peek(rx, max, &idx);
+	if (!n)
+		return 0;
+	for (i = 0; i < n; i++) {
+		const struct xdp_desc *d = xp_ring_desc(rx, idx + i);
+
+		if (__builtin_expect(!desc_ok(e, d), 0)) {
+			bad++;
+			continue;
+		}
+		out[k++] = *d;
+		bytes += d->len;
+		if (!(d->options & XDP_PKT_CONTD)) {
+			last = k;
+			ring_last = i + 1;
+			bytes_last = bytes;
+			q->c.rx_packets++;
+		}
+	}
+	/* Multi-buffer: leave a packet's head frags in the ring until its tail arrives,
+	 * so every batch holds whole packets (a chain longer than the batch goes as is). */
+	if (last < k && last > 0) {
+		rx->cached_cons -= n - ring_last;
+		k = last;
+		bytes = bytes_last;
+	}
+	q->c.rx_bytes += bytes;
+	xp_ring_cons_release(rx);
+	q->c.bad_descs += bad;
+	xp_ledger_move_strided(w->acct, XP_PLACE_FILL, XP_PLACE_APP, out, k, sizeof(*out));
+	return k;
+}
+
+void eng_free_descs(struct eng_worker *w, const struct xdp_desc *d, __u32 n)
+{
+	const struct xp_layout *l = &w->e->layout;
+	__u32 i;
+
+	for (i = 0; i < n; i++)
+		w->scratch[i] = xp_layout_handle(l, d[i].addr);
+	xp_ledger_move(w->acct, XP_PLACE_APP, XP_PLACE_FREE, w->scratch, n);
+	xp_cache_put(w->cache, w->scratch, n);
+}
+
+void eng_kick(struct eng_q *q)
+{
+	struct xp_ring *tx = &q->xsk->tx;
+
+	if (tx->cached_prod == __atomic_load_n(tx->consumer, __ATOMIC_ACQUIRE))
+		return;
+	if (!q->xsk->need_wakeup || xp_ring_needs_wakeup(tx)) {
+		xp_xsk_kick_tx(q->xsk);
+		q->c.tx_kicks++;
+	}
+}
+
+/* Posts @n descriptors (whole packets) on @q's TX ring; what does not fit is freed and
+ * counted as dropped. The burst is kicked at once: a lone packet never waits. */
+__u32 eng_tx(struct eng_worker *w, struct eng_q *q, const struct xdp_desc *d, __u32 n)
+{
+	struct xp_ring *tx = &q->xsk->tx;
+	__u32 got, idx, i, pkts = 0;
+	__u64 bytes = 0;
+
+	if (!n)
+		return 0;
+	got = xp_ring_prod_free(tx, n);
+	if (got < n) {
+		eng_complete(w, q);
+		got = xp_ring_prod_free(tx, n);
+	}
+	if (got >= n) {
+		got = n;
+	} else {
+		/* Cut at a packet boundary: a half-sent chain would corrupt the next one. */
+		while (got && (d[got - 1].options & XDP_PKT_CONTD))
+			got--;
+		for (i = got; i < n; i++)
+			if (!(d[i].options & XDP_PKT_CONTD))
+				q->c.tx_dropped++;
+		eng_free_descs(w, d + got, n - got);
+	}
+	if (!got)
+		return 0;
+	xp_ring_prod_reserve(tx, got, &idx);
+	for (i = 0; i < got; i++) {
+		*xp_ring_desc(tx, idx + i) = d[i];
+		bytes += d[i].len;
+		pkts += !(d[i].options & XDP_PKT_CONTD);
+	}
+	xp_ledger_move_strided(w->acct, XP_PLACE_APP, XP_PLACE_TX, d, got, sizeof(*d));
+	xp_ring_prod_submit(tx);
+	q->tx_inflight += got;
+	q->c.tx_posted += got;
+	q->c.tx_packets += pkts;
+	q->c.tx_bytes += bytes;
+	eng_kick(q);
+	return got;
+}
+
+/* Completed TX frames go back to this core's cache in one bulk. */
+__u32 eng_complete(struct eng_worker *w, struct eng_q *q)
+{
+	const struct engine *e = w->e;
+	struct xp_ring *comp = &q->xsk->comp;
+	__u32 n, idx, i, k = 0;
+
+	if (!q->tx_inflight)
+		return 0;
+	n = xp_ring_cons_peek(comp, ENG_MAX_BATCH, &idx);
+	for (i = 0; i < n; i++) {
+		__u64 h = xp_layout_handle(&e->layout, *xp_ring_addr(comp, idx + i));
+
+		if (__builtin_expect(h >= e->layout.area_size, 0)) {
+			q->c.bad_descs++;
+			continue;
+		}
+		w->scratch[k++] = h;
+	}
+	if (n)
+		xp_ring_cons_release(comp);
+	if (k) {
+		xp_ledger_move(w->acct, XP_PLACE_TX, XP_PLACE_FREE, w->scratch, k);
+		xp_cache_put(w->cache, w->scratch, k);
+	}
+	q->tx_inflight -= n;
+	q->c.completed += n;
+	/* Copy mode sends at most a budget per kick: kick again until the ring drains. */
+	eng_kick(q);
+	return n;
+}
+
+static void park(struct eng_worker *w)
+{
+	struct engine *e = w->e;
+	__u32 gen = __atomic_load_n(&e->pause_gen, __ATOMIC_ACQUIRE);
+
+	if (w->parked_gen == gen)
+		return;
+	w->parked_gen = gen;
+	__atomic_fetch_add(&e->parked, 1, __ATOMIC_ACQ_REL);
+	while (__atomic_load_n(&e->paused, __ATOMIC_ACQUIRE))
+		usleep(100);
+}
+
+static void idle_wait(struct eng_worker *w)
+{
+	struct pollfd pfd[ENG_MAX_QUEUES];
+	__u32 i;
+
+	for (i = 0; i < w->nq; i++) {
+		pfd[i].fd = w->q[i]->xsk->fd;
+		pfd[i].events = POLLIN;
+		pfd[i].revents = 0;
+	}
+	poll(pfd, w->nq, 1);
+}
+
+static bool drained(struct eng_worker *w)
+{
+	__u32 i;
+
+	for (i = 0; i < w->nq; i++) {
+		struct eng_q *q = w->q[i];
+
+		if (q->tx_inflight || xp_ring_pending(&q->xsk->rx))
+			return false;
+	}
+	return true;
+}
+
+void *eng_worker_main(void *arg)
+{
+	struct eng_worker *w = arg;
+	struct engine *e = w->e;
+	const struct eng_mode *m = e->cfg.mode;
+	__u64 stop_deadline = 0;
+	unsigned int idle = 0;
+	cpu_set_t set;
+	__u32 i, work;
+
+	CPU_ZERO(&set);
+	CPU_SET(w->core, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+
+	for (;;) {
+		if (__atomic_load_n(&e->paused, __ATOMIC_ACQUIRE))
+			park(w);
+		if (__atomic_load_n(&e->stop, __ATOMIC_ACQUIRE)) {
+			/* Stop: no more fills; forward what is in flight, wait for completions. */
+			if (!stop_deadline)
+				stop_deadline = eng_now_ns() + 2000000000ull;
+			if (drained(w) || eng_now_ns() > stop_deadline)
+				break;
+		}
+		work = 0;
+		for (i = 0; i < w->nq; i++) {
+			struct eng_q *q = w->q[i];
+
+			work += eng_complete(w, q);
+			if (m->needs_rx && !stop_deadline)
+				work += eng_refill(w, q);
+			work += m->poll(w, q);
+		}
+		if (w->done)
+			break;
+		if (work) {
+			idle = 0;
+		} else if (++idle > 256 && !e->cfg.spin) {
+			idle_wait(w);
+			idle = 0;
+		}
+	}
+	__atomic_fetch_add(&e->finished, 1, __ATOMIC_ACQ_REL);
+	return NULL;
+}
+
+__u64 eng_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
