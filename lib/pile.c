@@ -1021,6 +1021,11 @@ static int cache_get(struct xp_cache *c, __u32 *lenp, __u64 *objs, __u32 n)
 	if (n > s) {
 		c->st.bypasses++;
 		err = be_get(p, objs, n, cstash(c));
+		/* The pool alone may be short of what pool + this cache can meet. */
+		if (err && len && !(err = be_get(p, objs, n - len, cstash(c)))) {
+			memcpy(objs + n - len, c->objs, (size_t)len * sizeof(__u64));
+			*lenp = 0;
+		}
 		c->st.fails += !!err;
 		return err;
 	}
