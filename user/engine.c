@@ -275,7 +275,12 @@ static int setup_sockets(struct engine *e, bool sg)
 			xo.busy_poll_budget = c->busy_budget;
 			if (xp_xsk_create(e->umem, &xo, &q->xsk))
 				return -1; /* logged by the library */
-			if (!c->quiet && !c->json)
+			if (c->json)
+				printf("{\"type\":\"socket\",\"port\":\"%s\",\"queue\":%u,\"core\":%d,\"zerocopy\":%s,\"need_wakeup\":%s,\"multi_buffer\":%s}\n",
+				       q->port->ifname, q->queue, q->w->core,
+				       q->xsk->zerocopy ? "true" : "false",
+				       q->xsk->need_wakeup ? "true" : "false", sg ? "true" : "false");
+			else if (!c->quiet)
 				fprintf(stderr, "xpile: %s:%u on core %d: %s mode%s%s%s\n",
 					q->port->ifname, q->queue, q->w->core,
 					q->xsk->zerocopy ? "zero-copy" : "copy",
@@ -525,8 +530,21 @@ int eng_run(struct engine *e)
 		while (!__atomic_load_n(&e->qs[i].c.fill_posted, __ATOMIC_RELAXED) &&
 		       eng_now_ns() < deadline)
 			usleep(100);
-	if (!status)
+	if (!status) {
 		xskmap_set(e, true);
+		/* Scripts wait for this line before sending traffic. */
+		if (c->json)
+			printf("{\"type\":\"ready\",\"sockets\":%u,\"workers\":%u,\"frames\":%u,\"layout\":\"%s\",\"stride\":%u}\n",
+			       e->nq, e->nworkers, e->layout.nframes,
+			       e->layout.kind == XP_LAYOUT_ALIGNED ? "aligned" : "interleaved",
+			       e->layout.stride);
+		else
+			fprintf(stderr, "xpile: ready: %u socket(s), %u worker(s), %u frames, %s layout (stride %u)\n",
+				e->nq, e->nworkers, e->layout.nframes,
+				e->layout.kind == XP_LAYOUT_ALIGNED ? "aligned" : "interleaved",
+				e->layout.stride);
+		fflush(stdout);
+	}
 	e->start_ns = e->last_tick_ns = eng_now_ns();
 	if (c->duration > 0)
 		end_ns = e->start_ns + (__u64)(c->duration * 1e9);

@@ -14,6 +14,9 @@
 #include "engine.h"
 #include "xpile/log.h"
 
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+
 struct opt {
 	const char *name;
 	const char *arg; /* metavar, NULL for a flag */
@@ -529,6 +532,16 @@ static int parse(int argc, char **argv, struct eng_config *c)
 	return 0;
 }
 
+static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return 0;
+}
+
+static int quiet_xdp_print(enum libxdp_print_level level, const char *fmt, va_list ap)
+{
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static struct engine e; /* large: keep it off the stack */
@@ -551,8 +564,13 @@ int main(int argc, char **argv)
 	defaults(&e.cfg);
 	if (parse(argc - 1, argv + 1, &e.cfg))
 		return 2;
-	if (e.cfg.verbose)
+	if (e.cfg.verbose) {
 		xp_set_log_level(XP_LOG_DEBUG);
+	} else {
+		/* libbpf/libxdp narrate their fallbacks; the steer library reports what matters. */
+		libbpf_set_print(quiet_print);
+		libxdp_set_print(quiet_xdp_print);
+	}
 	if (eng_setup(&e)) {
 		eng_teardown(&e);
 		return 1;
