@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Helpers for the engine's network suites (tests/net/test_engine_*.sh). Source after
+# tests/lib/netns.sh.
+#
+#   eng_require                  skip unless root, the engine and its BPF object exist
+#   eng_host NS IF IP/LEN        address, no IPv6 chatter, checksum/TSO/GSO done in software
+#   eng_quiet NS IF              no IPv6 (no stray router/neighbour solicitations)
+#   eng_start VAR NS ARGS...     start `xpile run ARGS --json` in NS; VAR gets its pid,
+#                                output in $XT_TMP/VAR.json (stdout) and VAR.err (stderr);
+#                                returns once the engine printed its ready line
+#   eng_stop PID                 SIGINT, wait; returns the engine's exit status
+#   eng_sum FILE FIELD [TYPE]    sum of FIELD over the TYPE (default summary) lines
+#   eng_ledger_ok FILE           the exit ledger line says ok
+
+XPILE=${XPILE:-$XT_BUILD/xpile}
+XT_TMP=$(mktemp -d /tmp/xpile-net.XXXXXX)
+xt_on_exit rm -rf "$XT_TMP"
+
+eng_require() {
+	xt_require_root
+	[ -x "$XPILE" ] || xt_skip "engine not built: run make"
+	[ -f "$XT_BUILD/bpf/steer.o" ] || xt_skip "steer program not built: run make"
+	command -v ethtool >/dev/null || xt_skip "ethtool missing: apt-get install ethtool"
+}
+
+eng_quiet() {
+	ip netns exec "$1" sysctl -qw "net.ipv6.conf.$2.disable_ipv6=1" 2>/dev/null
+	return 0
+}
+
+# Hosts whose packets cross AF_XDP: the kernel hands XDP frames without checksum
+# offload state or GSO metadata, so the hosts must finish packets themselves.
+eng_host() {
+	local ns=$1 ifn=$2 addr=$3
+	eng_quiet "$ns" "$ifn"
+	ip -n "$ns" addr add "$addr" dev "$ifn"
+	ip netns exec "$ns" ethtool -K "$ifn" tx off tso off gso off gro off >/dev/null 2>&1
+	return 0
+}
+
+eng_start() {
+	local var=$1 ns=$2 pid
+	shift 2
+	ip netns exec "$ns" "$XPILE" run "$@" --json >"$XT_TMP/$var.json" 2>"$XT_TMP/$var.err" &
+	pid=$!
+	XT_PIDS+=("$pid")
+	printf -v "$var" '%s' "$pid"
+	if ! xt_wait_for 10 grep -q '"type":"ready"' "$XT_TMP/$var.json"; then
+		cat "$XT_TMP/$var.err" >&2
+		xt_fail "engine ($*) did not become ready"
+	fi
+}
+
+eng_stop() {
+	local pid=$1 rc
+	kill -INT "$pid" 2>/dev/null
+	for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	wait "$pid"
+	rc=$?
+	return $rc
+}
+
+eng_sum() {
+	local file=$1 field=$2 type=${3:-summary}
+	grep "\"type\":\"$type\"" "$file" | grep -o "\"$field\":[0-9]*" | cut -d: -f2 |
+		awk '{s += $1} END {print s + 0}'
+}
+
+eng_ledger_ok() {
+	grep '"type":"ledger"' "$1" | grep '"when":"exit"' | grep -q '"ok":true' &&
+		! grep '"type":"ledger"' "$1" | grep -q '"ok":false'
+}
+
+# Nothing of ours may stay attached: no XDP program on IF in NS.
+eng_no_xdp() {
+	! ip -n "$1" link show "$2" | grep -q 'xdp'
+}
