@@ -150,8 +150,9 @@ start_gen() {
 			--total-num-mbufs=16384 --stats-period 1 --auto-start \
 			--eth-peer=0,"$dmac" >"$log/gen.log" 2>&1 </dev/null &
 	else
-		ip netns exec "$gns" taskset -c "$gcore" "$xpile" run --iface g0 --cores "$gcore" \
-			--mode txonly --pkt-size "$pkt" --dst-mac "$dmac" \
+		# xpile's --pkt-size counts the FCS, testpmd's --txpkts does not.
+		ip netns exec "$gns" "$xpile" run --iface g0 --cores "$gcore" --quiet \
+			--mode txonly --pkt-size $((pkt + 4)) --dst-mac "$dmac" \
 			--duration $((warm + win + 20)) >"$log/gen.log" 2>&1 </dev/null &
 	fi
 	gpid=$!

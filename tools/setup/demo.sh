@@ -17,6 +17,7 @@
 #   DEMO_FWD=bridge     same hosts joined by a kernel bridge instead, to compare
 #   DEMO_ENGINE_ARGS    extra `xpile run` options (e.g. --busy-poll, --layout aligned)
 #   DEMO_CORE=N         core of the engine's worker (default: the last one)
+#   DEMO_TX_CSUM=on     leave the hosts' TX checksum offload on (shows why it is off)
 #   XPILE_BUILD         build directory (default build)
 #
 # Hosts' veths: TX checksum offload off (so TSO is off too). A veth hands its peer
@@ -59,6 +60,7 @@ xt_veth "$xp" xb "$h2" veth0
 ip -n "$h1" addr add 198.18.0.1/24 dev veth0
 ip -n "$h2" addr add 198.18.0.2/24 dev veth0
 for h in "$h1" "$h2"; do
+	[ "${DEMO_TX_CSUM:-off}" = on ] && break
 	ip netns exec "$h" ethtool -K veth0 tx off >/dev/null 2>&1 ||
 		die "ethtool -K veth0 tx off failed in $h"
 done
@@ -110,7 +112,7 @@ ip netns exec "$h2" iperf3 -s -1 -B 198.18.0.2 >/dev/null 2>&1 &
 XT_PIDS+=($!)
 xt_wait_for 5 ip netns exec "$h2" bash -c "ss -ltn | grep -q 198.18.0.2:5201" ||
 	die "iperf3 server did not start in h2"
-ip netns exec "$h1" timeout $((secs + 15)) iperf3 -c 198.18.0.2 -t "$secs" -i 1 -f m \
+ip netns exec "$h1" timeout $((secs + 15)) iperf3 -c 198.18.0.2 -t "$secs" -i 1 -f m --forceflush \
 	--connect-timeout 3000 >"$ilog" 2>&1 &
 ipid=$!
 XT_PIDS+=("$ipid")
