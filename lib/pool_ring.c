@@ -48,12 +48,16 @@ void xp_ring_destroy(struct xp_ring *r)
 	free(r);
 }
 
-/* Waits for earlier reservations to publish: they are a copy away, unless preempted. */
+/*
+ * Waits for earlier reservations to publish: they are a copy away, unless preempted.
+ * Acquire, so that our release of the tail also publishes their slot accesses: the
+ * other side acquires only the latest tail.
+ */
 static void ring_wait_tail(__u32 *tail, __u32 pos)
 {
 	unsigned int spins = 0;
 
-	while (__atomic_load_n(tail, __ATOMIC_RELAXED) != pos) {
+	while (__atomic_load_n(tail, __ATOMIC_ACQUIRE) != pos) {
 		if (++spins & 1023)
 			__builtin_ia32_pause();
 		else
