@@ -3,6 +3,8 @@
 # tests/lib/netns.sh.
 #
 #   eng_require                  skip unless root, the engine and its BPF object exist
+#   eng_ns VAR NAME              xt_ns in this shell (not in $(...), whose list the
+#                                cleanup trap would never see); VAR gets the real name
 #   eng_host NS IF IP/LEN        address, no IPv6 chatter, checksum/TSO/GSO done in software
 #   eng_quiet NS IF              no IPv6 (no stray router/neighbour solicitations)
 #   eng_start VAR NS ARGS...     start `xpile run ARGS --json` in NS; VAR gets its pid,
@@ -21,6 +23,11 @@ eng_require() {
 	[ -x "$XPILE" ] || xt_skip "engine not built: run make"
 	[ -f "$XT_BUILD/bpf/steer.o" ] || xt_skip "steer program not built: run make"
 	command -v ethtool >/dev/null || xt_skip "ethtool missing: apt-get install ethtool"
+}
+
+eng_ns() {
+	xt_ns "$2" >/dev/null || xt_fail "cannot create namespace $2"
+	printf -v "$1" '%s' "${XT_NS[-1]}"
 }
 
 eng_quiet() {

@@ -9,7 +9,7 @@ source tests/lib/engine.sh
 eng_require
 command -v iperf3 >/dev/null || xt_skip "iperf3 missing: apt-get install iperf3"
 
-H1=$(xt_ns h1); H2=$(xt_ns h2); E=$(xt_ns eng)
+eng_ns H1 h1; eng_ns H2 h2; eng_ns E eng
 xt_veth "$H1" h1 "$E" e1
 xt_veth "$H2" h2 "$E" e2
 eng_host "$H1" h1 198.18.1.1/24
