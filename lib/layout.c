@@ -149,8 +149,16 @@ int xp_layout_compute(const struct xp_layout_opts *o, struct xp_layout *out)
 
 			l.frames_per_page = (l.page_size - l.frame_size) / l.stride + 1;
 			used = (l.frames_per_page - 1) * l.stride + l.frame_size;
-			/* Spare lines at the end of a page shift each page's frames. */
+			__u32 round = l.topo.interleave / XP_CACHE_LINE * l.topo.channels *
+				      l.topo.ranks;
+
+			/*
+			 * Spare lines at the end of a page shift each page's frames; a
+			 * whole number of channel rounds of shifts keeps channels even.
+			 */
 			l.rot_lines = (l.page_size - used) / XP_CACHE_LINE + 1;
+			if (l.rot_lines > round)
+				l.rot_lines -= l.rot_lines % round;
 		}
 	}
 	if (l.frames_per_page == ~0u) {

@@ -3,16 +3,18 @@
  * M3-style per-core containers: the order a pool hands frames out in so that every
  * run of consecutive frames covers all channels and cache sets evenly.
  *
- * A frame's class is its header line modulo Q, a common multiple of the L2 set
- * count and of one round of channels (interleave lines x channels x ranks). Dealing
- * one frame per class per round, classes in natural order, makes the handle
- * sequence walk consecutive line residues: any window of W frames then holds
- * W/m +-1 frames per residue modulo any m dividing Q, i.e. per channel and per
- * L1/L2 set. Where a layout reaches only some classes (aligned strides, 4 KiB
- * pages) the same dealing spreads over the classes it does reach.
+ * A frame's class is its header line modulo Q, one L1 period rounded to a whole
+ * number of channel rounds (interleave lines x channels x ranks). Dealing one
+ * frame per class per round, channel changing fastest, makes any window of W
+ * frames hold W/m +-1 frames per residue modulo any m dividing Q: per channel and
+ * per L1 set. Members are dealt in address order, so rounds walk the layout and,
+ * with a stride prime to the set count, successive rounds cover the L2 sets too.
+ * Where a layout reaches only some classes (aligned strides, 4 KiB pages) the
+ * same dealing spreads over the classes it does reach.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "log_internal.h"
 #include "xpile/umem.h"
@@ -38,23 +40,38 @@ static __u64 next_rand(__u64 *s)
 	return z ^ (z >> 31);
 }
 
-static __u64 class_count(const struct xp_layout *l)
+static __u64 lcm64(__u64 a, __u64 b)
 {
-	__u64 round = (__u64)l->topo.interleave / XP_CACHE_LINE * l->topo.channels * l->topo.ranks;
-	__u64 sets = l->topo.l2_sets > l->topo.l1_sets ? l->topo.l2_sets : l->topo.l1_sets;
+	return a / gcd64(a, b) * b;
+}
 
-	return sets / gcd64(sets, round) * round;
+static __u64 header_class(const struct xp_layout *l, __u32 i, __u64 q)
+{
+	return (xp_layout_frame(l, i) + l->data_off) / XP_CACHE_LINE % q;
+}
+
+/*
+ * Deal order of the classes: channel fastest, then the lines of one interleave
+ * unit, then the rest, so consecutive frames change channel at every step even
+ * with 256-byte or 4 KiB interleaving (natural order when it is 64 bytes).
+ */
+static __u64 class_at(const struct xp_layout *l, __u64 j)
+{
+	__u64 g = l->topo.interleave / XP_CACHE_LINE, ch = (__u64)l->topo.channels * l->topo.ranks;
+
+	return ((j / (ch * g)) * ch + j % ch) * g + (j / ch) % g;
 }
 
 int xp_layout_fill_order(const struct xp_layout *l, __u32 ncores, __u64 seed, __u64 *handles_out)
 {
-	__u64 q = class_count(l), rng = seed;
-	__u32 n = l->nframes, *start, *fill, *active, nactive = 0, pos = 0;
-	__u64 *byclass;
+	__u64 round = (__u64)l->topo.interleave / XP_CACHE_LINE * l->topo.channels * l->topo.ranks;
+	__u64 q = lcm64(l->topo.l1_sets, round), group = lcm64(l->topo.l2_sets, round) / q;
+	__u32 n = l->nframes, *start, *fill, *active, nactive = 0, pos = 0, minrounds = ~0u;
+	__u64 *byclass, rng = seed;
 
 	if (!ncores || !handles_out)
 		return -EINVAL;
-	if (q > (1u << 24)) {
+	if (q > (1u << 20)) {
 		xp_err("fill order: %llu header-line classes is beyond reason; check the "
 		       "topology\n",
 		       (unsigned long long)q);
@@ -73,30 +90,25 @@ int xp_layout_fill_order(const struct xp_layout *l, __u32 ncores, __u64 seed, __
 	}
 	/* Counting sort by class, address order inside a class. */
 	for (__u32 i = 0; i < n; i++)
-		start[(xp_layout_frame(l, i) + l->data_off) / XP_CACHE_LINE % q + 1]++;
+		start[header_class(l, i, q) + 1]++;
 	for (__u64 c = 0; c < q; c++)
 		start[c + 1] += start[c];
 	for (__u32 i = 0; i < n; i++) {
-		__u64 h = xp_layout_frame(l, i), c = (h + l->data_off) / XP_CACHE_LINE % q;
+		__u64 c = header_class(l, i, q);
 
-		byclass[start[c] + fill[c]++] = h;
+		byclass[start[c] + fill[c]++] = xp_layout_frame(l, i);
 	}
-	for (__u64 c = 0; c < q; c++) {
+	for (__u64 slot = 0; slot < q; slot++) {
+		__u64 c = class_at(l, slot);
 		__u32 cnt = start[c + 1] - start[c];
 
-		if (seed)
-			for (__u32 j = cnt; j > 1; j--) {
-				__u32 k = (__u32)(next_rand(&rng) % j);
-				__u64 t = byclass[start[c] + j - 1];
-
-				byclass[start[c] + j - 1] = byclass[start[c] + k];
-				byclass[start[c] + k] = t;
-			}
-		if (cnt)
+		if (cnt) {
 			active[nactive++] = (__u32)c;
+			minrounds = cnt < minrounds ? cnt : minrounds;
+		}
 		fill[c] = 0;
 	}
-	/* One container per round: the next member of every class still holding frames. */
+	/* One round per pass: the next frame of every class still holding frames. */
 	while (nactive) {
 		__u32 kept = 0;
 
@@ -108,6 +120,29 @@ int xp_layout_fill_order(const struct xp_layout *l, __u32 ncores, __u64 seed, __
 				active[kept++] = c;
 		}
 		nactive = kept;
+	}
+	/*
+	 * Rounds taken in address order cover L2 sets too, a container of `group`
+	 * rounds all of them once. Random dispersal moves whole containers (equal in
+	 * size while every round is complete), so windows stay even.
+	 */
+	if (seed && minrounds != ~0u && minrounds / group > 1) {
+		__u64 per_round = 0, csize, ncont = minrounds / group;
+
+		for (__u64 c = 0; c < q; c++)
+			per_round += start[c + 1] > start[c];
+		csize = group * per_round;
+		for (__u64 i = ncont - 1; i > 0; i--) {
+			__u64 j = next_rand(&rng) % (i + 1);
+
+			if (j == i)
+				continue;
+			/* Swap containers i and j through the now unused class array. */
+			memcpy(byclass, handles_out + i * csize, csize * sizeof(*byclass));
+			memcpy(handles_out + i * csize, handles_out + j * csize,
+			       csize * sizeof(*byclass));
+			memcpy(handles_out + j * csize, byclass, csize * sizeof(*byclass));
+		}
 	}
 	free(start);
 	free(fill);

@@ -180,12 +180,14 @@ int xp_layout_report(const struct xp_layout *l, FILE *f);
 
 /*
  * M3 fill order. Writes the l->nframes handles to @handles_out in the order a pool
- * should hand them out: classes of header line (offset modulo a whole number of
- * channel rounds and L2 sets) are dealt in natural order, one frame per class per
- * round (a "container" covering every channel and set once), so every run of
- * consecutive handles covers channels and L1/L2 sets evenly. Core c's initial fill
- * is the slice xp_layout_core_slice() gives. @seed != 0 picks each container's
- * member of a class at random (M3 random dispersal) instead of in address order.
+ * should hand them out. A frame's class is its header line modulo one L1 period
+ * (a whole number of channel rounds); each round deals the next frame, in address
+ * order, of every class, channel changing fastest, so any run of consecutive
+ * handles covers channels and L1 sets within +-1 of uniform, and L2 sets too
+ * (rounds in address order walk the L2 period). A container is the run of rounds
+ * that covers every L2 set once. Core c's initial fill is the slice
+ * xp_layout_core_slice() gives. @seed != 0 shuffles whole containers (M3 random
+ * dispersal over DRAM rows and banks) and keeps channel and L1 evenness.
  */
 int xp_layout_fill_order(const struct xp_layout *l, __u32 ncores, __u64 seed, __u64 *handles_out);
 /* Slice [*first, *first + *count) of the fill order that core @core starts with. */
