@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# txonly sends exactly K packets over 16 flows; rxdrop on the peer counts exactly K.
+# Both engines exit 0 with clean ledgers.
+set -u
+cd "$(dirname "$0")/../.."
+source tests/lib/netns.sh
+source tests/lib/engine.sh
+eng_require
+
+K=${K:-50000}
+eng_ns A gen; eng_ns B sink
+xt_veth "$A" a0 "$B" b0
+eng_quiet "$A" a0
+eng_quiet "$B" b0
+bmac=$(ip -n "$B" -o link show b0 | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)
+
+eng_start RX "$B" --iface b0 --mode rxdrop --cores 1 --ledger-debug --quiet
+ip netns exec "$A" timeout 30 "$XPILE" run --iface a0 --mode txonly --cores 0 --count "$K" \
+	--rate 200000 --flows 16 --dst-mac "$bmac" --pkt-size 64 --json --ledger-debug \
+	>"$XT_TMP/tx.json" 2>"$XT_TMP/tx.err" || { cat "$XT_TMP/tx.err"; xt_fail "txonly exited $?"; }
+sent=$(eng_sum "$XT_TMP/tx.json" tx_packets)
+[ "$sent" = "$K" ] || xt_fail "txonly sent $sent packets, asked $K"
+eng_ledger_ok "$XT_TMP/tx.json" || xt_fail "txonly ledger not clean"
+
+# Everything sent is in the receiver's rings within a moment.
+xt_wait_for 5 test "$(grep -o '"rx_packets":[0-9]*' "$XT_TMP/RX.json" | tail -1 | cut -d: -f2)" = "$K"
+eng_stop "$RX" || { cat "$XT_TMP/RX.err"; xt_fail "rxdrop exited with status $?"; }
+got=$(eng_sum "$XT_TMP/RX.json" rx_packets)
+echo "txonly sent $sent, rxdrop counted $got"
+[ "$got" = "$K" ] || xt_fail "rxdrop counted $got packets, expected exactly $K"
+bytes=$(eng_sum "$XT_TMP/RX.json" rx_bytes)
+[ "$bytes" = "$((K * 60))" ] || xt_fail "rxdrop counted $bytes bytes, expected $((K * 60))"
+eng_ledger_ok "$XT_TMP/RX.json" || xt_fail "rxdrop ledger not clean"
+eng_no_xdp "$B" b0 || xt_fail "XDP program left attached"
+echo ok
