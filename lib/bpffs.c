@@ -46,12 +46,31 @@ static int ns_id(pid_t pid, const char *kind, char *buf, size_t len)
 	return 0;
 }
 
-/* Whether we share PID 1's namespace of @kind (unknown counts as yes). */
+static pid_t parent_of(pid_t pid);
+
+/* The process whose namespaces count as the host's: PID 1 when we may read its
+ * namespace links, else our highest ancestor we may read (PID 1 can be closed to us
+ * even as root). 0 when there is none. */
+static pid_t ref_pid(void)
+{
+	char id[64];
+	pid_t best = 0;
+
+	if (!ns_id(1, "mnt", id, sizeof(id)))
+		return 1;
+	for (pid_t p = getppid(); p > 1; p = parent_of(p))
+		if (!ns_id(p, "mnt", id, sizeof(id)))
+			best = p;
+	return best;
+}
+
+/* Whether we share the host's namespace of @kind (unknown counts as yes). */
 static bool init_ns(const char *kind)
 {
 	char a[64], b[64];
+	pid_t ref = ref_pid();
 
-	if (ns_id(0, kind, a, sizeof(a)) || ns_id(1, kind, b, sizeof(b)))
+	if (!ref || ns_id(0, kind, a, sizeof(a)) || ns_id(ref, kind, b, sizeof(b)))
 		return true;
 	return !strcmp(a, b);
 }
@@ -73,28 +92,26 @@ static pid_t parent_of(pid_t pid)
 	return ppid;
 }
 
-/* A process in PID 1's mount namespace whose root we may look through: PID 1 itself,
- * else the closest such ancestor (the shell that ran `ip netns exec`): PID 1's root
- * link can be closed to us even as root. 0 when none. */
+/* A process in the host's mount namespace whose root we may look through: the closest
+ * one among PID 1 and our ancestors (the shell that ran `ip netns exec`). */
 static pid_t host_mnt_pid(bool need_root)
 {
 	char want[64], have[64], path[64];
-	pid_t cand[64];
-	int n = 0;
+	pid_t ref = ref_pid();
 
-	if (ns_id(1, "mnt", want, sizeof(want)))
+	if (!ref || ns_id(ref, "mnt", want, sizeof(want)))
 		return 0;
-	cand[n++] = 1;
-	for (pid_t p = getppid(); p > 1 && n < 64; p = parent_of(p))
-		cand[n++] = p;
-	for (int i = 0; i < n; i++) {
-		if (ns_id(cand[i], "mnt", have, sizeof(have)) || strcmp(have, want))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/root/", (int)cand[i]);
-		if (!need_root || !access(path, X_OK))
-			return cand[i];
+	for (pid_t p = getppid();; p = parent_of(p)) {
+		if (p <= 1)
+			p = 1;
+		if (!ns_id(p, "mnt", have, sizeof(have)) && !strcmp(have, want)) {
+			snprintf(path, sizeof(path), "/proc/%d/root/", (int)p);
+			if (!need_root || !access(path, X_OK))
+				return p;
+		}
+		if (p == 1)
+			return 0;
 	}
-	return 0;
 }
 
 /* Mount a bpffs on /sys/fs/bpf of PID 1's mount namespace, from a short-lived child:

@@ -80,6 +80,9 @@ static void unpin_all(struct xp_steer *s)
 	unlink(p);
 	snprintf(stop, sizeof(stop), "%s", s->root);
 	xp_rmdir_up(s->pin, stop);
+	/* libxdp's lock directory, if it made one and nothing else uses it. */
+	snprintf(p, sizeof(p), "%s/xdp", s->root);
+	rmdir(p);
 }
 
 static void close_fds(struct xp_steer *s)
@@ -366,10 +369,33 @@ fail:
 	return err;
 }
 
+/* The pin directory and the bpffs root above which nothing is ours to remove. */
+static int resolve_pin(struct xp_steer *s, const char *pin_path, bool mount)
+{
+	char key[64], *sl;
+	int err;
+
+	if (pin_path) {
+		snprintf(s->pin, sizeof(s->pin), "%s", pin_path);
+		snprintf(s->root, sizeof(s->root), "%s", pin_path);
+		sl = strrchr(s->root, '/');
+		if (sl)
+			*sl = 0;
+		return 0;
+	}
+	err = xp_bpffs_root(s->root, sizeof(s->root), mount);
+	err = err ?: xp_netns_key(key, sizeof(key));
+	if (err)
+		return err;
+	if (snprintf(s->pin, sizeof(s->pin), "%s/xpile/%s%s", s->root, key, s->ifname) >=
+	    (int)sizeof(s->pin))
+		return -ENAMETOOLONG;
+	return 0;
+}
+
 int xp_steer_open(const struct xp_steer_opts *o, struct xp_steer **out)
 {
 	struct xp_steer *s;
-	char key[64];
 	int err;
 
 	if (!o || o->sz < offsetof(struct xp_steer_opts, default_action) || !o->ifname || !out)
@@ -390,24 +416,9 @@ int xp_steer_open(const struct xp_steer_opts *o, struct xp_steer **out)
 		err = -ENODEV;
 		goto fail;
 	}
-	if (o->pin_path) {
-		snprintf(s->pin, sizeof(s->pin), "%s", o->pin_path);
-		snprintf(s->root, sizeof(s->root), "%s", o->pin_path);
-		/* only the leaf is ours to remove */
-		char *sl = strrchr(s->root, '/');
-		if (sl)
-			*sl = 0;
-	} else {
-		err = xp_bpffs_root(s->root, sizeof(s->root), !o->attach_existing);
-		err = err ?: xp_netns_key(key, sizeof(key));
-		if (err)
-			goto fail;
-		if (snprintf(s->pin, sizeof(s->pin), "%s/xpile/%s%s", s->root, key, s->ifname) >=
-		    (int)sizeof(s->pin)) {
-			err = -ENAMETOOLONG;
-			goto fail;
-		}
-	}
+	err = resolve_pin(s, o->pin_path, !o->attach_existing);
+	if (err)
+		goto fail;
 	err = o->attach_existing ? open_existing(s) : load(s, o);
 	if (err)
 		goto fail;
@@ -722,7 +733,7 @@ static int edit_rules(struct xp_steer *s, const struct xp_rule *add, __u32 del, 
 		rules[n] = *add;
 		rules[n].id = 0; /* the only one without: replace_locked numbers it next_id */
 		if (id)
-			*id = rules[n].id;
+			*id = c.next_id ?: 1;
 		err = replace_locked(s, rules, n + 1, NULL, NULL);
 		goto out;
 	}
@@ -773,8 +784,36 @@ int xp_steer_info_get(const struct xp_steer *s, struct xp_steer_info *out)
 	out->prog_id = s->prog_id;
 	out->mode = s->mode;
 	out->legacy = s->legacy;
-	if (snprintf(out->pin_path, sizeof(out->pin_path), "%s", s->pin) >=
+	const char *pin = s->pin;
+	int skip = 0;
+
+	/* Show the host path, not the /proc/PID/root detour it was reached through. */
+	if (sscanf(pin, "/proc/%*d/root%n", &skip) >= 0 && skip > 0 && pin[skip] == '/')
+		pin += skip;
+	if (snprintf(out->pin_path, sizeof(out->pin_path), "%s", pin) >=
 	    (int)sizeof(out->pin_path))
 		return -ENAMETOOLONG;
 	return 0;
+}
+
+int xp_steer_remove_stale(const char *ifname, const char *pin_path)
+{
+	struct xp_steer *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	for (int i = 0; i < XP_M_NR; i++)
+		s->fds[i] = -1;
+	s->prog_fd = -1;
+	s->ifindex = if_nametoindex(ifname);
+	snprintf(s->ifname, sizeof(s->ifname), "%s", ifname);
+	err = resolve_pin(s, pin_path, false);
+	if (!err && !open_pins(s) && s->ifindex && runs_on(s->ifindex, s->prog_id, NULL))
+		err = -EBUSY;
+	close_fds(s);
+	if (!err)
+		unpin_all(s);
+	free(s);
+	return err;
 }

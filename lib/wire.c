@@ -119,6 +119,10 @@ int xp_wire_plan_remove(const char *ifname)
 	snprintf(dir, sizeof(dir), "%s", path);
 	slash = strrchr(dir, '/');
 	*slash = 0;
-	xp_rmdir_up(dir, run_dir());
+	snprintf(path, sizeof(path), "%s", run_dir());
+	slash = strrchr(path, '/');
+	if (slash && slash != path)
+		*slash = 0;
+	xp_rmdir_up(dir, path);
 	return 0;
 }

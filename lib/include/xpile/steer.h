@@ -53,6 +53,9 @@ struct xp_steer_opts {
 int xp_steer_open(const struct xp_steer_opts *o, struct xp_steer **out);
 /* @detach: also detach the program and remove the pins (what `unload` does). */
 void xp_steer_close(struct xp_steer *s, bool detach);
+/* Removes pins left behind by a steer that is no longer attached (stale); -EBUSY if
+ * the pinned program still runs on @ifname. @pin_path NULL: the default. */
+int xp_steer_remove_stale(const char *ifname, const char *pin_path);
 
 /* Route XSK verdicts of RX queue @queue to socket @xsk_fd (an AF_XDP socket bound to
  * that queue of this interface). Clearing makes them fall back to PASS. */

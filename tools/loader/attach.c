@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* xpile-loader load, unload, status, features. */
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "loader.h"
+#include "xpile/log.h"
+
+static const char *mode_name(enum xp_steer_mode m)
+{
+	return m == XP_STEER_MODE_SKB ? "skb" : m == XP_STEER_MODE_NATIVE ? "native" : "auto";
+}
+
+static int run_load(struct args *a)
+{
+	struct xp_steer_opts o = { .sz = sizeof(o), .ifname = a->ifname, .pin_path = a->pin_path,
+				   .bpf_obj = a->obj, .force = a->force };
+	struct xp_action dflt;
+	struct xp_steer_info info;
+	struct xp_steer *s;
+	char why[160];
+	int used, err;
+
+	if (!a->mode_str || !strcmp(a->mode_str, "auto"))
+		o.mode = XP_STEER_MODE_AUTO;
+	else if (!strcmp(a->mode_str, "native"))
+		o.mode = XP_STEER_MODE_NATIVE;
+	else if (!strcmp(a->mode_str, "skb"))
+		o.mode = XP_STEER_MODE_SKB;
+	else
+		return fail("--mode: expected native, skb or auto, got '%s'", a->mode_str);
+	if (a->dflt) {
+		char *argv[3] = { (char *)a->dflt, NULL, NULL }, buf[64], *sp;
+		int argc = 1;
+
+		snprintf(buf, sizeof(buf), "%s", a->dflt);
+		argv[0] = strtok_r(buf, " ", &sp);
+		while (argc < 3 && (argv[argc] = strtok_r(NULL, " ", &sp)))
+			argc++;
+		if (xp_action_parse(argc, argv, &used, &dflt, why, sizeof(why)))
+			return fail("--default: %s", why);
+		o.default_action = &dflt;
+	}
+	err = xp_steer_open(&o, &s);
+	if (err)
+		return 1;
+	xp_steer_info_get(s, &info);
+	if (a->json)
+		printf("{\"ifname\":\"%s\",\"prog_id\":%u,\"mode\":\"%s\",\"dispatcher\":%s,"
+		       "\"pin_path\":\"%s\"}\n",
+		       info.ifname, info.prog_id, mode_name(info.mode),
+		       info.legacy ? "false" : "true", info.pin_path);
+	else
+		printf("%s: xp_steer loaded, program id %u, %s mode, %s; pins in %s\n", info.ifname,
+		       info.prog_id, mode_name(info.mode),
+		       info.legacy ? "single program (libxdp dispatcher unavailable, see "
+				     "'xpile-loader features')"
+				   : "in libxdp's dispatcher",
+		       info.pin_path);
+	xp_steer_close(s, false);
+	return 0;
+}
+
+static int run_unload(struct args *a)
+{
+	struct xp_steer_opts o = { .sz = sizeof(o), .ifname = a->ifname, .pin_path = a->pin_path,
+				   .attach_existing = true };
+	struct xp_steer *s;
+	int err;
+
+	if (!if_nametoindex(a->ifname))
+		return fail("interface %s not found in this network namespace", a->ifname);
+	/* Quietly: stale pins are the one failure unload repairs itself. */
+	xp_log_fn prev = xp_set_log_fn(NULL);
+	err = xp_steer_open(&o, &s);
+	xp_set_log_fn(prev);
+	if (err) {
+		err = xp_steer_remove_stale(a->ifname, a->pin_path);
+		if (err == -EBUSY)
+			return fail("%s: pinned program still attached but cannot be opened; "
+				    "xdp-loader unload %s --all",
+				    a->ifname, a->ifname);
+		if (err)
+			return fail("%s: xpile steer is not loaded here (%s)", a->ifname,
+				    strerror(-err));
+		printf("%s: not loaded; removed stale pins if any\n", a->ifname);
+		xp_wire_plan_remove(a->ifname);
+		return 0;
+	}
+	xp_steer_close(s, true);
+	xp_wire_plan_remove(a->ifname);
+	if (!a->json)
+		printf("%s: xp_steer unloaded, pins removed\n", a->ifname);
+	return 0;
+}
+
+static void status_one(struct args *a, const char *ifname, int ifindex, bool *first)
+{
+	struct bpf_xdp_query_opts q = { .sz = sizeof(q) };
+	struct xp_steer_opts o = { .sz = sizeof(o), .ifname = ifname, .pin_path = a->pin_path,
+				   .attach_existing = true };
+	struct bpf_prog_info pi = { 0 };
+	struct xp_steer_info info = { 0 };
+	char dflt[64] = "", name[32] = "-";
+	__u32 len = sizeof(pi), id, nrules = 0;
+	struct xp_rule *rules = NULL;
+	struct xp_action da;
+	struct xp_steer *s = NULL;
+	xp_log_fn prev;
+	int fd;
+
+	if (bpf_xdp_query(ifindex, 0, &q))
+		return;
+	id = q.drv_prog_id ?: q.skb_prog_id ?: q.prog_id;
+	fd = id ? bpf_prog_get_fd_by_id(id) : -1;
+	if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &pi, &len))
+		snprintf(name, sizeof(name), "%s", pi.name);
+	if (fd >= 0)
+		close(fd);
+	if (id) {
+		prev = xp_set_log_fn(NULL);
+		if (!xp_steer_open(&o, &s)) {
+			static struct xp_rule buf[XP_STEER_MAX_RULES];
+
+			rules = buf;
+			xp_steer_info_get(s, &info);
+			xp_steer_rules_get(s, rules, NULL, XP_STEER_MAX_RULES, &nrules);
+			if (!xp_steer_default_get(s, &da, NULL))
+				xp_action_format(&da, dflt, sizeof(dflt));
+			xp_steer_close(s, false);
+		}
+		xp_set_log_fn(prev);
+	}
+	if (a->json) {
+		printf("%s{\"ifname\":\"%s\",\"ifindex\":%d,\"prog_id\":%u,\"prog_name\":\"%s\","
+		       "\"mode\":\"%s\",\"xpile\":%s",
+		       *first ? "" : ",", ifname, ifindex, id, id ? name : "",
+		       q.attach_mode == XDP_ATTACHED_DRV   ? "native"
+		       : q.attach_mode == XDP_ATTACHED_SKB ? "skb"
+		       : q.attach_mode == XDP_ATTACHED_NONE ? "none"
+							    : "multi",
+		       rules ? "true" : "false");
+		if (rules)
+			printf(",\"rules\":%u,\"default\":\"%s\",\"dispatcher\":%s,\"pin_path\":\"%s\"",
+			       nrules, dflt, info.legacy ? "false" : "true", info.pin_path);
+		printf("}");
+	} else if (!id) {
+		printf("%-16s %-10s -\n", ifname, "none");
+	} else {
+		printf("%-16s %-10s %-8u %-16s %s", ifname,
+		       q.attach_mode == XDP_ATTACHED_DRV ? "native"
+		       : q.attach_mode == XDP_ATTACHED_SKB ? "skb"
+							    : "multi",
+		       id, name, rules ? "" : "(not xpile's)\n");
+		if (rules)
+			printf("xpile: %u rules, default %s, %s, pins %s\n", nrules, dflt,
+			       info.legacy ? "single program" : "dispatcher", info.pin_path);
+	}
+	*first = false;
+}
+
+static int run_status(struct args *a)
+{
+	struct if_nameindex *ifs, *i;
+	bool first = true;
+	int idx;
+
+	if (a->json)
+		printf("[");
+	else
+		printf("%-16s %-10s %-8s %-16s %s\n", "INTERFACE", "MODE", "PROG-ID", "PROGRAM",
+		       "XPILE");
+	if (a->ifname) {
+		idx = if_nametoindex(a->ifname);
+		if (!idx)
+			return fail("interface %s not found in this network namespace", a->ifname);
+		status_one(a, a->ifname, idx, &first);
+	} else {
+		ifs = if_nameindex();
+		for (i = ifs; i && i->if_index; i++)
+			status_one(a, i->if_name, i->if_index, &first);
+		if_freenameindex(ifs);
+	}
+	if (a->json)
+		printf("]\n");
+	return 0;
+}
+
+static int run_features(struct args *a)
+{
+	struct xp_if_features f;
+
+	if (xp_if_features_probe(a->ifname, &f))
+		return 1;
+	if (a->json) {
+		printf("{\"ifname\":\"%s\",\"native_xdp\":%s,\"xsk_zerocopy\":%s,\"multibuf\":%s,"
+		       "\"redirect_target\":%s,\"features_from_netlink\":%s,\"rx_queues\":%u,"
+		       "\"tx_queues\":%u,\"combined\":%u,\"max_combined\":%u,\"dispatcher\":%s,"
+		       "\"dispatcher_reason\":\"%s\"}\n",
+		       a->ifname, f.native_xdp ? "true" : "false", f.xsk_zerocopy ? "true" : "false",
+		       f.multibuf ? "true" : "false", f.redirect_target ? "true" : "false",
+		       f.features_known ? "true" : "false", f.rx_queues, f.tx_queues, f.combined,
+		       f.max_combined, f.dispatcher ? "true" : "false", f.dispatcher_why);
+		return 0;
+	}
+	printf("%s (%s)\n", a->ifname,
+	       f.features_known ? "XDP features reported by the kernel"
+				: "XDP features probed by attaching");
+	printf("  native XDP          %s\n", f.native_xdp ? "yes" : "no (use --mode skb)");
+	printf("  AF_XDP zero-copy    %s\n", f.xsk_zerocopy ? "yes" : "no (copy mode)");
+	printf("  multi-buffer        %s\n", f.multibuf ? "yes" : "no");
+	printf("  redirect target     %s\n", f.redirect_target ? "yes" : "no");
+	if (f.channels_known)
+		printf("  channels            rx %u tx %u combined %u (max rx %u tx %u combined "
+		       "%u)\n",
+		       f.rx_queues, f.tx_queues, f.combined, f.max_rx, f.max_tx, f.max_combined);
+	else
+		printf("  queues              rx %u tx %u (from sysfs)\n", f.rx_queues, f.tx_queues);
+	if (f.dispatcher)
+		printf("  libxdp dispatcher   yes (multiple XDP programs can share %s)\n",
+		       a->ifname);
+	else
+		printf("  libxdp dispatcher   no: %s; xpile runs as the only XDP program\n",
+		       f.dispatcher_why);
+	return 0;
+}
+
+#define OPT_PIN                                                                        \
+	{ "pin-path", 'p', OPT_STR, offsetof(struct args, pin_path), "DIR",            \
+	  "Pin directory (default /sys/fs/bpf/xpile/[ns<inode>/]IFACE)" }
+#define OPT_JSON { "json", 'j', OPT_FLAG, offsetof(struct args, json), NULL, "Print JSON" }
+
+static const struct opt load_opts[] = {
+	{ "mode", 'm', OPT_STR, offsetof(struct args, mode_str), "MODE",
+	  "native, skb or auto (default auto: native, else skb)" },
+	OPT_PIN,
+	{ "force", 'F', OPT_FLAG, offsetof(struct args, force), NULL,
+	  "Replace an XDP program that xpile did not load" },
+	{ "default", 'd', OPT_STR, offsetof(struct args, dflt), "ACTION",
+	  "Action when no rule matches (default \"xsk\": the queue's socket, else pass)" },
+	{ "obj", 'o', OPT_STR, offsetof(struct args, obj), "FILE",
+	  "BPF object (default steer.o from $XPILE_BPF_DIR or next to the binary)" },
+	OPT_JSON,
+	{ 0 },
+};
+
+const struct cmd cmd_load = {
+	"load", "[OPTIONS] IFACE", "Attach the xpile steer program to IFACE and pin its maps",
+	"Attaches through libxdp: inside libxdp's multi-program dispatcher where the kernel\n"
+	"allows freplace, else as the interface's single XDP program. The program and\n"
+	"every map are pinned so that 'rule', 'stats', 'unload' and the engine find\n"
+	"them, also when each runs under its own 'ip netns exec NS'. A bpffs is mounted\n"
+	"on the host's /sys/fs/bpf if none is. With no rules, every packet takes the\n"
+	"default action: by default the AF_XDP socket of its RX queue, or the kernel\n"
+	"while that queue has no socket.\n"
+	"\nExamples:\n  xpile-loader load eth0\n  xpile-loader load --mode skb --default pass veth0\n",
+	load_opts, 1, false, run_load,
+};
+
+static const struct opt unload_opts[] = { OPT_PIN, { 0 } };
+
+const struct cmd cmd_unload = {
+	"unload", "[OPTIONS] IFACE", "Detach the steer program from IFACE and remove its pins",
+	"Detaches only xpile's own program, removes the pins and the wiring plan, and\n"
+	"cleans stale pins of a program that is no longer attached.\n",
+	unload_opts, 1, false, run_unload,
+};
+
+static const struct opt status_opts[] = { OPT_PIN, OPT_JSON, { 0 } };
+
+const struct cmd cmd_status = {
+	"status", "[OPTIONS] [IFACE]", "Show XDP programs on interfaces and xpile's state",
+	"Lists every interface of this network namespace (or IFACE) with its XDP\n"
+	"program; for xpile's, the rule count, default action, mode and pin directory.\n",
+	status_opts, 0, false, run_status,
+};
+
+static const struct opt features_opts[] = { OPT_JSON, { 0 } };
+
+const struct cmd cmd_features = {
+	"features", "[OPTIONS] IFACE", "Probe what IFACE and this kernel support",
+	"Native XDP, AF_XDP zero-copy, multi-buffer and redirect support come from the\n"
+	"kernel's netdev netlink family when it has one (>= 6.3), else from attaching a\n"
+	"trivial program. Channels come from ETHTOOL_GCHANNELS (sysfs queues otherwise).\n"
+	"The libxdp dispatcher line reports whether the kernel accepts the freplace\n"
+	"programs it needs; when it does not, xpile runs as the only XDP program.\n",
+	features_opts, 1, false, run_features,
+};

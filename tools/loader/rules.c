@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* xpile-loader rule and stats. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "loader.h"
+
+static struct xp_rule rules_buf[XP_STEER_MAX_RULES];
+static struct xp_counter cnt_buf[XP_STEER_MAX_RULES];
+
+static int rule_list(struct xp_steer *s, struct args *a)
+{
+	struct xp_action d, pe;
+	char line[512], ds[64], ps[64];
+	__u32 n;
+
+	if (xp_steer_rules_get(s, rules_buf, cnt_buf, XP_STEER_MAX_RULES, &n) ||
+	    xp_steer_default_get(s, &d, &pe))
+		return fail("%s: cannot read the rules", a->ifname);
+	xp_action_format(&d, ds, sizeof(ds));
+	xp_action_format(&pe, ps, sizeof(ps));
+	if (a->json)
+		printf("{\"ifname\":\"%s\",\"default\":\"%s\",\"parse_error\":\"%s\",\"rules\":[",
+		       a->ifname, ds, ps);
+	for (__u32 i = 0; i < n; i++) {
+		xp_rule_format(&rules_buf[i], line, sizeof(line));
+		if (a->json)
+			printf("%s{\"id\":%u,\"rule\":\"%s\",\"packets\":%llu,\"bytes\":%llu}",
+			       i ? "," : "", rules_buf[i].id, line,
+			       (unsigned long long)cnt_buf[i].packets,
+			       (unsigned long long)cnt_buf[i].bytes);
+		else
+			printf("id %-5u %-60s %12llu pkts %14llu bytes\n", rules_buf[i].id, line,
+			       (unsigned long long)cnt_buf[i].packets,
+			       (unsigned long long)cnt_buf[i].bytes);
+	}
+	if (a->json)
+		printf("]}\n");
+	else
+		printf("default action %s, parse errors %s, %u rule%s\n", ds, ps, n,
+		       n == 1 ? "" : "s");
+	return 0;
+}
+
+static int run_rule(struct args *a)
+{
+	struct xp_steer *s;
+	const char *verb;
+	char why[256];
+	int rc = 0;
+
+	if (a->argc < 1)
+		return fail("rule: missing IFACE or verb; usage: xpile-loader rule IFACE "
+			    "add|del|list|replace|default ...");
+	/* Both "rule eth0 add ..." and "rule add eth0 ..." read naturally. */
+	if (!strcmp(a->ifname, "add") || !strcmp(a->ifname, "del") ||
+	    !strcmp(a->ifname, "list") || !strcmp(a->ifname, "replace") ||
+	    !strcmp(a->ifname, "default")) {
+		verb = a->ifname;
+		a->ifname = a->argv[0];
+	} else {
+		verb = a->argv[0];
+	}
+	a->argc--;
+	a->argv++;
+	if (open_existing(a, &s))
+		return 1;
+	if (!strcmp(verb, "list")) {
+		rc = rule_list(s, a);
+	} else if (!strcmp(verb, "add")) {
+		struct xp_rule r;
+		__u32 id;
+
+		if (xp_rule_parse(a->argc, a->argv, &r, why, sizeof(why)))
+			rc = fail("rule add: %s; see 'xpile-loader rule --help'", why);
+		else if (xp_steer_rule_add(s, &r, &id))
+			rc = 1;
+		else
+			printf(a->json ? "{\"id\":%u}\n" : "rule %u added\n", id);
+	} else if (!strcmp(verb, "del")) {
+		char *end;
+		unsigned long id = a->argc == 1 ? strtoul(a->argv[0], &end, 0) : 0;
+
+		if (a->argc != 1 || *end || !id)
+			rc = fail("rule del: expected one rule id (see 'xpile-loader rule list %s')",
+				  a->ifname);
+		else if (xp_steer_rule_del(s, id))
+			rc = 1;
+	} else if (!strcmp(verb, "replace")) {
+		__u32 n;
+
+		if (a->argc != 1)
+			rc = fail("rule replace: expected one FILE ('-' for stdin)");
+		else if (xp_rules_parse_file(a->argv[0], rules_buf, XP_STEER_MAX_RULES, &n, why,
+					     sizeof(why)))
+			rc = fail("rule replace: %s", why);
+		else if (xp_steer_rules_replace(s, rules_buf, n))
+			rc = 1;
+		else if (!a->json)
+			printf("%s: %u rules in force\n", a->ifname, n);
+	} else if (!strcmp(verb, "default")) {
+		struct xp_action d, pe;
+		bool perr = a->argc >= 1 && !strcmp(a->argv[0], "parse-error");
+		int used;
+
+		if (perr) {
+			a->argc--;
+			a->argv++;
+		}
+		if (xp_action_parse(a->argc, a->argv, &used, perr ? &pe : &d, why, sizeof(why)) ||
+		    used != a->argc)
+			rc = fail("rule default: %s", used != a->argc ? "trailing words" : why);
+		else if (xp_steer_default_set(s, perr ? NULL : &d, perr ? &pe : NULL))
+			rc = 1;
+	} else {
+		rc = fail("rule: unknown verb '%s': add, del, list, replace or default", verb);
+	}
+	xp_steer_close(s, false);
+	return rc;
+}
+
+static const char *const cnt_names[XP_CNT_MAX] = {
+	"pass", "drop", "tx", "redirect", "xsk", "xsk_nosock", "default", "parse_error",
+};
+static const char *const perr_names[XP_PERR_MAX] = {
+	"eth_trunc",	 "vlan_trunc",	    "vlan_depth",     "ip4_trunc",     "ip4_hdr",
+	"ip4_opt_trunc", "ip6_trunc",	    "ip6_ext_trunc",  "ip6_ext_depth", "tcp_trunc",
+	"tcp_hdr",	 "udp_trunc",	    "icmp_trunc",     "icmp6_trunc",
+};
+
+static void print_stats(struct args *a, const struct xp_steer_stats *st,
+			const struct xp_steer_stats *prev, double dt)
+{
+	if (a->json) {
+		printf("{\"ifname\":\"%s\"", a->ifname);
+		for (int i = 0; i < XP_CNT_MAX; i++)
+			printf(",\"%s_packets\":%llu,\"%s_bytes\":%llu", cnt_names[i],
+			       (unsigned long long)st->verdict[i].packets, cnt_names[i],
+			       (unsigned long long)st->verdict[i].bytes);
+		for (int i = 0; i < XP_PERR_MAX; i++)
+			printf(",\"err_%s\":%llu", perr_names[i],
+			       (unsigned long long)st->parse_err[i]);
+		printf("}\n");
+		fflush(stdout);
+		return;
+	}
+	printf("%s:\n", a->ifname);
+	for (int i = 0; i < XP_CNT_MAX; i++) {
+		printf("  %-12s %14llu pkts %16llu bytes", cnt_names[i],
+		       (unsigned long long)st->verdict[i].packets,
+		       (unsigned long long)st->verdict[i].bytes);
+		if (prev && dt > 0)
+			printf(" %12.0f pps", (st->verdict[i].packets - prev->verdict[i].packets) /
+						      dt);
+		printf("\n");
+	}
+	for (int i = 0; i < XP_PERR_MAX; i++)
+		if (st->parse_err[i])
+			printf("  error %-16s %12llu\n", perr_names[i],
+			       (unsigned long long)st->parse_err[i]);
+	fflush(stdout);
+}
+
+static int run_stats(struct args *a)
+{
+	struct xp_steer_stats st, prev;
+	struct xp_steer *s;
+	struct timespec t0, t1;
+	unsigned rounds = 0;
+
+	if (open_existing(a, &s))
+		return 1;
+	if (xp_steer_stats_read(s, &st)) {
+		xp_steer_close(s, false);
+		return fail("%s: cannot read counters", a->ifname);
+	}
+	print_stats(a, &st, NULL, 0);
+	if (!a->json && !a->watch)
+		rule_list(s, a);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (a->watch && (!a->count || ++rounds < a->count)) {
+		double dt;
+
+		sleep(a->interval ?: 1);
+		prev = st;
+		if (xp_steer_stats_read(s, &st))
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		dt = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+		t0 = t1;
+		print_stats(a, &st, &prev, dt);
+	}
+	xp_steer_close(s, false);
+	return 0;
+}
+
+#define OPT_PIN                                                                        \
+	{ "pin-path", 'p', OPT_STR, offsetof(struct args, pin_path), "DIR",            \
+	  "Pin directory (default /sys/fs/bpf/xpile/[ns<inode>/]IFACE)" }
+#define OPT_JSON { "json", 'j', OPT_FLAG, offsetof(struct args, json), NULL, "Print JSON" }
+
+static const struct opt rule_opts[] = { OPT_PIN, OPT_JSON, { 0 } };
+
+const struct cmd cmd_rule = {
+	"rule", "add|del|list|replace|default IFACE ...", "Add, delete, list or replace rules",
+	"  rule add IFACE [prio N] MATCH... action ACTION\n"
+	"  rule del IFACE ID\n"
+	"  rule list IFACE             rules in evaluation order with packet/byte counters\n"
+	"  rule replace IFACE FILE     swap in a whole rule file ('-': stdin) atomically\n"
+	"  rule default IFACE [parse-error] ACTION\n"
+	"\nMATCH (all optional, all must hold):\n"
+	"  queue N                 RX queue\n"
+	"  vlan N                  outer VLAN id (802.1Q or 802.1ad)\n"
+	"  ip | ipv6 | arp | ethertype N\n"
+	"  src PREFIX, dst PREFIX  IPv4 or IPv6 address[/len]\n"
+	"  tcp | udp | icmp | icmpv6 | proto N\n"
+	"  sport N[-M], dport N[-M] (TCP/UDP; later fragments have no ports)\n"
+	"ACTION: pass | drop | tx | redirect IFACE | xsk [slot N]\n"
+	"  xsk sends to the AF_XDP socket of the packet's RX queue (slot N: a named\n"
+	"  socket); with no socket there the packet goes to the kernel instead.\n"
+	"\nRules run by ascending prio (ties: insertion order); the first match acts.\n"
+	"Every change swaps the whole rule set at once: no packet sees a mix of old and\n"
+	"new rules. Rule files hold one rule per line (the text after 'rule add IFACE'),\n"
+	"'#' starts a comment.\n"
+	"\nExamples:\n"
+	"  xpile-loader rule add eth0 prio 10 udp dport 4789 action xsk\n"
+	"  xpile-loader rule add eth0 src 198.18.0.0/15 action drop\n"
+	"  xpile-loader rule replace eth0 /etc/xpile/eth0.rules\n",
+	rule_opts, 1, true, run_rule,
+};
+
+static const struct opt stats_opts[] = {
+	OPT_PIN,
+	OPT_JSON,
+	{ "watch", 'w', OPT_FLAG, offsetof(struct args, watch), NULL,
+	  "Print again every interval, with rates" },
+	{ "interval", 'i', OPT_UINT, offsetof(struct args, interval), "SECONDS",
+	  "Seconds between --watch reports (default 1)" },
+	{ "count", 'c', OPT_UINT, offsetof(struct args, count), "N",
+	  "Stop --watch after N reports (default: until interrupted)" },
+	{ 0 },
+};
+
+const struct cmd cmd_stats = {
+	"stats", "[OPTIONS] IFACE", "Show verdict, parse-error and per-rule counters",
+	"Counters are per CPU in the kernel and summed here: packets and bytes per\n"
+	"verdict (xsk_nosock: steered to a queue without a socket, so passed; default:\n"
+	"no rule matched; parse_error: truncated or malformed), per parse-error reason\n"
+	"and per rule.\n",
+	stats_opts, 1, false, run_stats,
+};
