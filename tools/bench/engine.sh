@@ -15,6 +15,7 @@
 #   XB_HUGEPAGES 320             2 MiB pages reserved for testpmd while it runs
 #   XB_XPILE    build/xpile      the engine binary
 #   XB_XPILE_ARGS ""             extra `xpile run` options (e.g. --busy-poll)
+#   XB_TESTPMD  (from PATH)      dpdk-testpmd binary; empty = as if DPDK were absent
 #   XB_DPDK_ARGS  ""             extra net_af_xdp devargs (e.g. busy_budget=0)
 #
 # Topology (all names unique to this run, 198.18.0.0/15, everything removed on exit):
@@ -56,7 +57,8 @@ for m in "${mode_list[@]}"; do
 	case $m in rxdrop | fwd) ;; *) die "unknown mode '$m'; use rxdrop and/or fwd" ;; esac
 done
 
-testpmd=$(command -v dpdk-testpmd || true)
+testpmd=${XB_TESTPMD-$(command -v dpdk-testpmd || true)}
+[ -n "$testpmd" ] && [ ! -x "$testpmd" ] && testpmd=
 case $want_dpdk in
 auto) use_dpdk=$([ -n "$testpmd" ] && echo 1 || echo 0) ;;
 yes) [ -n "$testpmd" ] || die "dpdk-testpmd not found; apt-get install dpdk, or --dpdk no"
@@ -80,7 +82,7 @@ contenders=()
 [ "$have_xpile" = 1 ] && contenders+=(xpile) ||
 	echo "# xpile skipped: $xpile not built or has no 'run' command (make)"
 [ "$use_dpdk" = 1 ] && contenders+=(dpdk) ||
-	echo "# DPDK skipped: dpdk-testpmd ${testpmd:-not installed} (--dpdk $want_dpdk)"
+	echo "# DPDK skipped: $([ -n "$testpmd" ] && echo "--dpdk no" || echo "dpdk-testpmd not installed (apt-get install dpdk)")"
 [ ${#contenders[@]} -gt 0 ] || die "nothing to measure: build xpile (make) or install dpdk"
 
 # testpmd's AF_XDP PMD puts its UMEM in the mbuf pool, which only works from hugepages
@@ -214,8 +216,10 @@ measure() { # contender mode
 		printf "%.3f %.0f\n", p * 1000 / dt, (p > 0 ? ct * 1e9 / hz / p : 0) }'
 }
 
-median() { tr ' ' '\n' | grep . | sort -g | awk '{v[NR] = $1} END {
-	if (!NR) { print 0; exit } print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+median() { # printf-format, values on stdin
+	tr ' ' '\n' | grep . | sort -g | awk -v f="$1" '{v[NR] = $1} END {
+	m = !NR ? 0 : NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+	printf(f, m) }'; }
 
 echo "# engine bench: gen=$gen pkt=${pkt}B runs=$runs window=${win}s cores gen=$gcore dut=$dcore" \
 	"contenders=${contenders[*]} load=$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -233,14 +237,14 @@ for m in "${mode_list[@]}"; do
 		done
 	done
 	line="engine mode=$m"
-	xm=$(median <<<"${mpps[xpile]:-}") dm=$(median <<<"${mpps[dpdk]:-}")
+	xm=$(median %.3f <<<"${mpps[xpile]:-}") dm=$(median %.3f <<<"${mpps[dpdk]:-}")
 	[ "$have_xpile" = 1 ] && line+=" xpile_mpps=$xm"
 	[ "$use_dpdk" = 1 ] && line+=" dpdk_mpps=$dm"
 	if [ "$have_xpile" = 1 ] && [ "$use_dpdk" = 1 ]; then
 		line+=" ratio=$(awk -v a="$xm" -v b="$dm" 'BEGIN { printf((b > 0 ? "%.2f" : "n/a"), a / (b > 0 ? b : 1)) }')"
 	fi
-	[ "$have_xpile" = 1 ] && line+=" xpile_ns_per_pkt=$(median <<<"${nspp[xpile]}")"
-	[ "$use_dpdk" = 1 ] && line+=" dpdk_ns_per_pkt=$(median <<<"${nspp[dpdk]}")"
+	[ "$have_xpile" = 1 ] && line+=" xpile_ns_per_pkt=$(median %.0f <<<"${nspp[xpile]}")"
+	[ "$use_dpdk" = 1 ] && line+=" dpdk_ns_per_pkt=$(median %.0f <<<"${nspp[dpdk]}")"
 	echo "$line runs=$runs"
 	unset mpps nspp
 done

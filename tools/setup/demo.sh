@@ -79,12 +79,18 @@ if [ "$fwd" = bridge ]; then
 else
 	# shellcheck disable=SC2086
 	echo "  ip netns exec $xp $xpile run --iface xa --iface xb --cores $core --mode fwd --interval 1 ${DEMO_ENGINE_ARGS:-}"
+	elog=$(mktemp /tmp/xpile-demo-engine.XXXXXX)
+	xt_on_exit "rm -f '$elog'"
+	# libbpf/libxdp notes that only say `ip netns exec` hid the bpffs (so no libxdp
+	# dispatcher) or that libxdp's own sections are unknown to libbpf 1.1.
+	quiet_libs='/^libbpf: elf: skipping unrecognized data section/d
+		/^libxdp: \(No bpffs found\|Can.t use dispatcher\|Falling back to loading single\)/d'
 	# The engine's lines go through sed so they show up prefixed, live, between the
 	# ping and iperf3 lines; `ip netns exec` and stdbuf exec, so $! is the engine.
 	# shellcheck disable=SC2086
 	ip netns exec "$xp" stdbuf -oL -eL "$xpile" run --iface xa --iface xb --cores "$core" \
 		--mode fwd --interval 1 ${DEMO_ENGINE_ARGS:-} \
-		> >(sed -u 's/^/  [xpile] /') 2>&1 &
+		> >(tee "$elog" | sed -u -e "$quiet_libs" -e 's/^/  [xpile] /') 2>&1 &
 	epid=$!
 	XT_PIDS+=("$epid")
 	for d in xa xb; do
@@ -92,10 +98,10 @@ else
 			die "the engine did not attach to $d within 15 s (its output is above)"
 		kill -0 "$epid" 2>/dev/null || die "the engine exited at start-up (its output is above)"
 	done
-	sleep 0.5
-	echo "  attached:"
+	# Sockets go into the XSKMAP after the program attaches: wait for "ready".
+	xt_wait_for 5 grep -q 'ready' "$elog"
 	for d in xa xb; do
-		echo "    $d: $(ip -n "$xp" -d link show $d | grep -o 'prog/xdp.*' | head -1)"
+		echo "  $d: $(ip -n "$xp" link show $d | grep -o 'prog/xdp id [0-9]* name [a-z_]*')"
 	done
 fi
 
