@@ -174,9 +174,7 @@ static int setup_memory(struct engine *e)
 	err = xp_mem_alloc(&mo, &e->mem);
 	if (err) {
 		if (c->hugepages == XP_HUGE_REQUIRE)
-			return fail("no hugepages: %llu MiB of 2 MiB pages needed; reserve them (sysctl vm.nr_hugepages=%llu) or use --hugepages auto",
-				    (unsigned long long)(e->layout.area_size >> 20),
-				    (unsigned long long)(e->layout.area_size / XP_PAGE_2M + 1));
+			return -1; /* the library named the pages missing and the sysctl */
 		return fail("cannot allocate %llu bytes of UMEM: %s", (unsigned long long)mo.size,
 			    strerror(-err));
 	}
@@ -321,7 +319,7 @@ int eng_setup(struct engine *e)
 
 		c->frames = e->nq * per_q + e->nworkers * (c->cache + c->batch);
 	}
-	if (setup_memory(e) || setup_frames(e) || setup_steer(e) || setup_sockets(e, sg))
+	if (setup_memory(e) || setup_frames(e) || setup_sockets(e, sg) || setup_steer(e))
 		return -1;
 	return 0;
 }
