@@ -106,6 +106,18 @@ $(eval $(call prog,xpile,$(ENGINE_SRCS)))
 $(eval $(call prog,xpile-loader,$(LOADER_SRCS)))
 $(eval $(call prog,xpile-bench,$(BENCH_SRCS)))
 
+# Optional DPDK side of `xpile-bench alloc` (Debian dpdk-dev), never required:
+# XPILE_DPDK=auto builds it when pkg-config finds libdpdk (plain builds only),
+# XPILE_DPDK=0 never; without it tools/bench/alloc_dpdk.c compiles to stubs.
+XPILE_DPDK ?= auto
+ifeq ($(XPILE_DPDK)$(SAN),auto)
+HAVE_DPDK := $(shell pkg-config --exists libdpdk 2>/dev/null && echo 1)
+endif
+ifeq ($(HAVE_DPDK),1)
+$(BUILD)/obj/tools/bench/alloc_dpdk.o: XP_CFLAGS += -DXPILE_HAVE_DPDK $(shell pkg-config --cflags libdpdk)
+$(BUILD)/xpile-bench: XP_LDLIBS += $(shell pkg-config --libs libdpdk)
+endif
+
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TLIB_OBJS) $(BUILD)/libxpile.a
 	@mkdir -p $(@D)
 	$(CC) $(XP_CFLAGS) -o $@ $^ $(XP_LDLIBS)
