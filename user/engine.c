@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "xpile/log.h"
 
 static int fail(const char *fmt, ...)
 {
@@ -229,6 +230,18 @@ static int setup_frames(struct engine *e)
 	return 0;
 }
 
+/* Holds the steer library's complaint while a fallback may still make it moot. */
+static char steer_msg[512];
+
+static int capture_log(enum xp_log_level level, const char *fmt, va_list ap)
+{
+	size_t len = strlen(steer_msg);
+
+	if (level <= XP_LOG_WARN && len < sizeof(steer_msg) - 1)
+		vsnprintf(steer_msg + len, sizeof(steer_msg) - len, fmt, ap);
+	return 0;
+}
+
 static int setup_steer(struct engine *e)
 {
 	struct eng_config *c = &e->cfg;
@@ -237,15 +250,34 @@ static int setup_steer(struct engine *e)
 	if (!c->mode->needs_rx)
 		return 0;
 	for (i = 0; i < c->nports; i++) {
+		struct eng_port *p = &e->ports[i];
 		struct xp_steer_opts so = { .sz = sizeof(so) };
+		xp_log_fn prev;
+		int err;
 
-		so.ifname = e->ports[i].ifname;
+		so.ifname = p->ifname;
 		so.mode = c->xdp_mode;
 		so.pin_path = c->pin_path;
 		so.attach_existing = c->attach_existing;
 		so.force = c->force;
-		if (xp_steer_open(&so, &e->ports[i].steer))
-			return -1; /* the library named cause and fix */
+		steer_msg[0] = 0;
+		prev = xp_set_log_fn(capture_log);
+		err = xp_steer_open(&so, &p->steer);
+		if (err == -EEXIST && !c->attach_existing) {
+			/* Our program is there already (the loader's, or left by an engine that
+			 * was killed): serve through it and leave it as found. */
+			so.attach_existing = true;
+			err = xp_steer_open(&so, &p->steer);
+			p->steer_borrowed = !err;
+		}
+		xp_set_log_fn(prev);
+		if (err) {
+			fprintf(stderr, "xpile: %s", steer_msg[0] ? steer_msg : "steer program: open failed\n");
+			return -1;
+		}
+		if (p->steer_borrowed && !c->quiet && !c->json)
+			fprintf(stderr, "xpile: %s: using the steer program already attached; it stays at exit\n",
+				p->ifname);
 	}
 	return 0;
 }
@@ -613,7 +645,8 @@ void eng_teardown(struct engine *e)
 		xp_xsk_destroy(e->qs[i].xsk);
 	for (i = 0; i < e->cfg.nports; i++)
 		if (e->ports[i].steer)
-			xp_steer_close(e->ports[i].steer, !e->cfg.attach_existing);
+			xp_steer_close(e->ports[i].steer,
+				       !e->cfg.attach_existing && !e->ports[i].steer_borrowed);
 	for (i = 0; i < e->nworkers; i++)
 		if (e->workers[i].cache)
 			xp_cache_destroy(e->workers[i].cache);

@@ -60,6 +60,7 @@ struct eng_port {
 	__u32 queues[ENG_MAX_QUEUES];
 	unsigned char mac[6];
 	struct xp_steer *steer;
+	bool steer_borrowed; /* found attached: not ours to remove */
 };
 
 struct eng_worker {

@@ -12,6 +12,7 @@
 #                                returns once the engine printed its ready line
 #   eng_stop PID                 SIGINT, wait; returns the engine's exit status
 #   eng_sum FILE FIELD [TYPE]    sum of FIELD over the TYPE (default summary) lines
+#   eng_wait_sum S FILE FIELD TYPE MIN   wait up to S seconds for eng_sum >= MIN
 #   eng_ledger_ok FILE           the exit ledger line says ok
 
 XPILE=${XPILE:-$XT_BUILD/xpile}
@@ -26,8 +27,21 @@ eng_require() {
 }
 
 eng_ns() {
+	local ino
 	xt_ns "$2" >/dev/null || xt_fail "cannot create namespace $2"
 	printf -v "$1" '%s' "${XT_NS[-1]}"
+	# An engine killed with -9 cannot remove its pins (bpffs keys them by netns inode).
+	ino=$(stat -L -c %i "/run/netns/${XT_NS[-1]}" 2>/dev/null) &&
+		xt_on_exit "rm -rf /sys/fs/bpf/xpile/ns$ino; rmdir /sys/fs/bpf/xpile"
+}
+
+# Polls until the sum of FIELD over TYPE lines of FILE is >= MIN (bounded by SECONDS).
+eng_wait_sum() { # seconds file field type min
+	local deadline=$((SECONDS + $1))
+	while [ "$(eng_sum "$2" "$3" "$4")" -lt "$5" ]; do
+		[ $SECONDS -ge $deadline ] && return 1
+		sleep 0.1
+	done
 }
 
 eng_quiet() {

@@ -31,7 +31,8 @@ round_trip() { # label, engine options...
 		--count "$K" --rate 50000 --dst-mac "$bmac" --src-ip 198.18.2.3 \
 		--dst-ip 198.18.2.1 --dst-port 9 --quiet >"$XT_TMP/tx.out" 2>&1 ||
 		{ cat "$XT_TMP/tx.out"; xt_fail "$label: txonly exited $?"; }
-	xt_wait_for 5 test "$(($(noports) - before))" -ge "$K"
+	back() { [ "$(($(noports) - before))" -ge "$K" ]; }
+	xt_wait_for 5 back
 	after=$(noports)
 	eng_stop "$L2" || { cat "$XT_TMP/L2.err"; xt_fail "$label: l2fwd exited with status $?"; }
 	local rx tx

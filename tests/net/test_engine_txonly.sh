@@ -24,7 +24,8 @@ sent=$(eng_sum "$XT_TMP/tx.json" tx_packets)
 eng_ledger_ok "$XT_TMP/tx.json" || xt_fail "txonly ledger not clean"
 
 # Everything sent is in the receiver's rings within a moment.
-xt_wait_for 5 test "$(grep -o '"rx_packets":[0-9]*' "$XT_TMP/RX.json" | tail -1 | cut -d: -f2)" = "$K"
+last_rx() { [ "$(grep -o '"rx_packets":[0-9]*' "$XT_TMP/RX.json" | tail -1 | cut -d: -f2)" = "$K" ]; }
+xt_wait_for 5 last_rx
 eng_stop "$RX" || { cat "$XT_TMP/RX.err"; xt_fail "rxdrop exited with status $?"; }
 got=$(eng_sum "$XT_TMP/RX.json" rx_packets)
 echo "txonly sent $sent, rxdrop counted $got"
