@@ -28,7 +28,7 @@ int alloc_dpdk_init(const struct alloc_params *p)
 	static bool done;
 	char mem[32];
 	/* Memory for the largest pool of a run, plus EAL's own. */
-	size_t mb = (size_t)p->nobjs * (p->frame + 128) / (1 << 20) + 128;
+	size_t mb = 2 * (size_t)p->nobjs * (p->frame + 128) / (1 << 20) + 256;
 	/* --no-huge implies legacy memory, which --in-memory refuses: --no-shconf instead. */
 	char *argv[] = { "xpile-bench", "--no-huge", "--no-pci", "--no-shconf", "--no-telemetry",
 			 "--log-level=lib.*:error", "--log-level=pmd.*:error", "-l", "0",
