@@ -494,6 +494,11 @@ int xp_steer_xskmap_fd(const struct xp_steer *s)
 	return s->fds[XP_M_XSKS];
 }
 
+int xp_steer_prog_fd(const struct xp_steer *s)
+{
+	return s->prog_fd;
+}
+
 /* Serializes rule-set writers across processes; the pin directory is the one object
  * every user of this interface's steer shares. */
 static int lock_rules(struct xp_steer *s)

@@ -65,6 +65,8 @@ int xp_steer_xsk_clear(struct xp_steer *s, __u32 queue);
 int xp_steer_slot_set(struct xp_steer *s, __u32 slot, int xsk_fd);
 int xp_steer_slot_clear(struct xp_steer *s, __u32 slot);
 int xp_steer_xskmap_fd(const struct xp_steer *s);
+/* The steer program itself (e.g. for BPF_PROG_TEST_RUN). */
+int xp_steer_prog_fd(const struct xp_steer *s);
 
 /* Rules. Replace swaps the whole set atomically (no packet sees a mix) and returns
  * after no packet can still be using the old set. Rules get ids in order; @rules may
