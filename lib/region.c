@@ -18,6 +18,9 @@
 #include "log_internal.h"
 #include "region_internal.h"
 
+/* Singles are carved from blocks of at most 64 chunks. */
+#define XP_CARVE_ORDER 6
+
 static __u32 order_of(__u32 n)
 {
 	return n <= 1 ? 0 : 32 - (__u32)__builtin_clz(n - 1);
@@ -29,7 +32,6 @@ static void space_fini(struct xp_space *sp)
 	free(sp->next);
 	free(sp->prev);
 	free(sp->loose);
-	pthread_mutex_destroy(&sp->lock);
 }
 
 static int space_init(struct xp_space *sp, __u32 nchunks)
@@ -40,7 +42,7 @@ static int space_init(struct xp_space *sp, __u32 nchunks)
 	sp->next = calloc(nchunks, sizeof(*sp->next));
 	sp->prev = calloc(nchunks, sizeof(*sp->prev));
 	sp->loose = calloc(nchunks, sizeof(*sp->loose));
-	pthread_mutex_init(&sp->lock, NULL);
+	atomic_init(&sp->lock, 0);
 	if (!sp->state || !sp->next || !sp->prev || !sp->loose) {
 		space_fini(sp);
 		return -ENOMEM;
@@ -141,11 +143,16 @@ static __u32 lazy_alloc_one(struct xp_space *sp)
 		return sp->loose[--sp->nloose];
 	if (sp->carve < sp->carve_end)
 		return sp->carve++;
-	/* Smallest block first: big ones stay whole for multi-chunk requests. */
+	/*
+	 * Smallest block first, and at most XP_CARVE_ORDER of it: big blocks stay
+	 * whole for multi-chunk requests, which then seldom need a coalescing pass.
+	 */
 	for (o = 0; o <= sp->max_order && sp->head[o] == XP_NIL; o++)
 		;
 	if (o > sp->max_order)
 		return XP_NIL;
+	if (o > XP_CARVE_ORDER)
+		o = XP_CARVE_ORDER;
 	idx = xp_buddy_alloc(sp, o);
 	sp->carve = idx + 1;
 	sp->carve_end = idx + (1u << o);
@@ -158,7 +165,7 @@ static int lazy_alloc(struct xp_region *r, __u32 order, __u32 hint, __u64 *off)
 		__u32 s = (hint + k) % r->nspaces, idx;
 		struct xp_space *sp = &r->spaces[s];
 
-		pthread_mutex_lock(&sp->lock);
+		xp_space_lock(sp);
 		if (!order) {
 			idx = lazy_alloc_one(sp);
 		} else {
@@ -173,7 +180,7 @@ static int lazy_alloc(struct xp_region *r, __u32 order, __u32 hint, __u64 *off)
 			sp->state[idx] = XP_ST_ALLOC | order;
 			sp->free_chunks -= 1ull << order;
 		}
-		pthread_mutex_unlock(&sp->lock);
+		xp_space_unlock(sp);
 		if (idx != XP_NIL) {
 			*off = ((__u64)s * r->space_chunks + idx) << r->chunk_shift;
 			return 0;
@@ -187,7 +194,7 @@ static int lazy_free(struct xp_region *r, __u32 s, __u32 idx, __u32 order)
 	struct xp_space *sp = &r->spaces[s];
 	int err = 0;
 
-	pthread_mutex_lock(&sp->lock);
+	xp_space_lock(sp);
 	if (sp->state[idx] != (XP_ST_ALLOC | order)) {
 		err = -EINVAL;
 	} else if (!order) {
@@ -198,7 +205,7 @@ static int lazy_free(struct xp_region *r, __u32 s, __u32 idx, __u32 order)
 		xp_buddy_free(sp, idx, order);
 		sp->free_chunks += 1ull << order;
 	}
-	pthread_mutex_unlock(&sp->lock);
+	xp_space_unlock(sp);
 	return err;
 }
 
@@ -233,9 +240,9 @@ int xp_region_free(struct xp_region *r, __u64 off, __u32 nchunks)
 void xp_region_coalesce(struct xp_region *r)
 {
 	for (__u32 s = 0; s < r->nspaces; s++) {
-		pthread_mutex_lock(&r->spaces[s].lock);
+		xp_space_lock(&r->spaces[s]);
 		space_coalesce(&r->spaces[s]);
-		pthread_mutex_unlock(&r->spaces[s].lock);
+		xp_space_unlock(&r->spaces[s]);
 	}
 }
 
@@ -245,7 +252,7 @@ void xp_region_stats(struct xp_region *r, struct xp_region_stats *st)
 	for (__u32 s = 0; s < r->nspaces; s++) {
 		struct xp_space *sp = &r->spaces[s];
 
-		pthread_mutex_lock(&sp->lock);
+		xp_space_lock(sp);
 		st->free_chunks += sp->free_chunks;
 		st->loose_chunks += sp->nloose + (sp->carve_end - sp->carve);
 		st->coalesces += sp->coalesces;
@@ -255,7 +262,7 @@ void xp_region_stats(struct xp_region *r, struct xp_region_stats *st)
 				if ((1ull << o) > st->largest_block)
 					st->largest_block = 1ull << o;
 			}
-		pthread_mutex_unlock(&sp->lock);
+		xp_space_unlock(sp);
 	}
 }
 

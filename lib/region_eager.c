@@ -72,13 +72,13 @@ int xp_region_eager_alloc(struct xp_region *r, __u32 order, __u32 hint, __u64 *o
 		__u32 s = (hint + k) % r->nspaces, idx;
 		struct xp_space *sp = &r->spaces[s];
 
-		pthread_mutex_lock(&sp->lock);
+		xp_space_lock(sp);
 		idx = xp_buddy_alloc(sp, order);
 		if (idx != XP_NIL) {
 			sp->state[idx] = XP_ST_ALLOC | order;
 			sp->free_chunks -= 1ull << order;
 		}
-		pthread_mutex_unlock(&sp->lock);
+		xp_space_unlock(sp);
 		if (idx != XP_NIL) {
 			*off = ((__u64)s * r->space_chunks + idx) << r->chunk_shift;
 			return 0;
@@ -92,13 +92,13 @@ int xp_region_eager_free(struct xp_region *r, __u32 s, __u32 idx, __u32 order)
 	struct xp_space *sp = &r->spaces[s];
 	int err = 0;
 
-	pthread_mutex_lock(&sp->lock);
+	xp_space_lock(sp);
 	if (sp->state[idx] != (XP_ST_ALLOC | order)) {
 		err = -EINVAL;
 	} else {
 		xp_buddy_free(sp, idx, order);
 		sp->free_chunks += 1ull << order;
 	}
-	pthread_mutex_unlock(&sp->lock);
+	xp_space_unlock(sp);
 	return err;
 }

@@ -3,7 +3,8 @@
 #ifndef XPILE_REGION_INTERNAL_H
 #define XPILE_REGION_INTERNAL_H
 
-#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 
 #include "xpile/region.h"
 
@@ -17,7 +18,7 @@
 #define XP_ST_ORDER 0x1f
 
 struct xp_space {
-	pthread_mutex_t lock;
+	atomic_int lock; /* held for a few dozen instructions: spin, then yield */
 	__u32 nchunks, max_order;
 	__u8 *state;
 	__u32 *next, *prev;		/* free block lists, by chunk index */
@@ -33,6 +34,24 @@ struct xp_region {
 	__u64 space_chunks;
 	struct xp_space *spaces;
 };
+
+static inline void xp_space_lock(struct xp_space *sp)
+{
+	for (unsigned spins = 0;; spins++) {
+		if (!atomic_load_explicit(&sp->lock, memory_order_relaxed) &&
+		    !atomic_exchange_explicit(&sp->lock, 1, memory_order_acquire))
+			return;
+		if (spins > 64)
+			sched_yield(); /* the holder may be preempted on a busy machine */
+		else
+			__builtin_ia32_pause();
+	}
+}
+
+static inline void xp_space_unlock(struct xp_space *sp)
+{
+	atomic_store_explicit(&sp->lock, 0, memory_order_release);
+}
 
 /* Classic buddy on one space; the caller holds sp->lock. */
 __u32 xp_buddy_alloc(struct xp_space *sp, __u32 order);
