@@ -10,6 +10,8 @@
 #   eng_start VAR NS ARGS...     start `xpile run ARGS --json` in NS; VAR gets its pid,
 #                                output in $XT_TMP/VAR.json (stdout) and VAR.err (stderr);
 #                                returns once the engine printed its ready line
+#   eng_veth NA IA NB IB Q       veth pair with Q queues each way
+#   eng_last FILE PORT QUEUE FIELD   latest value of FIELD for one socket
 #   eng_stop PID                 SIGINT, wait; returns the engine's exit status
 #   eng_sum FILE FIELD [TYPE]    sum of FIELD over the TYPE (default summary) lines
 #   eng_wait_sum S FILE FIELD TYPE MIN   wait up to S seconds for eng_sum >= MIN
@@ -42,6 +44,24 @@ eng_wait_sum() { # seconds file field type min
 		[ $SECONDS -ge $deadline ] && return 1
 		sleep 0.1
 	done
+}
+
+# xt_veth with N queues each way (veth picks the peer's RX queue = the sender's TX queue).
+eng_veth() { # NS_A IF_A NS_B IF_B QUEUES
+	local tmp="${XT_ID}q${RANDOM}"
+	ip link add "${tmp}a" numtxqueues "$5" numrxqueues "$5" type veth peer name "${tmp}b" \
+		numtxqueues "$5" numrxqueues "$5" || xt_fail "veth with $5 queues: create failed"
+	ip link set "${tmp}a" netns "$1" || { ip link del "${tmp}a"; xt_fail "veth move failed"; }
+	ip link set "${tmp}b" netns "$3" || xt_fail "veth move failed"
+	ip -n "$1" link set "${tmp}a" name "$2"
+	ip -n "$3" link set "${tmp}b" name "$4"
+	ip -n "$1" link set "$2" up
+	ip -n "$3" link set "$4" up
+}
+
+# Latest value of FIELD for PORT:QUEUE in FILE (interval or summary lines).
+eng_last() { # file port queue field
+	grep "\"port\":\"$2\",\"queue\":$3," "$1" | tail -1 | grep -o "\"$4\":[0-9]*" | cut -d: -f2
 }
 
 eng_quiet() {
