@@ -33,6 +33,7 @@ struct layout_args {
 	enum { PAGES_AUTO, PAGES_HUGE, PAGES_4K } pages;
 	enum { ACCESS_DEP, ACCESS_INDEP } access;
 	enum { ORDER_SHUFFLED, ORDER_SEQ } order;
+	__u32 only_mask; /* bit 0: interleaved, bit 1: aligned */
 	bool report, plot_set;
 	char plot[PATH_MAX];
 };
@@ -50,6 +51,7 @@ static const struct option opts[] = {
 	{ "pages", required_argument, NULL, 'p' },
 	{ "access", required_argument, NULL, 'a' },
 	{ "order", required_argument, NULL, 'o' },
+	{ "only", required_argument, NULL, 'O' },
 	{ "report", no_argument, NULL, 'R' },
 	{ "report-frames", required_argument, NULL, 'N' },
 	{ "plot", required_argument, NULL, 'P' },
@@ -81,6 +83,8 @@ static void usage(FILE *f)
 		"                      set, as frames come back after cycling through per-core\n"
 		"                      LIFO caches (default; no stride prefetch can help), or\n"
 		"                      address order, as from a freshly filled ring\n"
+		"  --only interleaved|aligned  time one layout only (for valgrind --tool=cachegrind;\n"
+		"                      the other's column prints 0)\n"
 		"  --pages auto|huge|4k  memory: 2 MiB hugetlb pages when reserved, else\n"
 		"                      transparent hugepages (auto, default); huge fails without\n"
 		"                      reserved hugepages; 4k uses plain 4 KiB pages (frames packed\n"
@@ -123,7 +127,8 @@ static int parse_args(int argc, char **argv, struct layout_args *a)
 	int c;
 
 	*a = (struct layout_args){ .fmin = 64, .fmax = 65536, .runs = 7, .frame_size = 2048,
-				   .report_frames = 4096, .lines_mask = 3, .touches = 1u << 20 };
+				   .report_frames = 4096, .lines_mask = 3, .touches = 1u << 20,
+				   .only_mask = 3 };
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		const char *name = NULL;
@@ -214,6 +219,18 @@ static int parse_args(int argc, char **argv, struct layout_args *a)
 			else {
 				fprintf(stderr,
 					"xpile-bench layout: --order '%s': use shuffled or seq\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'O':
+			if (!strcmp(optarg, "interleaved"))
+				a->only_mask = 1;
+			else if (!strcmp(optarg, "aligned"))
+				a->only_mask = 2;
+			else {
+				fprintf(stderr,
+					"xpile-bench layout: --only '%s': use interleaved or aligned\n",
 					optarg);
 				return -1;
 			}
@@ -503,19 +520,19 @@ static int run_timing(const struct layout_args *a)
 			make_ring(a, ring, (__u32)n);
 			for (__u32 r = 0; r < a->runs; r++) {
 				/* A/B and B/A in turn so drift hits both alike. */
-				if (r & 1) {
+				ti[r] = ta[r] = 0;
+				if ((r & 1) && (a->only_mask & 2))
 					ta[r] = time_one(a, aa.base, &la, ring, (__u32)n, lines, hdr);
+				if (a->only_mask & 1)
 					ti[r] = time_one(a, ai.base, &li, ring, (__u32)n, lines, hdr);
-				} else {
-					ti[r] = time_one(a, ai.base, &li, ring, (__u32)n, lines, hdr);
+				if (!(r & 1) && (a->only_mask & 2))
 					ta[r] = time_one(a, aa.base, &la, ring, (__u32)n, lines, hdr);
-				}
 			}
 			mi = median(ti, a->runs);
 			ma = median(ta, a->runs);
 			printf("layout frames=%llu lines=%d interleaved_ns=%.2f aligned_ns=%.2f "
 			       "ratio=%.2f\n",
-			       (unsigned long long)n, lines, mi, ma, ma / mi);
+			       (unsigned long long)n, lines, mi, ma, mi > 0 ? ma / mi : 0);
 			fflush(stdout);
 		}
 		if (n > UINT32_MAX / 2)
@@ -579,14 +596,19 @@ static int plot(const struct layout_args *a, const struct xp_layout *li,
 		    "'Header lines of %u frames: interleaved (stride %u B) vs aligned (%u B), "
 		    "%u channels x %u ranks'\n"
 		    "set style fill solid 0.6\nset key top right\nset xlabel 'bin'\n"
+		    "set yrange [0:*]\n"
 		    "set ylabel 'header lines'\n",
 		path, li->nframes, li->stride, la->stride, li->topo.channels, li->topo.ranks);
-	for (int w = XP_SPREAD_CH64; w <= XP_SPREAD_L2; w++)
+	for (int w = XP_SPREAD_CH64; w <= XP_SPREAD_L2; w++) {
+		__u32 nb = xp_layout_spread_bins(li, w);
+
+		/* Side by side: aligned left of each bin, interleaved right. */
 		fprintf(gp,
-			"set title '%s'\nplot '%s' index %d using 1:3 with boxes "
-			"title 'aligned', '' index %d using 1:2 with impulses lw 2 "
-			"title 'interleaved'\n",
-			dim_names[w], data, w, w);
+			"set title '%s'\nset xrange [-0.5:%u.5]\nset boxwidth 0.4\n"
+			"plot '%s' index %d using ($1-0.2):3 with boxes title 'aligned', "
+			"'' index %d using ($1+0.2):2 with boxes title 'interleaved'\n",
+			dim_names[w], nb - 1, data, w, w);
+	}
 	fprintf(gp, "unset multiplot\n");
 	rc = pclose(gp);
 	unlink(data);
