@@ -40,6 +40,8 @@ static const struct engine_opt opts[] = {
 	{ "xpile", "XB_XPILE", "PATH", "xpile next to xpile-bench", "engine binary to measure" },
 	{ "xpile-args", "XB_XPILE_ARGS", "'OPTS'", "",
 	  "extra 'xpile run' options, e.g. --busy-poll" },
+	{ "napi", "XB_NAPI", "DEFER,NS", "",
+	  "napi_defer_hard_irqs and gro_flush_timeout on d0,d1 (for busy polling), e.g. 2,200000" },
 	{ "dpdk-args", "XB_DPDK_ARGS", "DEVARGS", "",
 	  "extra net_af_xdp devargs, e.g. busy_budget=0" },
 };

@@ -15,6 +15,7 @@
 #   XB_HUGEPAGES 320             2 MiB pages reserved for testpmd while it runs
 #   XB_XPILE    build/xpile      the engine binary
 #   XB_XPILE_ARGS ""             extra `xpile run` options (e.g. --busy-poll)
+#   XB_NAPI     ""               DEFER,TIMEOUT_NS: napi_defer_hard_irqs, gro_flush_timeout on d0,d1
 #   XB_TESTPMD  (from PATH)      dpdk-testpmd binary; empty = as if DPDK were absent
 #   XB_DPDK_ARGS  ""             extra net_af_xdp devargs (e.g. busy_budget=0)
 #
@@ -44,6 +45,7 @@ hpages=${XB_HUGEPAGES:-320}
 xpile=${XB_XPILE:-$XT_BUILD/xpile}
 xargs_extra=${XB_XPILE_ARGS:-}
 dargs_extra=${XB_DPDK_ARGS:-}
+napi=${XB_NAPI:-}
 
 die() { echo "xpile-bench engine: $*" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || die "needs root (namespaces, XDP, AF_XDP): run as root"
@@ -114,6 +116,16 @@ xt_veth "$gns" g0 "$dns" d0
 xt_veth "$dns" d1 "$sns" s1
 ip -n "$gns" addr add 198.18.0.1/24 dev g0
 ip -n "$sns" addr add 198.18.1.2/24 dev s1
+# Optional NAPI deferral on the contender's veths, the same for both contenders: with
+# a busy-polling receiver (SO_PREFER_BUSY_POLL) the veth's NAPI then runs in the
+# receiver's syscalls instead of the generator's softirq.
+if [ -n "$napi" ]; then
+	[[ $napi =~ ^[0-9]+,[0-9]+$ ]] || die "--napi '$napi': use DEFER_HARD_IRQS,GRO_FLUSH_TIMEOUT_NS"
+	for d in d0 d1; do
+		ip netns exec "$dns" sh -c "echo ${napi%,*} >/sys/class/net/$d/napi_defer_hard_irqs &&
+			echo ${napi#*,} >/sys/class/net/$d/gro_flush_timeout" || die "cannot set NAPI deferral on $d"
+	done
+fi
 dmac=$(ip -n "$dns" -o link show d0 | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)
 
 counter() { # ns dev what
@@ -222,19 +234,25 @@ median() { # printf-format, values on stdin
 	printf(f, m) }'; }
 
 echo "# engine bench: gen=$gen pkt=${pkt}B runs=$runs window=${win}s cores gen=$gcore dut=$dcore" \
-	"contenders=${contenders[*]} load=$(cut -d' ' -f1-3 /proc/loadavg)"
+	"contenders=${contenders[*]} load=$(cut -d' ' -f1-3 /proc/loadavg)" \
+	"${napi:+napi=$napi }${xargs_extra:+xpile_args='$xargs_extra' }${dargs_extra:+dpdk_args=$dargs_extra}"
 for m in "${mode_list[@]}"; do
-	declare -A mpps=() nspp=()
+	declare -A mpps=() nspp=() this=()
+	pairs=''
 	for r in $(seq "$runs"); do
 		# A/B interleaved, and the order flips every run so neither always goes first.
 		order=("${contenders[@]}")
 		[ $((r % 2)) = 0 ] && [ ${#order[@]} = 2 ] && order=("${order[1]}" "${order[0]}")
 		for c in "${order[@]}"; do
 			read -r v ns < <(measure "$c" "$m")
-			mpps[$c]+="$v " nspp[$c]+="$ns "
+			mpps[$c]+="$v " nspp[$c]+="$ns " this[$c]=$v
 			echo "engine run=$r mode=$m contender=$c mpps=$v cpu_ns_per_pkt=$ns" \
 				"load=$(cut -d' ' -f1 /proc/loadavg)"
 		done
+		# The two runs of a pair are seconds apart, so their ratio cancels most of the
+		# load the other users of the machine put on it.
+		[ ${#order[@]} = 2 ] && pairs+="$(awk -v a="${this[xpile]}" -v b="${this[dpdk]}" \
+			'BEGIN { if (b > 0) printf "%.4f", a / b }') "
 	done
 	line="engine mode=$m"
 	xm=$(median %.3f <<<"${mpps[xpile]:-}") dm=$(median %.3f <<<"${mpps[dpdk]:-}")
@@ -242,9 +260,10 @@ for m in "${mode_list[@]}"; do
 	[ "$use_dpdk" = 1 ] && line+=" dpdk_mpps=$dm"
 	if [ "$have_xpile" = 1 ] && [ "$use_dpdk" = 1 ]; then
 		line+=" ratio=$(awk -v a="$xm" -v b="$dm" 'BEGIN { printf((b > 0 ? "%.2f" : "n/a"), a / (b > 0 ? b : 1)) }')"
+		line+=" paired_ratio=$(median %.2f <<<"$pairs")"
 	fi
 	[ "$have_xpile" = 1 ] && line+=" xpile_ns_per_pkt=$(median %.0f <<<"${nspp[xpile]}")"
 	[ "$use_dpdk" = 1 ] && line+=" dpdk_ns_per_pkt=$(median %.0f <<<"${nspp[dpdk]}")"
 	echo "$line runs=$runs"
-	unset mpps nspp
+	unset mpps nspp this
 done
