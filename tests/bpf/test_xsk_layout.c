@@ -18,6 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+
 #include "xpile/steer.h"
 #include "xpile/umem.h"
 #include "xpile/xsk.h"
@@ -255,10 +258,24 @@ static void aligned(void)
 	run_layout(XP_LAYOUT_ALIGNED, 64);
 }
 
+static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return 0;
+}
+
+static int silent_xdp(enum libxdp_print_level level, const char *fmt, va_list ap)
+{
+	return 0;
+}
+
 int main(void)
 {
 	char path[128];
 	int fd;
+
+	/* libbpf/libxdp narrate the dispatcher fallback; failures still reach us. */
+	libbpf_set_print(silent);
+	libxdp_set_print(silent_xdp);
 
 	if (geteuid())
 		XT_SKIP("needs root (namespaces, XDP, AF_XDP)");
