@@ -42,7 +42,7 @@ enum { ST_FREE = 0, ST_USED = 1 };
 struct node {
 	/* Link fields are read by concurrent poppers before their CAS validates them. */
 	__u32 next;
-	__u32 rem;  /* nodes of its pushed chain from here to tail, inclusive */
+	__u32 rem; /* nodes of its pushed chain from here to tail, inclusive */
 	__u32 tail; /* last node of that chain */
 	__u32 base; /* (tail node only) depth of the stack below the chain */
 	__u32 count;
@@ -84,8 +84,8 @@ struct xp_pool {
 	__u64 umem_size;
 	__u32 align;
 	__u32 stash_budget; /* caches that may still get a stash (atomic) */
-	__u64 *sorted;      /* the N handles, sorted: membership and state index */
-	__u8 *state;        /* debug: ST_* per sorted index (atomic) */
+	__u64 *sorted; /* the N handles, sorted: membership and state index */
+	__u8 *state; /* debug: ST_* per sorted index (atomic) */
 	pthread_mutex_t lock;
 	struct cpriv *caches;
 	__u32 ncaches;
@@ -530,8 +530,8 @@ static int handle_check(const struct xp_pool *p, __u64 h, const char *what)
 		return -EINVAL;
 	}
 	if (p->align > 1 && h % p->align) {
-		xp_err("pool: %s handle 0x%llx is not aligned to %u\n", what,
-		       (unsigned long long)h, p->align);
+		xp_err("pool: %s handle 0x%llx is not aligned to %u\n", what, (unsigned long long)h,
+		       p->align);
 		return -EINVAL;
 	}
 	return 0;
@@ -573,7 +573,8 @@ static int dbg_flip(struct xp_pool *p, const __u64 *objs, __u32 n, __u8 from, __
 	}
 	if (err)
 		while (i--)
-			__atomic_store_n(&p->state[handle_index(p, objs[i])], from, __ATOMIC_RELAXED);
+			__atomic_store_n(&p->state[handle_index(p, objs[i])], from,
+					 __ATOMIC_RELAXED);
 	return err;
 }
 
@@ -800,7 +801,8 @@ static __u32 audit_stack(struct audit *a, const struct lfs *s, bool full)
 
 	for (; x != NIL && !a->err; x = nd(pl, x)->next) {
 		if (x >= pl->nnodes || ++k > pl->nnodes) {
-			xp_err("audit: %s stack has a bad link or a cycle\n", full ? "pile" : "free");
+			xp_err("audit: %s stack has a bad link or a cycle\n",
+			       full ? "pile" : "free");
 			a->err = -EUCLEAN;
 		} else if (full) {
 			if (nd(pl, x)->count != B) {

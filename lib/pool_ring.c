@@ -66,8 +66,8 @@ static void ring_wait_tail(__u32 *tail, __u32 pos)
 }
 
 /* Reserves n entries on one side: bias + other tail - own head of them are free. */
-static int ring_reserve(struct xp_ring *r, struct ring_ht *me, const struct ring_ht *other,
-			__u32 n, __u32 bias, __u32 *pos)
+static int ring_reserve(struct xp_ring *r, struct ring_ht *me, const struct ring_ht *other, __u32 n,
+			__u32 bias, __u32 *pos)
 {
 	__u32 old = __atomic_load_n(&me->head, __ATOMIC_RELAXED);
 

@@ -30,6 +30,18 @@ static inline __u64 *pc_handles(__u32 n)
 	return h;
 }
 
+/* A pool of frames 0..n-1 with the given opts (sz is set here). */
+static inline struct xp_pool *pc_pool(__u32 n, struct xp_pool_opts o)
+{
+	struct xp_pool *p = NULL;
+	__u64 *h = pc_handles(n);
+
+	o.sz = sizeof(o);
+	XT_EQ(xp_pool_create(h, n, &o, &p), 0);
+	free(h);
+	return p;
+}
+
 static inline long pc_index(__u64 h, __u32 n)
 {
 	if (h < PC_BASE || (h - PC_BASE) % PC_STRIDE || (h - PC_BASE) / PC_STRIDE >= n)
@@ -129,12 +141,11 @@ static inline bool pc_logged(const char *needle)
 }
 
 /* Exact conservation at quiescence: pool + caches + what the test holds == N. */
-#define PC_CONSERVED(p, held)                                                          \
-	do {                                                                           \
-		XT_EQ(xp_pool_avail(p) + xp_pool_cached(p) + (held)->count,            \
-		      xp_pool_size(p));                                                \
-		XT_EQ(xp_pool_in_use(p), (held)->count);                               \
-		XT_EQ(xp_pool_audit(p), 0);                                            \
+#define PC_CONSERVED(p, held)                                                                 \
+	do {                                                                                  \
+		XT_EQ(xp_pool_avail(p) + xp_pool_cached(p) + (held)->count, xp_pool_size(p)); \
+		XT_EQ(xp_pool_in_use(p), (held)->count);                                      \
+		XT_EQ(xp_pool_audit(p), 0);                                                   \
 	} while (0)
 
 #endif

@@ -10,13 +10,7 @@ static enum xp_pool_backend backend;
 
 static struct xp_pool *mk(__u32 n, __u32 flags)
 {
-	struct xp_pool_opts o = { .sz = sizeof(o), .backend = backend, .flags = flags };
-	struct xp_pool *p = NULL;
-	__u64 *h = pc_handles(n);
-
-	XT_EQ(xp_pool_create(h, n, &o, &p), 0);
-	free(h);
-	return p;
+	return pc_pool(n, (struct xp_pool_opts){ .backend = backend, .flags = flags });
 }
 
 static void invalid_creation(void)

@@ -11,13 +11,7 @@ static enum xp_pool_backend backend;
 
 static struct xp_pool *mk(__u32 n)
 {
-	struct xp_pool_opts o = { .sz = sizeof(o), .backend = backend };
-	struct xp_pool *p = NULL;
-	__u64 *h = pc_handles(n);
-
-	XT_EQ(xp_pool_create(h, n, &o, &p), 0);
-	free(h);
-	return p;
+	return pc_pool(n, (struct xp_pool_opts){ .backend = backend });
 }
 
 static void invalid_size(void)
@@ -99,14 +93,38 @@ static void walk(__u32 size)
 	xp_pool_destroy(p);
 }
 
-static void size_0(void) { walk(0); }
-static void size_1(void) { walk(1); }
-static void size_31(void) { walk(31); }
-static void size_32(void) { walk(32); }
-static void size_33(void) { walk(33); }
-static void size_250(void) { walk(250); }
-static void size_512(void) { walk(512); }
-static void size_1024(void) { walk(1024); }
+static void size_0(void)
+{
+	walk(0);
+}
+static void size_1(void)
+{
+	walk(1);
+}
+static void size_31(void)
+{
+	walk(31);
+}
+static void size_32(void)
+{
+	walk(32);
+}
+static void size_33(void)
+{
+	walk(33);
+}
+static void size_250(void)
+{
+	walk(250);
+}
+static void size_512(void)
+{
+	walk(512);
+}
+static void size_1024(void)
+{
+	walk(1024);
+}
 
 /* 250 means 250: it holds exactly 250 without flushing, and flushes at 251. */
 static void exact_size_250(void)
@@ -128,7 +146,8 @@ static void exact_size_250(void)
 	xp_cache_stats_get(c, &st);
 	XT_EQ(st.flushes, 1);
 	XT_EQ(st.objs_flushed % XP_PILE_BULK, 0);
-	XT_CHECK(xp_cache_count(c) >= 125 - XP_PILE_BULK && xp_cache_count(c) <= 125 + XP_PILE_BULK);
+	XT_CHECK(xp_cache_count(c) >= 125 - XP_PILE_BULK &&
+		 xp_cache_count(c) <= 125 + XP_PILE_BULK);
 	xp_cache_destroy(c);
 	XT_EQ(xp_pool_avail(p), 1000);
 	xp_pool_destroy(p);

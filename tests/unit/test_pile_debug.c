@@ -12,17 +12,14 @@ static __u32 cache_size; /* 0: uncached calls */
 
 static struct xp_pool *mk(__u32 n)
 {
-	struct xp_pool_opts o = { .sz = sizeof(o),
-				  .backend = backend,
-				  .flags = XP_POOL_F_DEBUG,
-				  .umem_size = PC_BASE + (n + 8) * PC_STRIDE,
-				  .handle_align = PC_STRIDE };
-	struct xp_pool *p = NULL;
-	__u64 *h = pc_handles(n);
+	struct xp_pool *p = pc_pool(n, (struct xp_pool_opts){
+					       .backend = backend,
+					       .flags = XP_POOL_F_DEBUG,
+					       .umem_size = PC_BASE + (n + 8) * PC_STRIDE,
+					       .handle_align = PC_STRIDE,
+				       });
 
-	XT_EQ(xp_pool_create(h, n, &o, &p), 0);
 	XT_CHECK(p && xp_pool_debug(p));
-	free(h);
 	return p;
 }
 
@@ -37,14 +34,14 @@ static int put(struct xp_pool *p, struct xp_cache *c, const __u64 *objs, __u32 n
 }
 
 /* A refused put: -EINVAL, the expected message, and nothing moved. */
-#define REFUSED(p, c, objs, n, msg)                                                \
-	do {                                                                       \
-		__u32 a_ = xp_pool_avail(p), c_ = xp_pool_cached(p);               \
-		XT_EQ(put(p, c, objs, n), -EINVAL);                                \
-		XT_CHECK(pc_logged(msg));                                          \
-		XT_EQ(xp_pool_avail(p), a_);                                       \
-		XT_EQ(xp_pool_cached(p), c_);                                      \
-		XT_EQ(xp_pool_audit(p), 0);                                        \
+#define REFUSED(p, c, objs, n, msg)                                  \
+	do {                                                         \
+		__u32 a_ = xp_pool_avail(p), c_ = xp_pool_cached(p); \
+		XT_EQ(put(p, c, objs, n), -EINVAL);                  \
+		XT_CHECK(pc_logged(msg));                            \
+		XT_EQ(xp_pool_avail(p), a_);                         \
+		XT_EQ(xp_pool_cached(p), c_);                        \
+		XT_EQ(xp_pool_audit(p), 0);                          \
 	} while (0)
 
 static void detections(void)

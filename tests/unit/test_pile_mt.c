@@ -54,7 +54,8 @@ static void took(struct worker *w, const __u64 *objs, __u32 n)
 
 		if (ix < 0 || atomic_exchange(&held_by_test[ix], 1)) {
 			fprintf(stderr, "thread %d: handle 0x%llx %s\n", w->id,
-				(unsigned long long)objs[i], ix < 0 ? "foreign" : "handed out twice");
+				(unsigned long long)objs[i],
+				ix < 0 ? "foreign" : "handed out twice");
 			atomic_fetch_add(&errors, 1);
 			continue;
 		}

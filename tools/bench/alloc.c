@@ -29,10 +29,8 @@ struct backend {
 };
 
 static const struct backend known[] = {
-	{ "pile", NULL, XP_POOL_PILE },
-	{ "ring", NULL, XP_POOL_RING },
-	{ "dpdk-ring_mp_mc", "ring_mp_mc", 0 },
-	{ "dpdk-stack", "stack", 0 },
+	{ "pile", NULL, XP_POOL_PILE },		{ "ring", NULL, XP_POOL_RING },
+	{ "dpdk-ring_mp_mc", "ring_mp_mc", 0 }, { "dpdk-stack", "stack", 0 },
 	{ "dpdk-lf_stack", "lf_stack", 0 },
 };
 #define NKNOWN (sizeof(known) / sizeof(known[0]))
@@ -47,9 +45,13 @@ struct opt {
 	const char *help;
 };
 
-static struct alloc_params P = {
-	.cache = 512, .cores = 1, .keep = 128, .get = 32, .put = 32, .frame = 2048, .seconds = 1
-};
+static struct alloc_params P = { .cache = 512,
+				 .cores = 1,
+				 .keep = 128,
+				 .get = 32,
+				 .put = 32,
+				 .frame = 2048,
+				 .seconds = 1 };
 static unsigned int runs = 3;
 static bool want_dpdk;
 
@@ -82,21 +84,22 @@ static const struct opt table[] = {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: xpile-bench alloc [OPTIONS]\n"
-		   "\n"
-		   "Allocator throughput with the protocol of DPDK's app/test/test_mempool_perf.c:\n"
-		   "each core gets --keep objects in bulks of --get, then puts them all back in\n"
-		   "bulks of --put, for at least --seconds. rate_persec is the sum over cores of\n"
-		   "objects per second, each object counted once for one get plus one put.\n"
-		   "Objects are frames of a real memory area (UMEM-like; DPDK: its own elements).\n"
-		   "\n"
-		   "Every run prints one line, e.g.\n"
-		   "  xpile backend=pile cache=512 cores=2 n_get_bulk=32 n_put_bulk=32 n_keep=128 "
-		   "touch=0 run=1 rate_persec=N\n"
-		   "then one 'median' line per backend and, with more than one backend, 'ratio'\n"
-		   "lines of each backend's median over the others'. Backends are run\n"
-		   "interleaved (A B C A B C ...) so load from elsewhere hits all alike.\n"
-		   "\nOptions:\n");
+	fprintf(f,
+		"Usage: xpile-bench alloc [OPTIONS]\n"
+		"\n"
+		"Allocator throughput with the protocol of DPDK's app/test/test_mempool_perf.c:\n"
+		"each core gets --keep objects in bulks of --get, then puts them all back in\n"
+		"bulks of --put, for at least --seconds. rate_persec is the sum over cores of\n"
+		"objects per second, each object counted once for one get plus one put.\n"
+		"Objects are frames of a real memory area (UMEM-like; DPDK: its own elements).\n"
+		"\n"
+		"Every run prints one line, e.g.\n"
+		"  xpile backend=pile cache=512 cores=2 n_get_bulk=32 n_put_bulk=32 n_keep=128 "
+		"touch=0 run=1 rate_persec=N\n"
+		"then one 'median' line per backend and, with more than one backend, 'ratio'\n"
+		"lines of each backend's median over the others'. Backends are run\n"
+		"interleaved (A B C A B C ...) so load from elsewhere hits all alike.\n"
+		"\nOptions:\n");
 	for (size_t i = 0; i < NOPTS; i++) {
 		char lhs[40];
 		const char *h = table[i].help, *nl;
@@ -110,17 +113,18 @@ static void usage(FILE *f)
 		}
 		fprintf(f, " %s\n", h);
 	}
-	fprintf(f, "  %-18s show this help\n"
-		   "\nDPDK backends need a build with Debian's dpdk-dev (pkg-config libdpdk;\n"
-		   "make XPILE_DPDK=0 disables it) and run rte_mempool with its per-lcore cache\n"
-		   "(EAL: --no-huge --no-pci --in-memory; worker threads are registered lcores).\n"
-		   "\nExample (the issue's targets):\n"
-		   "  xpile-bench alloc --backend pile,dpdk-ring_mp_mc --cores 2 --cache 512 "
-		   "--keep 128 --get 32 --put 32 --runs 5\n"
-		   "  xpile-bench alloc --backend pile,dpdk-ring_mp_mc,dpdk-lf_stack --cores 2 "
-		   "--keep 32768 --get 64 --put 64\n"
-		   "\nExit status: 0 on success, 2 on a usage error, 1 if a run failed.\n",
-		   "--help");
+	fprintf(f,
+		"  %-18s show this help\n"
+		"\nDPDK backends need a build with Debian's dpdk-dev (pkg-config libdpdk;\n"
+		"make XPILE_DPDK=0 disables it) and run rte_mempool with its per-lcore cache\n"
+		"(EAL: --no-huge --no-pci --in-memory; worker threads are registered lcores).\n"
+		"\nExample (the issue's targets):\n"
+		"  xpile-bench alloc --backend pile,dpdk-ring_mp_mc --cores 2 --cache 512 "
+		"--keep 128 --get 32 --put 32 --runs 5\n"
+		"  xpile-bench alloc --backend pile,dpdk-ring_mp_mc,dpdk-lf_stack --cores 2 "
+		"--keep 32768 --get 64 --put 64\n"
+		"\nExit status: 0 on success, 2 on a usage error, 1 if a run failed.\n",
+		"--help");
 }
 
 static int parse_backends(const char *s, const struct backend **out, unsigned int *n)
@@ -136,8 +140,10 @@ static int parse_backends(const char *s, const struct backend **out, unsigned in
 		for (i = 0; i < NKNOWN && strcmp(t, known[i].name); i++)
 			;
 		if (i == NKNOWN) {
-			fprintf(stderr, "xpile-bench alloc: unknown backend '%s'; use pile, ring, "
-					"dpdk-ring_mp_mc, dpdk-stack or dpdk-lf_stack\n", t);
+			fprintf(stderr,
+				"xpile-bench alloc: unknown backend '%s'; use pile, ring, "
+				"dpdk-ring_mp_mc, dpdk-stack or dpdk-lf_stack\n",
+				t);
 			err = -1;
 		} else if (*n == MAX_BACKENDS) {
 			fprintf(stderr, "xpile-bench alloc: at most %d backends\n", MAX_BACKENDS);
@@ -157,8 +163,9 @@ static int parse_args(int argc, char **argv, const struct backend **be, unsigned
 	int c;
 
 	for (size_t i = 0; i < NOPTS; i++)
-		lo[i] = (struct option){ table[i].name, table[i].arg ? required_argument : no_argument,
-					 NULL, (int)i };
+		lo[i] = (struct option){ table[i].name,
+					 table[i].arg ? required_argument : no_argument, NULL,
+					 (int)i };
 	lo[NOPTS] = (struct option){ "help", no_argument, NULL, 'h' };
 	lo[NOPTS + 1] = (struct option){ 0 };
 	optind = 1;
@@ -181,7 +188,8 @@ static int parse_args(int argc, char **argv, const struct backend **be, unsigned
 			double v = strtod(optarg, &end);
 
 			if (*end || v <= 0 || v > o->max) {
-				fprintf(stderr, "xpile-bench alloc: --%s %s: give seconds in (0, %u]\n",
+				fprintf(stderr,
+					"xpile-bench alloc: --%s %s: give seconds in (0, %u]\n",
 					o->name, optarg, o->max);
 				return -1;
 			}
@@ -190,7 +198,8 @@ static int parse_args(int argc, char **argv, const struct backend **be, unsigned
 			unsigned long v = strtoul(optarg, &end, 0);
 
 			if (*end || !*optarg || v < o->min || v > o->max) {
-				fprintf(stderr, "xpile-bench alloc: --%s %s: give an integer in [%u, %u]\n",
+				fprintf(stderr,
+					"xpile-bench alloc: --%s %s: give an integer in [%u, %u]\n",
 					o->name, optarg, o->min, o->max);
 				return -1;
 			}
@@ -205,8 +214,10 @@ static int parse_args(int argc, char **argv, const struct backend **be, unsigned
 		return -1;
 	}
 	if (P.keep % P.get || P.keep % P.put) {
-		fprintf(stderr, "xpile-bench alloc: --keep %u must be a multiple of --get %u and "
-				"--put %u\n", P.keep, P.get, P.put);
+		fprintf(stderr,
+			"xpile-bench alloc: --keep %u must be a multiple of --get %u and "
+			"--put %u\n",
+			P.keep, P.get, P.put);
 		return -1;
 	}
 	if (parse_backends(blist, be, nbe))
@@ -215,8 +226,10 @@ static int parse_args(int argc, char **argv, const struct backend **be, unsigned
 		return -1;
 	for (unsigned int i = 0; i < *nbe; i++)
 		if (be[i]->dpdk_ops && !alloc_dpdk_available()) {
-			fprintf(stderr, "xpile-bench alloc: built without DPDK; install dpdk-dev "
-					"(tools/setup) and rebuild to use %s\n", be[i]->name);
+			fprintf(stderr,
+				"xpile-bench alloc: built without DPDK; install dpdk-dev "
+				"(tools/setup) and rebuild to use %s\n",
+				be[i]->name);
 			return -1;
 		}
 	return 0;
@@ -270,8 +283,9 @@ static void xpile_run(struct worker *w)
 		struct xp_cache_stats st;
 
 		xp_cache_stats_get(c, &st);
-		fprintf(stderr, "  xpile core %u: get hits %llu misses %llu, put hits %llu misses "
-				"%llu, refills %llu flushes %llu, objects moved %llu\n",
+		fprintf(stderr,
+			"  xpile core %u: get hits %llu misses %llu, put hits %llu misses "
+			"%llu, refills %llu flushes %llu, objects moved %llu\n",
 			w->core, (unsigned long long)st.get_hits, (unsigned long long)st.get_misses,
 			(unsigned long long)st.put_hits, (unsigned long long)st.put_misses,
 			(unsigned long long)st.refills, (unsigned long long)st.flushes,
@@ -304,8 +318,8 @@ static double run_once(const struct backend *be, char *umem, const __u64 *handle
 	double rate = 0;
 	int err;
 
-	err = be->dpdk_ops ? alloc_dpdk_pool_create(be->dpdk_ops, &P, &r.dpdk_mp)
-			   : xp_pool_create(handles, P.nobjs, &o, &r.pool);
+	err = be->dpdk_ops ? alloc_dpdk_pool_create(be->dpdk_ops, &P, &r.dpdk_mp) :
+			     xp_pool_create(handles, P.nobjs, &o, &r.pool);
 	if (err)
 		return -1;
 	pthread_barrier_init(&r.start, NULL, P.cores);
@@ -316,8 +330,10 @@ static double run_once(const struct backend *be, char *umem, const __u64 *handle
 	for (unsigned int i = 0; i < P.cores; i++) {
 		pthread_join(w[i].tid, NULL);
 		if (w[i].res.err) {
-			fprintf(stderr, "xpile-bench alloc: %s core %u: a get failed (%d); the pool "
-					"of %u is too small?\n", be->name, i, w[i].res.err, P.nobjs);
+			fprintf(stderr,
+				"xpile-bench alloc: %s core %u: a get failed (%d); the pool "
+				"of %u is too small?\n",
+				be->name, i, w[i].res.err, P.nobjs);
 			rate = -1;
 		} else if (rate >= 0) {
 			rate += (double)w[i].res.objs / w[i].res.secs;
@@ -371,11 +387,12 @@ int bench_alloc(int argc, char **argv)
 		if (be[i]->dpdk_ops && alloc_dpdk_init(&P))
 			return 1;
 	umem_size = (size_t)P.nobjs * P.frame;
-	umem = mmap(NULL, umem_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-		    -1, 0);
+	umem = mmap(NULL, umem_size, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	handles = malloc(P.nobjs * sizeof(*handles));
 	if (umem == MAP_FAILED || !handles) {
-		fprintf(stderr, "xpile-bench alloc: cannot allocate %zu bytes of frames\n", umem_size);
+		fprintf(stderr, "xpile-bench alloc: cannot allocate %zu bytes of frames\n",
+			umem_size);
 		return 1;
 	}
 	for (unsigned int i = 0; i < P.nobjs; i++)
@@ -385,19 +402,21 @@ int bench_alloc(int argc, char **argv)
 			rates[b][r] = run_once(be[b], umem, handles);
 			if (rates[b][r] < 0)
 				status = 1;
-			print_line(be[b]->dpdk_ops ? "dpdk" : "xpile", be[b], (int)r + 1, rates[b][r]);
+			print_line(be[b]->dpdk_ops ? "dpdk" : "xpile", be[b], (int)r + 1,
+				   rates[b][r]);
 		}
 	for (unsigned int b = 0; b < nbe; b++) {
 		qsort(rates[b], runs, sizeof(double), cmp_double);
-		med[b] = runs % 2 ? rates[b][runs / 2] : (rates[b][runs / 2 - 1] + rates[b][runs / 2]) / 2;
+		med[b] = runs % 2 ? rates[b][runs / 2] :
+				    (rates[b][runs / 2 - 1] + rates[b][runs / 2]) / 2;
 		print_line("median", be[b], 0, med[b]);
 	}
 	for (unsigned int a = 0; a < nbe; a++)
 		for (unsigned int b = 0; b < nbe; b++)
 			if (a != b && !be[a]->dpdk_ops && med[b] > 0)
 				printf("ratio %s/%s=%.2f cache=%u cores=%u n_keep=%u bulks=%u/%u\n",
-				       be[a]->name, be[b]->name, med[a] / med[b], P.cache, P.cores, P.keep,
-				       P.get, P.put);
+				       be[a]->name, be[b]->name, med[a] / med[b], P.cache, P.cores,
+				       P.keep, P.get, P.put);
 	munmap(umem, umem_size);
 	free(handles);
 	return status;

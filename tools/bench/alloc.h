@@ -37,32 +37,33 @@ static inline double alloc_now(void)
  * cache line of each (ADDR(obj) gives its address), put them all back in bulks of
  * n_put_bulk; repeat for at least p->seconds. GET/PUT return 0 on success.
  */
-#define ALLOC_LOOP(p, res, objs, GET, PUT, ADDR)                                          \
-	do {                                                                              \
-		unsigned int iters_ = (p)->keep >= 16384 ? 1 : 16384 / (p)->keep;         \
-		double t0_ = alloc_now(), t_;                                             \
-		uint64_t n_ = 0;                                                          \
-		(res)->err = 0;                                                           \
-		do {                                                                      \
-			for (unsigned int it_ = 0; it_ < iters_; it_++) {                 \
-				for (unsigned int i_ = 0; i_ < (p)->keep; i_ += (p)->get) { \
+#define ALLOC_LOOP(p, res, objs, GET, PUT, ADDR)                                               \
+	do {                                                                                   \
+		unsigned int iters_ = (p)->keep >= 16384 ? 1 : 16384 / (p)->keep;              \
+		double t0_ = alloc_now(), t_;                                                  \
+		uint64_t n_ = 0;                                                               \
+		(res)->err = 0;                                                                \
+		do {                                                                           \
+			for (unsigned int it_ = 0; it_ < iters_; it_++) {                      \
+				for (unsigned int i_ = 0; i_ < (p)->keep; i_ += (p)->get) {    \
 					if (__builtin_expect(GET(&(objs)[i_], (p)->get), 0)) { \
-						(res)->err = -ENOBUFS;                    \
-						goto alloc_out_;                          \
-					}                                                 \
-					if ((p)->touch)                                   \
+						(res)->err = -ENOBUFS;                         \
+						goto alloc_out_;                               \
+					}                                                      \
+					if ((p)->touch)                                        \
 						for (unsigned int j_ = 0; j_ < (p)->get; j_++) \
-							*(volatile uint64_t *)ADDR((objs)[i_ + j_]) = j_; \
-				}                                                         \
-				for (unsigned int i_ = 0; i_ < (p)->keep; i_ += (p)->put) \
-					PUT(&(objs)[i_], (p)->put);                       \
-			}                                                                 \
-			n_ += (uint64_t)iters_ * (p)->keep;                               \
-			t_ = alloc_now();                                                 \
-		} while (t_ - t0_ < (p)->seconds);                                        \
-		(res)->objs = n_;                                                         \
-		(res)->secs = t_ - t0_;                                                   \
-alloc_out_:;                                                                              \
+							*(volatile uint64_t *)ADDR(            \
+								(objs)[i_ + j_]) = j_;         \
+				}                                                              \
+				for (unsigned int i_ = 0; i_ < (p)->keep; i_ += (p)->put)      \
+					PUT(&(objs)[i_], (p)->put);                            \
+			}                                                                      \
+			n_ += (uint64_t)iters_ * (p)->keep;                                    \
+			t_ = alloc_now();                                                      \
+		} while (t_ - t0_ < (p)->seconds);                                             \
+		(res)->objs = n_;                                                              \
+		(res)->secs = t_ - t0_;                                                        \
+alloc_out_:;                                                                                   \
 	} while (0)
 
 /* The DPDK side; without DPDK at build time alloc_dpdk_available() is false. */

@@ -30,9 +30,18 @@ int alloc_dpdk_init(const struct alloc_params *p)
 	/* Memory for the largest pool of a run, plus EAL's own. */
 	size_t mb = 2 * (size_t)p->nobjs * (p->frame + 128) / (1 << 20) + 256;
 	/* --no-huge implies legacy memory, which --in-memory refuses: --no-shconf instead. */
-	char *argv[] = { "xpile-bench", "--no-huge", "--no-pci", "--no-shconf", "--no-telemetry",
-			 "--log-level=lib.*:error", "--log-level=pmd.*:error", "-l", "0",
-			 "-m", mem, NULL };
+	char *argv[] = { "xpile-bench",
+			 "--no-huge",
+			 "--no-pci",
+			 "--no-shconf",
+			 "--no-telemetry",
+			 "--log-level=lib.*:error",
+			 "--log-level=pmd.*:error",
+			 "-l",
+			 "0",
+			 "-m",
+			 mem,
+			 NULL };
 
 	if (done)
 		return 0;

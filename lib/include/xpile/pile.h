@@ -70,16 +70,16 @@ struct xp_pool_opts {
 struct xp_pool;
 
 struct xp_cache_stats {
-	__u64 get_hits;   /* get calls served by the private array alone */
-	__u64 put_hits;   /* put calls served by the private array alone */
+	__u64 get_hits; /* get calls served by the private array alone */
+	__u64 put_hits; /* put calls served by the private array alone */
 	__u64 get_misses; /* get calls that went to the slow path */
 	__u64 put_misses; /* put calls that went to the slow path */
-	__u64 refills;    /* transfers pool -> cache */
-	__u64 flushes;    /* transfers cache -> pool */
+	__u64 refills; /* transfers pool -> cache */
+	__u64 flushes; /* transfers cache -> pool */
 	__u64 objs_refilled;
 	__u64 objs_flushed;
 	__u64 bypasses; /* requests larger than the cache sent straight to the pool */
-	__u64 fails;    /* gets refused with -ENOBUFS, puts refused */
+	__u64 fails; /* gets refused with -ENOBUFS, puts refused */
 };
 
 /*
@@ -87,10 +87,10 @@ struct xp_cache_stats {
  * inline; treat them as read-only and use the functions below.
  */
 struct xp_cache {
-	__u32 len;     /* objects the inline paths may take (0 in debug mode) */
+	__u32 len; /* objects the inline paths may take (0 in debug mode) */
 	__u32 put_lim; /* inline put if len + n <= put_lim (0 in debug mode) */
-	__u32 size;    /* the size given at creation, unrounded */
-	__u32 dlen;    /* objects held in debug mode */
+	__u32 size; /* the size given at creation, unrounded */
+	__u32 dlen; /* objects held in debug mode */
 	struct xp_pool *pool;
 	struct xp_cache_stats st;
 	/* private to lib/pile.c */
@@ -119,8 +119,8 @@ void xp_pool_destroy(struct xp_pool *p);
 int xp_pool_get(struct xp_pool *p, __u64 *objs, __u32 n);
 int xp_pool_put(struct xp_pool *p, const __u64 *objs, __u32 n);
 
-__u32 xp_pool_size(const struct xp_pool *p);   /* N */
-__u32 xp_pool_avail(const struct xp_pool *p);  /* free in the shared pile/ring */
+__u32 xp_pool_size(const struct xp_pool *p); /* N */
+__u32 xp_pool_avail(const struct xp_pool *p); /* free in the shared pile/ring */
 __u32 xp_pool_cached(const struct xp_pool *p); /* held by all caches */
 __u32 xp_pool_in_use(const struct xp_pool *p); /* N - avail - cached */
 enum xp_pool_backend xp_pool_backend(const struct xp_pool *p);
