@@ -39,34 +39,25 @@ struct {
 } xp_queue SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SETS *(XP_STEER_MAX_RULES + 1));
-	__type(key, struct xp_u16_key);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SETS *XP_STEER_VLANS);
+	__type(key, __u32);
 	__type(value, __u32);
 } xp_vlan SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SETS *(XP_STEER_MAX_RULES + 1));
-	__type(key, struct xp_u16_key);
-	__type(value, __u32);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SETS *XP_STEER_ETHTYPES);
+	__type(key, __u32);
+	__type(value, __u16);
 } xp_eth SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, XP_STEER_MAX_PREFIXES);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct xp_lpm4_key);
-	__type(value, __u32);
-} xp_lpm4 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, XP_STEER_MAX_PREFIXES);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct xp_lpm6_key);
-	__type(value, __u32);
-} xp_lpm6 SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XP_PFX_BLOCKS);
+	__type(key, __u32);
+	__type(value, struct xp_pfx_block);
+} xp_pfx SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -222,34 +213,33 @@ static __always_inline __u32 port_at(void *map, __u32 key, __u32 dflt)
 	return v ? *v : dflt;
 }
 
-static __always_inline __u32 hash_at(void *map, __u32 set, __u16 val, __u32 dflt)
-{
-	struct xp_u16_key k = { .set = set, .val = val };
-	__u32 *v = bpf_map_lookup_elem(map, &k);
-
-	return v ? *v : dflt;
-}
-
-static __always_inline __u32 prefix_class(const struct xp_parsed *p, __u32 set, __u8 dir,
+/* Walks the prefix trie: one array read per address byte past the second, and only as
+ * deep as the longest prefix on this address's path. */
+static __always_inline __u32 prefix_class(const struct xp_parsed *p, __u32 set, __u32 dir,
 					  __u32 none)
 {
 	const __u8 *addr = dir ? p->daddr : p->saddr;
-	__u32 *v;
+	__u32 fam6 = p->family == 6, alen = fam6 ? 16 : 4, key;
+	struct xp_pfx_block *b;
+	__u16 e;
 
-	if (p->family == 4) {
-		struct xp_lpm4_key k = { .prefixlen = 16 + 32, .set = set, .dir = dir };
-
-		__builtin_memcpy(k.addr, addr, 4);
-		v = bpf_map_lookup_elem(&xp_lpm4, &k);
-	} else if (p->family == 6) {
-		struct xp_lpm6_key k = { .prefixlen = 16 + 128, .set = set, .dir = dir };
-
-		__builtin_memcpy(k.addr, addr, 16);
-		v = bpf_map_lookup_elem(&xp_lpm6, &k);
-	} else {
+	if (!p->family)
 		return none;
+	key = xp_pfx_root(set, dir, fam6, addr[0]);
+	b = bpf_map_lookup_elem(&xp_pfx, &key);
+	if (!b)
+		return none;
+	e = b->e[addr[1]];
+	for (__u32 i = 2; i < 16; i++) {
+		if (!(e & XP_PFX_PTR) || i >= alen)
+			break;
+		key = e & ~XP_PFX_PTR;
+		b = bpf_map_lookup_elem(&xp_pfx, &key);
+		if (!b)
+			return none;
+		e = b->e[addr[i]];
 	}
-	return v ? *v : none;
+	return e & ~XP_PFX_PTR;
 }
 
 static __always_inline struct xp_bits *bits_at(__u32 set, __u32 cls)
@@ -306,9 +296,12 @@ int xp_steer(struct xdp_md *ctx)
 		cq = u32_at(&xp_queue, set * (XP_STEER_MAX_QUEUES + 1) + q, 0);
 	}
 	if (used & XP_RF_VLAN)
-		cv = hash_at(&xp_vlan, set, p.vlan, sc->vlan_miss);
+		cv = u32_at(&xp_vlan,
+			    set * XP_STEER_VLANS +
+				    (p.vlan == XP_STEER_VLAN_NONE ? XP_STEER_VLANS - 1 : p.vlan),
+			    0);
 	if (used & XP_RF_ETHTYPE)
-		ce = hash_at(&xp_eth, set, p.ethertype, sc->eth_miss);
+		ce = port_at(&xp_eth, set * XP_STEER_ETHTYPES + p.ethertype, 0);
 	if (used & XP_RF_SRC)
 		cs = prefix_class(&p, set, 0, sc->src_none);
 	if (used & XP_RF_DST)

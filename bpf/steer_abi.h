@@ -28,8 +28,27 @@
 #define XP_STEER_XSKMAP_SIZE (XP_STEER_MAX_QUEUES + XP_STEER_XSK_SLOTS)
 #define XP_STEER_L4_NONE 256	  /* l4 index of packets without an L4 header */
 #define XP_STEER_VLAN_NONE 0xffff /* vlan key of untagged packets */
-#define XP_STEER_MAX_PREFIXES 8192
 #define XP_STEER_PORTS 65536
+#define XP_STEER_VLANS 4097 /* 4096: untagged */
+#define XP_STEER_ETHTYPES 65536
+
+/* Prefix tables: a multibit trie of 8-bit strides over the address, all in one array
+ * of 256-entry blocks ("xp_pfx"). The first address byte picks one of 256 fixed root
+ * blocks per (set, direction, family); an entry is a class id, or XP_PFX_PTR | block
+ * to read the next byte in. Lookups are plain array reads, not an LPM trie walk. */
+#define XP_PFX_PTR 0x8000
+#define XP_PFX_ROOTS (XP_STEER_SETS * 2 * 2 * 256)
+#define XP_PFX_DYN 2048 /* blocks per set for prefixes longer than /16 */
+#define XP_PFX_BLOCKS (XP_PFX_ROOTS + XP_STEER_SETS * XP_PFX_DYN)
+
+struct xp_pfx_block {
+	__u16 e[256];
+};
+
+static inline __u32 xp_pfx_root(__u32 set, __u32 dir, __u32 fam6, __u32 byte0)
+{
+	return ((set * 2 + dir) * 2 + fam6) * 256 + byte0;
+}
 
 /* Rule fields (struct xp_rule.fields). */
 enum {
@@ -91,8 +110,6 @@ struct xp_set_cfg {
 	__u32 nrules;
 	__u32 nwords;	  /* words of the bitmaps that can hold a rule */
 	__u32 used;	  /* XP_RF_* used by any rule: lookups for the others are skipped */
-	__u32 vlan_miss;  /* class of a VLAN id (or untagged) no rule names */
-	__u32 eth_miss;	  /* class of an EtherType no rule names */
 	__u32 src_none;	  /* class of the source field for non-IP packets */
 	__u32 dst_none;
 	__u32 sport_none; /* class of packets without ports (not TCP/UDP, later fragments) */
@@ -113,27 +130,6 @@ struct xp_cfg {
 };
 
 #define XP_CFG_F_LEGACY 1 /* attached without libxdp's dispatcher */
-
-/* LPM keys: the first bytes of data are the set and the direction, so both sets and
- * both directions live in one trie per family (prefixlen counts those 16 bits). */
-struct xp_lpm4_key {
-	__u32 prefixlen;
-	__u8 set;
-	__u8 dir; /* 0 source, 1 destination */
-	__u8 addr[4];
-};
-
-struct xp_lpm6_key {
-	__u32 prefixlen;
-	__u8 set;
-	__u8 dir;
-	__u8 addr[16];
-};
-
-struct xp_u16_key {
-	__u16 set;
-	__u16 val;
-};
 
 /* Verdict counters (per-CPU array "xp_act_cnt", key = enum xp_cnt). */
 enum xp_cnt {

@@ -82,48 +82,59 @@ static void prefix_mask(__u8 *a, __u32 len, __u32 bytes)
 			a[i / 8] &= ~(1 << (7 - i % 8));
 }
 
-/* Deletes every key of @set from a hash or LPM map whose key has the set at @off. */
-static int purge_set(int fd, size_t ksz, size_t off, __u32 set)
-{
-	__u8 key[32], next[32], *prev = NULL;
-	__u8(*dead)[32] = malloc(XP_STEER_MAX_PREFIXES * 32);
-	__u32 ndead = 0;
-	int err;
-
-	if (!dead)
-		return -ENOMEM;
-
-	/* Collect first: deleting while walking would restart the walk. */
-	while (!(err = bpf_map_get_next_key(fd, prev, next))) {
-		if (next[off] == set && ndead < XP_STEER_MAX_PREFIXES)
-			memcpy(dead[ndead++], next, ksz);
-		memcpy(key, next, ksz);
-		prev = key;
-	}
-	if (err == -ENOENT) {
-		err = 0;
-		for (__u32 i = 0; i < ndead; i++)
-			bpf_map_delete_elem(fd, dead[i]);
-	}
-	free(dead);
-	return err;
-}
-
-struct lpm_key {
-	__u32 prefixlen;
-	__u8 set, dir;
-	__u8 addr[16];
+/* Prefix trie of one (set, direction, family) being built in memory; see steer_abi.h. */
+struct trie {
+	struct xp_pfx_block *blk; /* all XP_PFX_BLOCKS, only ours written */
+	bool *used;
+	__u32 set, next; /* next free dynamic block of this set */
 };
 
-static int write_prefixes(int fd, __u32 set, __u8 dir, __u32 family, const struct xp_rule *r,
+static void fill(struct xp_pfx_block *b, __u32 lo, __u32 n, __u16 v)
+{
+	for (__u32 i = lo; i < lo + n; i++)
+		b->e[i] = v;
+}
+
+/* Paints class @cls over the addresses of prefix @a/@len below block @id, which is
+ * indexed by address byte @lvl. Prefixes come shortest first, so a longer one only
+ * ever splits an entry that still holds a class. */
+static int paint(struct trie *t, __u32 id, __u32 lvl, const __u8 *a, __u32 len, __u16 cls)
+{
+	for (;; lvl++) {
+		struct xp_pfx_block *b = &t->blk[id];
+		__u32 rem = len - 8 * lvl;
+		__u16 e;
+
+		t->used[id] = true;
+		if (rem <= 8) {
+			__u32 span = 1u << (8 - rem);
+
+			fill(b, a[lvl] & ~(span - 1) & 0xff, span, cls);
+			return 0;
+		}
+		e = b->e[a[lvl]];
+		if (!(e & XP_PFX_PTR)) {
+			__u32 nb;
+
+			if (t->next >= XP_PFX_ROOTS + (t->set + 1) * XP_PFX_DYN)
+				return -ENOSPC;
+			nb = t->next++;
+			fill(&t->blk[nb], 0, 256, e);
+			b->e[a[lvl]] = XP_PFX_PTR | nb;
+			e = b->e[a[lvl]];
+		}
+		id = e & ~XP_PFX_PTR;
+	}
+}
+
+static int write_prefixes(struct trie *t, __u32 dir, __u32 family, const struct xp_rule *r,
 			  __u32 n, struct classes *c, __u32 *none)
 {
-	__u32 field = dir ? XP_RF_DST : XP_RF_SRC, alen = family == 4 ? 4 : 16;
+	__u32 field = dir ? XP_RF_DST : XP_RF_SRC, alen = family == 4 ? 4 : 16, np = 0;
 	struct {
 		__u8 addr[16];
 		__u32 len;
 	} *pfx = calloc(n + 1, sizeof(*pfx));
-	__u32 np = 0;
 	struct xp_bits b;
 	int err = 0;
 
@@ -146,15 +157,25 @@ static int write_prefixes(int fd, __u32 set, __u8 dir, __u32 family, const struc
 		if (j == np)
 			np++;
 	}
+	/* shortest first (insertion sort, once per replace) */
+	for (__u32 i = 1; i < np; i++)
+		for (__u32 j = i; j > 0 && pfx[j - 1].len > pfx[j].len; j--) {
+			__typeof__(*pfx) tmp = pfx[j];
+
+			pfx[j] = pfx[j - 1];
+			pfx[j - 1] = tmp;
+		}
 	wild(r, n, field, &b);
 	err = class_of(c, &b);
 	if (err < 0)
 		goto out;
 	*none = err;
 	for (__u32 p = 0; p < np; p++) {
-		struct lpm_key k = { .prefixlen = 16 + pfx[p].len, .set = set, .dir = dir };
-		__u32 cls;
+		__u32 root0 = xp_pfx_root(t->set, dir, family == 6, 0);
+		__u16 cls;
 
+		/* Every rule whose prefix contains this one: the longest stored prefix
+		 * matching an address then knows all the rules its address matches. */
 		wild(r, n, field, &b);
 		for (__u32 i = 0; i < n; i++) {
 			const __u8 *a = dir ? r[i].dst : r[i].src;
@@ -168,49 +189,26 @@ static int write_prefixes(int fd, __u32 set, __u8 dir, __u32 family, const struc
 		if (err < 0)
 			goto out;
 		cls = err;
-		memcpy(k.addr, pfx[p].addr, alen);
-		err = bpf_map_update_elem(fd, &k, &cls, BPF_ANY);
-		if (err)
-			goto out;
+		err = 0;
+		if (pfx[p].len <= 8) {
+			__u32 span = 1u << (8 - pfx[p].len);
+
+			for (__u32 b0 = pfx[p].addr[0] & ~(span - 1) & 0xff; b0 < ((pfx[p].addr[0] & ~(span - 1)) & 0xff) + span; b0++) {
+				fill(&t->blk[root0 + b0], 0, 256, cls);
+				t->used[root0 + b0] = true;
+			}
+		} else {
+			err = paint(t, root0 + pfx[p].addr[0], 1, pfx[p].addr, pfx[p].len, cls);
+			if (err) {
+				xp_err("too many prefixes longer than /16 (%d trie blocks)\n",
+				       XP_PFX_DYN);
+				goto out;
+			}
+		}
 	}
-	err = 0;
 out:
 	free(pfx);
 	return err;
-}
-
-static int write_hash(int fd, __u32 set, __u32 field, const struct xp_rule *r, __u32 n,
-		      struct classes *c, __u32 *miss)
-{
-	struct xp_bits b;
-	int err;
-
-	wild(r, n, field, &b);
-	err = class_of(c, &b);
-	if (err < 0)
-		return err;
-	*miss = err;
-	for (__u32 i = 0; i < n; i++) {
-		__u16 v = field == XP_RF_VLAN ? r[i].vlan : r[i].ethertype;
-		struct xp_u16_key k = { .set = set, .val = v };
-		__u32 cls;
-
-		if (!(r[i].fields & field))
-			continue;
-		wild(r, n, field, &b);
-		for (__u32 j = 0; j < n; j++)
-			if ((r[j].fields & field) &&
-			    (field == XP_RF_VLAN ? r[j].vlan : r[j].ethertype) == v)
-				bit_set(&b, j);
-		err = class_of(c, &b);
-		if (err < 0)
-			return err;
-		cls = err;
-		err = bpf_map_update_elem(fd, &k, &cls, BPF_ANY);
-		if (err)
-			return err;
-	}
-	return 0;
 }
 
 static int update_array(int fd, __u32 first, const void *vals, size_t vsz, __u32 count)
@@ -297,28 +295,99 @@ out:
 	return err;
 }
 
-static int write_array_field(int fd, __u32 set, __u32 field, __u32 size,
+static __u32 field_value(const struct xp_rule *r, __u32 field)
+{
+	switch (field) {
+	case XP_RF_QUEUE:
+		return r->queue;
+	case XP_RF_VLAN:
+		return r->vlan;
+	case XP_RF_ETHTYPE:
+		return r->ethertype;
+	default:
+		return r->l4proto;
+	}
+}
+
+/* A field looked up by value in an array of @size entries: values no rule names (and
+ * the extra "none" entries at the end) get the wildcard class. */
+static int write_array_field(int fd, __u32 set, __u32 field, __u32 size, size_t vsz,
 			     const struct xp_rule *r, __u32 n, struct classes *c)
 {
-	__u32 tab[XP_STEER_MAX_QUEUES + 1];
+	void *tab = calloc(size, vsz);
 	struct xp_bits b;
-	int err;
+	int err, wc;
 
-	for (__u32 v = 0; v < size; v++) {
+	if (!tab)
+		return -ENOMEM;
+	wild(r, n, field, &b);
+	err = wc = class_of(c, &b);
+	for (__u32 v = 0; v < size && err >= 0; v++) {
+		if (vsz == 2)
+			((__u16 *)tab)[v] = wc;
+		else
+			((__u32 *)tab)[v] = wc;
+	}
+	for (__u32 i = 0; i < n && err >= 0; i++) {
+		__u32 v = field_value(&r[i], field);
+
+		if (!(r[i].fields & field) || v >= size)
+			continue;
 		wild(r, n, field, &b);
-		for (__u32 i = 0; i < n; i++) {
-			bool m = field == XP_RF_QUEUE ? r[i].queue == v
-						      : v < 256 && r[i].l4proto == v;
-
-			if ((r[i].fields & field) && m)
-				bit_set(&b, i);
-		}
+		for (__u32 j = 0; j < n; j++)
+			if ((r[j].fields & field) && field_value(&r[j], field) == v)
+				bit_set(&b, j);
 		err = class_of(c, &b);
 		if (err < 0)
-			return err;
-		tab[v] = err;
+			break;
+		if (vsz == 2)
+			((__u16 *)tab)[v] = err;
+		else
+			((__u32 *)tab)[v] = err;
 	}
-	return update_array(fd, set * size, tab, sizeof(tab[0]), size);
+	if (err >= 0)
+		err = update_array(fd, set * size, tab, vsz, size);
+	free(tab);
+	return err;
+}
+
+static int write_tries(int fd, __u32 set, __u32 used, const struct xp_rule *r, __u32 n,
+		       struct classes *c, struct xp_set_cfg *sc)
+{
+	struct trie t = { .set = set, .next = XP_PFX_ROOTS + set * XP_PFX_DYN };
+	int err = 0;
+
+	t.blk = calloc(XP_PFX_BLOCKS, sizeof(*t.blk));
+	t.used = calloc(XP_PFX_BLOCKS, sizeof(*t.used));
+	if (!t.blk || !t.used) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (__u32 dir = 0; dir < 2 && !err; dir++) {
+		__u32 *none = dir ? &sc->dst_none : &sc->src_none;
+
+		if (!(used & (dir ? XP_RF_DST : XP_RF_SRC)))
+			continue;
+		err = write_prefixes(&t, dir, 4, r, n, c, none);
+		err = err ?: write_prefixes(&t, dir, 6, r, n, c, none);
+	}
+	/* Blocks in runs, so most of the write is a few batch updates. */
+	for (__u32 i = 0; i < XP_PFX_BLOCKS && !err;) {
+		__u32 j = i;
+
+		if (!t.used[i]) {
+			i++;
+			continue;
+		}
+		while (j < XP_PFX_BLOCKS && t.used[j])
+			j++;
+		err = update_array(fd, i, &t.blk[i], sizeof(*t.blk), j - i);
+		i = j;
+	}
+out:
+	free(t.blk);
+	free(t.used);
+	return err;
 }
 
 int xp_rules_compile(const int *fds, __u32 set, const struct xp_rule *rules, __u32 n,
@@ -345,30 +414,21 @@ int xp_rules_compile(const int *fds, __u32 set, const struct xp_rule *rules, __u
 	sc.dflt = *dflt;
 	sc.parse_err = *perr;
 
-	err = purge_set(fds[XP_M_VLAN], sizeof(struct xp_u16_key), 0, set);
-	err = err ?: purge_set(fds[XP_M_ETH], sizeof(struct xp_u16_key), 0, set);
-	err = err ?: purge_set(fds[XP_M_LPM4], sizeof(struct xp_lpm4_key), 4, set);
-	err = err ?: purge_set(fds[XP_M_LPM6], sizeof(struct xp_lpm6_key), 4, set);
-	if (err)
-		goto out;
+	err = 0;
 	if (sc.used & XP_RF_QUEUE)
-		err = write_array_field(fds[XP_M_QUEUE], set, XP_RF_QUEUE,
-					XP_STEER_MAX_QUEUES + 1, rules, n, &c);
+		err = write_array_field(fds[XP_M_QUEUE], set, XP_RF_QUEUE, XP_STEER_MAX_QUEUES + 1,
+					4, rules, n, &c);
 	if (!err && (sc.used & XP_RF_L4PROTO))
-		err = write_array_field(fds[XP_M_L4], set, XP_RF_L4PROTO, XP_STEER_L4_NONE + 1,
+		err = write_array_field(fds[XP_M_L4], set, XP_RF_L4PROTO, XP_STEER_L4_NONE + 1, 4,
 					rules, n, &c);
 	if (!err && (sc.used & XP_RF_VLAN))
-		err = write_hash(fds[XP_M_VLAN], set, XP_RF_VLAN, rules, n, &c, &sc.vlan_miss);
+		err = write_array_field(fds[XP_M_VLAN], set, XP_RF_VLAN, XP_STEER_VLANS, 4, rules,
+					n, &c);
 	if (!err && (sc.used & XP_RF_ETHTYPE))
-		err = write_hash(fds[XP_M_ETH], set, XP_RF_ETHTYPE, rules, n, &c, &sc.eth_miss);
-	for (__u8 dir = 0; dir < 2 && !err; dir++) {
-		__u32 *none = dir ? &sc.dst_none : &sc.src_none;
-
-		if (!(sc.used & (dir ? XP_RF_DST : XP_RF_SRC)))
-			continue;
-		err = write_prefixes(fds[XP_M_LPM4], set, dir, 4, rules, n, &c, none);
-		err = err ?: write_prefixes(fds[XP_M_LPM6], set, dir, 6, rules, n, &c, none);
-	}
+		err = write_array_field(fds[XP_M_ETH], set, XP_RF_ETHTYPE, XP_STEER_ETHTYPES, 2,
+					rules, n, &c);
+	if (!err && (sc.used & (XP_RF_SRC | XP_RF_DST)))
+		err = write_tries(fds[XP_M_PFX], set, sc.used, rules, n, &c, &sc);
 	if (!err && (sc.used & XP_RF_SPORT))
 		err = write_ports(fds[XP_M_SPORT], set, false, rules, n, &c, &sc.sport_none);
 	if (!err && (sc.used & XP_RF_DPORT))

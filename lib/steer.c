@@ -31,8 +31,8 @@
 const char *const xp_steer_map_names[XP_M_NR] = {
 	[XP_M_CFG] = "xp_cfg",		 [XP_M_SETCFG] = "xp_setcfg",
 	[XP_M_QUEUE] = "xp_queue",	 [XP_M_VLAN] = "xp_vlan",
-	[XP_M_ETH] = "xp_eth",		 [XP_M_LPM4] = "xp_lpm4",
-	[XP_M_LPM6] = "xp_lpm6",	 [XP_M_L4] = "xp_l4",
+	[XP_M_ETH] = "xp_eth",		 [XP_M_PFX] = "xp_pfx",
+	[XP_M_L4] = "xp_l4",
 	[XP_M_SPORT] = "xp_sport",	 [XP_M_DPORT] = "xp_dport",
 	[XP_M_BITS] = "xp_bits",	 [XP_M_RULES] = "xp_rules",
 	[XP_M_RULE_CNT] = "xp_rule_cnt", [XP_M_ACT_CNT] = "xp_act_cnt",
