@@ -16,6 +16,7 @@
 #   XB_XPILE    build/xpile      the engine binary
 #   XB_XPILE_ARGS ""             extra `xpile run` options (e.g. --busy-poll)
 #   XB_NAPI     ""               DEFER,TIMEOUT_NS: napi_defer_hard_irqs, gro_flush_timeout on d0,d1
+#   XB_LOGS     ""               directory that keeps each contender's output, per run
 #   XB_TESTPMD  (from PATH)      dpdk-testpmd binary; empty = as if DPDK were absent
 #   XB_DPDK_ARGS  ""             extra net_af_xdp devargs (e.g. busy_budget=0)
 #
@@ -218,6 +219,9 @@ measure() { # contender mode
 	kill -0 "$dpid" 2>/dev/null || alive=0
 	stop "$gpid"
 	stop "$dpid"
+	if [ -n "${XB_LOGS:-}" ]; then
+		mkdir -p "$XB_LOGS" && cp "$log/dut.log" "$XB_LOGS/$m-$c-$(date +%H%M%S).log"
+	fi
 	if [ $alive = 0 ] || [ -z "$a" ] || [ -z "$b" ]; then
 		echo "# $c $m: contender died or no counter; its log:" >&2
 		tail -5 "$log/dut.log" | sed 's/^/#   /' >&2
