@@ -6,7 +6,7 @@
 # exits cleanly after its ledger audit) and leaves nothing behind: no namespace, no
 # process, no temporary file of its own.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root (namespaces, XDP, AF_XDP): run as root"; exit 77; }
 build=${XPILE_BUILD:-build}
 for t in iperf3 ping ethtool; do

@@ -30,7 +30,7 @@
 # (veth rx_queue_0_xdp_redirect), fwd = frames received by s1. CPU time is the
 # contender's utime+stime over the same window (/proc/PID/stat).
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 . tests/lib/netns.sh
 
 modes=${XB_MODES:-rxdrop,fwd}
@@ -142,9 +142,9 @@ hz=$(getconf CLK_TCK)
 # Stop a process started with `&` and reap it, bounded: SIGTERM (async jobs of a
 # script ignore SIGINT), then SIGKILL. `ip netns exec` execs its command, so $! is it.
 stop() {
-	local pid=$1 i
+	local pid=$1
 	kill -TERM "$pid" 2>/dev/null
-	for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 	kill -9 "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 }
@@ -160,6 +160,7 @@ wait_xdp() { # ns dev...
 
 start_gen() {
 	if [ "$gen" = testpmd ]; then
+		# shellcheck disable=SC2046 # eal's words are separate arguments
 		ip netns exec "$gns" "$testpmd" $(eal "$gcore,$dcore" "$dcore" g) \
 			--vdev "net_af_xdp0,iface=g0" -- --forward-mode=txonly --txpkts="$pkt" \
 			--total-num-mbufs=16384 --stats-period 1 --auto-start \
@@ -180,7 +181,7 @@ start_dut() { # contender mode
 	if [ "$1" = dpdk ]; then
 		local fm=rxonly
 		[ "$2" = fwd ] && fm=io
-		# shellcheck disable=SC2086
+		# shellcheck disable=SC2046,SC2086 # eal's and vdevs' words are separate arguments
 		ip netns exec "$dns" "$testpmd" $(eal "$gcore,$dcore" "$gcore" d) $vdevs -- \
 			--forward-mode=$fm --total-num-mbufs=16384 --stats-period 1 \
 			--auto-start >"$log/dut.log" 2>&1 </dev/null &

@@ -27,7 +27,7 @@
 # checksums are always computed in software); TCP needs this. GRO/GSO stay on: GSO
 # segments in software and fills checksums in.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 
 quick=${DEMO_QUICK:-0}
 secs=${DEMO_SECONDS:-8}
