@@ -5,19 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "layout_internal.h"
 #include "log_internal.h"
 #include "xpile/umem.h"
-
-static __u32 gcd32(__u32 a, __u32 b)
-{
-	while (b) {
-		__u32 t = a % b;
-
-		a = b;
-		b = t;
-	}
-	return a;
-}
 
 /*
  * Odd as well as prime to channels*ranks: cache set counts are powers of two, so an
@@ -29,7 +19,7 @@ __u32 xp_layout_stride_lines(__u32 min_lines, __u32 channels, __u32 ranks)
 	__u32 ways = (channels ? channels : 1) * (ranks ? ranks : 1) * 2;
 	__u32 s = min_lines ? min_lines : 1;
 
-	while (gcd32(s, ways) != 1)
+	while (xp_gcd64(s, ways) != 1)
 		s++;
 	return s;
 }

@@ -16,19 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "layout_internal.h"
 #include "log_internal.h"
 #include "xpile/umem.h"
-
-static __u64 gcd64(__u64 a, __u64 b)
-{
-	while (b) {
-		__u64 t = a % b;
-
-		a = b;
-		b = t;
-	}
-	return a;
-}
 
 /* splitmix64: seeded, tiny, good enough to disperse frames over banks and rows. */
 static __u64 next_rand(__u64 *s)
@@ -42,7 +32,7 @@ static __u64 next_rand(__u64 *s)
 
 static __u64 lcm64(__u64 a, __u64 b)
 {
-	return a / gcd64(a, b) * b;
+	return a / xp_gcd64(a, b) * b;
 }
 
 static __u64 header_class(const struct xp_layout *l, __u32 i, __u64 q)

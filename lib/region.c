@@ -159,23 +159,40 @@ static __u32 lazy_alloc_one(struct xp_space *sp)
 	return idx;
 }
 
-static int lazy_alloc(struct xp_region *r, __u32 order, __u32 hint, __u64 *off)
+/* Lazy: singles from the loose stack or the carve range, blocks coalesced on demand. */
+static __u32 lazy_take(struct xp_space *sp, __u32 order)
+{
+	__u32 idx;
+
+	if (!order)
+		return lazy_alloc_one(sp);
+	idx = xp_buddy_alloc(sp, order);
+	if (idx == XP_NIL && sp->free_chunks >= 1ull << order &&
+	    (sp->nloose || sp->carve < sp->carve_end)) {
+		space_coalesce(sp);
+		idx = xp_buddy_alloc(sp, order);
+	}
+	return idx;
+}
+
+static void lazy_put(struct xp_space *sp, __u32 idx, __u32 order)
+{
+	if (order) {
+		xp_buddy_free(sp, idx, order);
+		return;
+	}
+	sp->state[idx] = XP_ST_LOOSE;
+	sp->loose[sp->nloose++] = idx;
+}
+
+static int region_alloc(struct xp_region *r, __u32 order, __u32 hint, __u64 *off)
 {
 	for (__u32 k = 0; k < r->nspaces; k++) {
 		__u32 s = (hint + k) % r->nspaces, idx;
 		struct xp_space *sp = &r->spaces[s];
 
 		xp_space_lock(sp);
-		if (!order) {
-			idx = lazy_alloc_one(sp);
-		} else {
-			idx = xp_buddy_alloc(sp, order);
-			if (idx == XP_NIL && sp->free_chunks >= 1ull << order &&
-			    (sp->nloose || sp->carve < sp->carve_end)) {
-				space_coalesce(sp);
-				idx = xp_buddy_alloc(sp, order);
-			}
-		}
+		idx = r->algo == XP_REGION_LAZY ? lazy_take(sp, order) : xp_buddy_alloc(sp, order);
 		if (idx != XP_NIL) {
 			sp->state[idx] = XP_ST_ALLOC | order;
 			sp->free_chunks -= 1ull << order;
@@ -189,7 +206,7 @@ static int lazy_alloc(struct xp_region *r, __u32 order, __u32 hint, __u64 *off)
 	return -ENOMEM;
 }
 
-static int lazy_free(struct xp_region *r, __u32 s, __u32 idx, __u32 order)
+static int region_free(struct xp_region *r, __u32 s, __u32 idx, __u32 order)
 {
 	struct xp_space *sp = &r->spaces[s];
 	int err = 0;
@@ -197,12 +214,11 @@ static int lazy_free(struct xp_region *r, __u32 s, __u32 idx, __u32 order)
 	xp_space_lock(sp);
 	if (sp->state[idx] != (XP_ST_ALLOC | order)) {
 		err = -EINVAL;
-	} else if (!order) {
-		sp->state[idx] = XP_ST_LOOSE;
-		sp->loose[sp->nloose++] = idx;
-		sp->free_chunks++;
 	} else {
-		xp_buddy_free(sp, idx, order);
+		if (r->algo == XP_REGION_LAZY)
+			lazy_put(sp, idx, order);
+		else
+			xp_buddy_free(sp, idx, order);
 		sp->free_chunks += 1ull << order;
 	}
 	xp_space_unlock(sp);
@@ -217,8 +233,7 @@ int xp_region_alloc(struct xp_region *r, __u32 nchunks, __u32 hint, __u64 *off)
 		return -EINVAL;
 	if ((1ull << order) > r->space_chunks)
 		return -ENOMEM;
-	return r->algo == XP_REGION_LAZY ? lazy_alloc(r, order, hint, off)
-					 : xp_region_eager_alloc(r, order, hint, off);
+	return region_alloc(r, order, hint, off);
 }
 
 int xp_region_free(struct xp_region *r, __u64 off, __u32 nchunks)
@@ -233,8 +248,7 @@ int xp_region_free(struct xp_region *r, __u64 off, __u32 nchunks)
 	idx = (__u32)(g % r->space_chunks);
 	if (s >= r->nspaces || idx & ((1u << order) - 1) || (1ull << order) > r->space_chunks)
 		return -EINVAL;
-	return r->algo == XP_REGION_LAZY ? lazy_free(r, s, idx, order)
-					 : xp_region_eager_free(r, s, idx, order);
+	return region_free(r, s, idx, order);
 }
 
 void xp_region_coalesce(struct xp_region *r)

@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * Classic eager buddy: every allocation splits down to its order, every free
- * coalesces up as far as the buddies allow. The baseline the lazy iBuddy is
- * measured against, and the block layer the lazy iBuddy itself uses for
- * multi-chunk requests.
+ * coalesces up as far as the buddies allow. XP_REGION_EAGER is exactly this (the
+ * baseline the lazy iBuddy is measured against); the lazy iBuddy uses it as its
+ * block layer for multi-chunk requests. Callers hold the space lock.
  */
-#include <errno.h>
-
 #include "region_internal.h"
 
 static void list_push(struct xp_space *sp, __u32 idx, __u32 order)
@@ -64,41 +62,4 @@ void xp_buddy_free(struct xp_space *sp, __u32 idx, __u32 order)
 		order++;
 	}
 	list_push(sp, idx, order);
-}
-
-int xp_region_eager_alloc(struct xp_region *r, __u32 order, __u32 hint, __u64 *off)
-{
-	for (__u32 k = 0; k < r->nspaces; k++) {
-		__u32 s = (hint + k) % r->nspaces, idx;
-		struct xp_space *sp = &r->spaces[s];
-
-		xp_space_lock(sp);
-		idx = xp_buddy_alloc(sp, order);
-		if (idx != XP_NIL) {
-			sp->state[idx] = XP_ST_ALLOC | order;
-			sp->free_chunks -= 1ull << order;
-		}
-		xp_space_unlock(sp);
-		if (idx != XP_NIL) {
-			*off = ((__u64)s * r->space_chunks + idx) << r->chunk_shift;
-			return 0;
-		}
-	}
-	return -ENOMEM;
-}
-
-int xp_region_eager_free(struct xp_region *r, __u32 s, __u32 idx, __u32 order)
-{
-	struct xp_space *sp = &r->spaces[s];
-	int err = 0;
-
-	xp_space_lock(sp);
-	if (sp->state[idx] != (XP_ST_ALLOC | order)) {
-		err = -EINVAL;
-	} else {
-		xp_buddy_free(sp, idx, order);
-		sp->free_chunks += 1ull << order;
-	}
-	xp_space_unlock(sp);
-	return err;
 }

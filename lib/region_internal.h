@@ -56,8 +56,5 @@ static inline void xp_space_unlock(struct xp_space *sp)
 /* Classic buddy on one space; the caller holds sp->lock. */
 __u32 xp_buddy_alloc(struct xp_space *sp, __u32 order);
 void xp_buddy_free(struct xp_space *sp, __u32 idx, __u32 order);
-/* Eager entry points, dispatched to by region.c. */
-int xp_region_eager_alloc(struct xp_region *r, __u32 order, __u32 hint, __u64 *off);
-int xp_region_eager_free(struct xp_region *r, __u32 sp, __u32 idx, __u32 order);
 
 #endif

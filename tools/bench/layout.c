@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "benchutil.h"
 #include "xpile/log.h"
 #include "xpile/umem.h"
 
@@ -105,135 +106,79 @@ static void usage(FILE *f)
 		XP_TOPO_DEFAULT_CHANNELS, XP_TOPO_DEFAULT_RANKS);
 }
 
-static int parse_u32(const char *name, const char *s, __u32 lo, __u32 hi, __u32 *out)
-{
-	char *end;
-	unsigned long v;
+#define CMD "xpile-bench layout"
 
-	errno = 0;
-	v = strtoul(s, &end, 0);
-	if (errno || *end || !*s || v < lo || v > hi) {
-		fprintf(stderr, "xpile-bench layout: --%s '%s' must be a number in %u..%u\n", name,
-			s, lo, hi);
-		return -1;
-	}
-	*out = (__u32)v;
-	return 0;
-}
+static const char *const lines_names[] = { "1", "2", "1,2" };
+static const char *const pages_names[] = { "auto", "huge", "4k" };
+static const char *const access_names[] = { "dep", "indep" };
+static const char *const order_names[] = { "shuffled", "seq" };
+static const char *const only_names[] = { "interleaved", "aligned" };
+#define NAMES(x) x, (int)(sizeof(x) / sizeof(x[0]))
 
 static int parse_args(int argc, char **argv, struct layout_args *a)
 {
-	__u32 v;
-	int c;
+	__u32 v = 0;
+	int c, e = 0;
 
 	*a = (struct layout_args){ .fmin = 64, .fmax = 65536, .runs = 7, .frame_size = 2048,
 				   .report_frames = 4096, .lines_mask = 3, .touches = 1u << 20,
 				   .only_mask = 3 };
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		const char *name = NULL;
+		const char *name = "?";
+		int err = 0;
 
 		for (const struct option *o = opts; o->name; o++)
 			if (o->val == c)
 				name = o->name;
 		switch (c) {
 		case 'm':
-			if (parse_u32(name, optarg, 1, 1u << 22, &a->fmin))
-				return -1;
+			err = bench_parse_u32(CMD, name, optarg, 1, 1u << 22, &a->fmin);
 			break;
 		case 'M':
-			if (parse_u32(name, optarg, 1, 1u << 22, &a->fmax))
-				return -1;
+			err = bench_parse_u32(CMD, name, optarg, 1, 1u << 22, &a->fmax);
 			break;
 		case 'l':
-			if (!strcmp(optarg, "1"))
-				a->lines_mask = 1;
-			else if (!strcmp(optarg, "2"))
-				a->lines_mask = 2;
-			else if (!strcmp(optarg, "1,2") || !strcmp(optarg, "2,1"))
-				a->lines_mask = 3;
-			else {
-				fprintf(stderr, "xpile-bench layout: --lines '%s': use 1, 2 or 1,2\n",
-					optarg);
-				return -1;
-			}
+			err = bench_parse_enum(CMD, name, optarg, NAMES(lines_names), &e);
+			a->lines_mask = (__u32)e + 1;
 			break;
 		case 'r':
-			if (parse_u32(name, optarg, 1, 1001, &a->runs))
-				return -1;
+			err = bench_parse_u32(CMD, name, optarg, 1, 1001, &a->runs);
 			break;
 		case 't':
-			if (parse_u32(name, optarg, 1024, 1u << 30, &v))
-				return -1;
+			err = bench_parse_u32(CMD, name, optarg, 1024, 1u << 30, &v);
 			a->touches = v;
 			break;
 		case 'c':
-			if (parse_u32(name, optarg, 1, 64, &a->topo.channels))
-				return -1;
+			err = bench_parse_u32(CMD, name, optarg, 1, 64, &a->topo.channels);
 			break;
 		case 'k':
-			if (parse_u32(name, optarg, 1, 16, &a->topo.ranks))
-				return -1;
+			err = bench_parse_u32(CMD, name, optarg, 1, 16, &a->topo.ranks);
 			break;
 		case 'f':
-			if (parse_u32(name, optarg, 2048, 4096, &a->frame_size))
-				return -1;
+			err = bench_parse_u32(CMD, name, optarg, 2048, 4096, &a->frame_size);
 			break;
 		case 'H':
-			if (parse_u32(name, optarg, 0, 3000, &a->headroom))
-				return -1;
+			err = bench_parse_u32(CMD, name, optarg, 0, 3000, &a->headroom);
 			break;
 		case 'N':
-			if (parse_u32(name, optarg, 1, 1u << 22, &a->report_frames))
-				return -1;
+			err = bench_parse_u32(CMD, name, optarg, 1, 1u << 22, &a->report_frames);
 			break;
 		case 'p':
-			if (!strcmp(optarg, "auto"))
-				a->pages = PAGES_AUTO;
-			else if (!strcmp(optarg, "huge"))
-				a->pages = PAGES_HUGE;
-			else if (!strcmp(optarg, "4k"))
-				a->pages = PAGES_4K;
-			else {
-				fprintf(stderr, "xpile-bench layout: --pages '%s': use auto, huge or 4k\n",
-					optarg);
-				return -1;
-			}
+			err = bench_parse_enum(CMD, name, optarg, NAMES(pages_names), &e);
+			a->pages = e;
 			break;
 		case 'a':
-			if (!strcmp(optarg, "dep"))
-				a->access = ACCESS_DEP;
-			else if (!strcmp(optarg, "indep"))
-				a->access = ACCESS_INDEP;
-			else {
-				fprintf(stderr, "xpile-bench layout: --access '%s': use dep or indep\n",
-					optarg);
-				return -1;
-			}
+			err = bench_parse_enum(CMD, name, optarg, NAMES(access_names), &e);
+			a->access = e;
 			break;
 		case 'o':
-			if (!strcmp(optarg, "shuffled"))
-				a->order = ORDER_SHUFFLED;
-			else if (!strcmp(optarg, "seq"))
-				a->order = ORDER_SEQ;
-			else {
-				fprintf(stderr,
-					"xpile-bench layout: --order '%s': use shuffled or seq\n",
-					optarg);
-				return -1;
-			}
+			err = bench_parse_enum(CMD, name, optarg, NAMES(order_names), &e);
+			a->order = e;
 			break;
 		case 'O':
-			if (!strcmp(optarg, "interleaved"))
-				a->only_mask = 1;
-			else if (!strcmp(optarg, "aligned"))
-				a->only_mask = 2;
-			else {
-				fprintf(stderr,
-					"xpile-bench layout: --only '%s': use interleaved or aligned\n",
-					optarg);
-				return -1;
-			}
+			err = bench_parse_enum(CMD, name, optarg, NAMES(only_names), &e);
+			a->only_mask = (__u32)e + 1;
 			break;
 		case 'R':
 			a->report = true;
@@ -246,17 +191,19 @@ static int parse_args(int argc, char **argv, struct layout_args *a)
 			usage(stdout);
 			exit(0);
 		default:
-			fprintf(stderr, "xpile-bench layout: see 'xpile-bench layout --help'\n");
+			fprintf(stderr, CMD ": see '" CMD " --help'\n");
 			return -1;
 		}
+		if (err)
+			return -1;
 	}
 	if (optind < argc) {
-		fprintf(stderr, "xpile-bench layout: unexpected argument '%s'\n", argv[optind]);
+		fprintf(stderr, CMD ": unexpected argument '%s'\n", argv[optind]);
 		return -1;
 	}
 	if (a->fmin > a->fmax) {
-		fprintf(stderr, "xpile-bench layout: --frames-min %u exceeds --frames-max %u\n",
-			a->fmin, a->fmax);
+		fprintf(stderr, CMD ": --frames-min %u exceeds --frames-max %u\n", a->fmin,
+			a->fmax);
 		return -1;
 	}
 	return 0;
@@ -407,14 +354,6 @@ static __attribute__((noinline)) uintptr_t walk_indep(char *const *hdr, __u32 n,
 	return sum;
 }
 
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
 static volatile uintptr_t sink;
 
 static double time_one(const struct layout_args *a, char *base, const struct xp_layout *l,
@@ -426,42 +365,14 @@ static double time_one(const struct layout_args *a, char *base, const struct xp_
 	/* Warm: two passes put the working set where it will stay. */
 	if (a->access == ACCESS_DEP) {
 		sink = lines == 1 ? walk_dep1(start, 2ull * n) : walk_dep2(start, 2ull * n);
-		t0 = now_ns();
+		t0 = bench_now_ns();
 		sink = lines == 1 ? walk_dep1(start, visits) : walk_dep2(start, visits);
 	} else {
 		sink = walk_indep(hdr, n, 2ull * n, lines);
-		t0 = now_ns();
+		t0 = bench_now_ns();
 		sink = walk_indep(hdr, n, visits, lines);
 	}
-	return (now_ns() - t0) / (double)visits;
-}
-
-static int cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return a < b ? -1 : a > b;
-}
-
-static double median(double *v, __u32 n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static const char *loadavg(void)
-{
-	static char load[64];
-	FILE *f = fopen("/proc/loadavg", "r");
-
-	strcpy(load, "?");
-	if (f) {
-		if (!fgets(load, sizeof(load), f))
-			strcpy(load, "?");
-		fclose(f);
-		load[strcspn(load, " ")] = 0;
-	}
-	return load;
+	return (bench_now_ns() - t0) / (double)visits;
 }
 
 static int run_timing(const struct layout_args *a)
@@ -510,7 +421,7 @@ static int run_timing(const struct layout_args *a)
 	       li.stride, li.stride / XP_CACHE_LINE, la.stride, li.data_off, li.topo.channels,
 	       li.topo.ranks, kind, a->access == ACCESS_DEP ? "dependent" : "independent",
 	       a->order == ORDER_SEQ ? "seq" : "shuffled",
-	       a->runs, loadavg());
+	       a->runs, bench_loadavg());
 	for (__u64 n = a->fmin; n <= a->fmax; n *= 2) {
 		for (int lines = 1; lines <= 2; lines++) {
 			double mi, ma;
@@ -528,8 +439,8 @@ static int run_timing(const struct layout_args *a)
 				if (!(r & 1) && (a->only_mask & 2))
 					ta[r] = time_one(a, aa.base, &la, ring, (__u32)n, lines, hdr);
 			}
-			mi = median(ti, a->runs);
-			ma = median(ta, a->runs);
+			mi = bench_median(ti, a->runs);
+			ma = bench_median(ta, a->runs);
 			printf("layout frames=%llu lines=%d interleaved_ns=%.2f aligned_ns=%.2f "
 			       "ratio=%.2f\n",
 			       (unsigned long long)n, lines, mi, ma, mi > 0 ? ma / mi : 0);

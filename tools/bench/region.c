@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "bench.h"
+#include "benchutil.h"
 #include "xpile/region.h"
 
 struct region_args {
@@ -60,22 +61,6 @@ static void usage(FILE *f)
 		"  -h, --help       this text\n");
 }
 
-static int parse_u32(const char *name, const char *s, __u32 lo, __u32 hi, __u32 *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 0);
-	if (errno || *end || !*s || v < lo || v > hi) {
-		fprintf(stderr, "xpile-bench region: --%s '%s' must be a number in %u..%u\n", name,
-			s, lo, hi);
-		return -1;
-	}
-	*out = (__u32)v;
-	return 0;
-}
-
 static int parse_args(int argc, char **argv, struct region_args *a)
 {
 	__u32 v;
@@ -93,26 +78,26 @@ static int parse_args(int argc, char **argv, struct region_args *a)
 				name = o->name;
 		switch (c) {
 		case 't':
-			err = parse_u32(name, optarg, 1, 64, &a->threads);
+			err = bench_parse_u32("xpile-bench region", name, optarg, 1, 64, &a->threads);
 			break;
 		case 'o':
-			err = parse_u32(name, optarg, 1000, 1u << 30, &v);
+			err = bench_parse_u32("xpile-bench region", name, optarg, 1000, 1u << 30, &v);
 			a->ops = v;
 			break;
 		case 'r':
-			err = parse_u32(name, optarg, 1, 101, &a->runs);
+			err = bench_parse_u32("xpile-bench region", name, optarg, 1, 101, &a->runs);
 			break;
 		case 's':
-			err = parse_u32(name, optarg, 0, 100, &a->single_pct);
+			err = bench_parse_u32("xpile-bench region", name, optarg, 0, 100, &a->single_pct);
 			break;
 		case 'm':
-			err = parse_u32(name, optarg, 2, 1u << 20, &a->max_chunks);
+			err = bench_parse_u32("xpile-bench region", name, optarg, 2, 1u << 20, &a->max_chunks);
 			break;
 		case 'S':
-			err = parse_u32(name, optarg, 1, 1024, &a->spaces);
+			err = bench_parse_u32("xpile-bench region", name, optarg, 1, 1024, &a->spaces);
 			break;
 		case 'c':
-			err = parse_u32(name, optarg, 2, 1u << 24, &a->chunks);
+			err = bench_parse_u32("xpile-bench region", name, optarg, 2, 1u << 24, &a->chunks);
 			if (!err && (a->chunks & (a->chunks - 1))) {
 				fprintf(stderr, "xpile-bench region: --chunks %u is not a power of two\n",
 					a->chunks);
@@ -120,7 +105,7 @@ static int parse_args(int argc, char **argv, struct region_args *a)
 			}
 			break;
 		case 'l':
-			err = parse_u32(name, optarg, 1, 1u << 20, &a->live);
+			err = bench_parse_u32("xpile-bench region", name, optarg, 1, 1u << 20, &a->live);
 			break;
 		case 'h':
 			usage(stdout);
@@ -162,14 +147,6 @@ struct thr {
 	struct slot *live;
 };
 
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
 static void *thr_run(void *arg)
 {
 	struct thr *t = arg;
@@ -179,7 +156,7 @@ static void *thr_run(void *arg)
 	double t0;
 
 	pthread_barrier_wait(t->start);
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	for (__u64 op = 0; op < a->ops; op++) {
 		__u32 roll;
 
@@ -207,7 +184,7 @@ static void *thr_run(void *arg)
 			t->live[nlive++].n = n;
 		}
 	}
-	t->ns = (now_ns() - t0) / (double)a->ops;
+	t->ns = (bench_now_ns() - t0) / (double)a->ops;
 	while (nlive) {
 		nlive--;
 		xp_region_free(t->r, t->live[nlive].off, t->live[nlive].n);
@@ -259,19 +236,6 @@ static int run_one(const struct region_args *a, enum xp_region_algo algo, __u32 
 	return 0;
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return a < b ? -1 : a > b;
-}
-
-static double median(double *v, __u32 n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 int bench_region(int argc, char **argv)
 {
 	struct region_args a;
@@ -281,8 +245,6 @@ int bench_region(int argc, char **argv)
 		enum xp_region_algo algo;
 		int one_space;
 	} cfg[3] = { { XP_REGION_LAZY, 0 }, { XP_REGION_EAGER, 1 }, { XP_REGION_EAGER, 0 } };
-	FILE *f;
-	char load[64] = "?";
 
 	if (parse_args(argc, argv, &a))
 		return 2;
@@ -292,17 +254,10 @@ int bench_region(int argc, char **argv)
 		fprintf(stderr, "xpile-bench region: out of memory\n");
 		return 1;
 	}
-	f = fopen("/proc/loadavg", "r");
-	if (f) {
-		if (!fgets(load, sizeof(load), f))
-			strcpy(load, "?");
-		fclose(f);
-		load[strcspn(load, " ")] = 0;
-	}
 	printf("# region: %u threads, %llu ops each, %u%% single chunks, multi 2..%u, ~%u live "
 	       "per thread, %u spaces x %u chunks, runs %u, load %s\n",
 	       a.threads, (unsigned long long)a.ops, a.single_pct, a.max_chunks, a.live, a.spaces,
-	       a.chunks, a.runs, load);
+	       a.chunks, a.runs, bench_loadavg());
 	for (__u32 run = 0; run < a.runs; run++)
 		for (int k = 0; k < 3; k++) {
 			/* Rotate who goes first so drift hits all alike. */
@@ -319,8 +274,8 @@ int bench_region(int argc, char **argv)
 			refused[c] += ref;
 		}
 	{
-		double lazy = median(v[0], a.runs), eager = median(v[1], a.runs);
-		double eager_sp = median(v[2], a.runs);
+		double lazy = bench_median(v[0], a.runs), eager = bench_median(v[1], a.runs);
+		double eager_sp = bench_median(v[2], a.runs);
 
 		printf("region threads=%u single=%u lazy_ns=%.2f eager_ns=%.2f eager_spaces_ns=%.2f "
 		       "ratio=%.2f less=%.0f%%\n",
