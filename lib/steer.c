@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/if_link.h>
@@ -204,17 +206,37 @@ static int detach_foreign(struct xp_steer *s)
 	return err;
 }
 
+/* Largest MTU whose frames fit one page after XDP headroom and skb_shared_info. */
+#define XP_ONE_PAGE_MTU 3498
+
+static int ifmtu(const char *ifname)
+{
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), mtu = 0;
+
+	if (fd < 0)
+		return 0;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (!ioctl(fd, SIOCGIFMTU, &ifr))
+		mtu = ifr.ifr_mtu;
+	close(fd);
+	return mtu;
+}
+
 static int attach(struct xp_steer *s, const struct xp_steer_opts *o)
 {
 	enum xdp_attach_mode m = o->mode == XP_STEER_MODE_SKB ? XDP_MODE_SKB : XDP_MODE_NATIVE;
 	char obj[PATH_MAX];
-	int err;
+	int err, frags;
 
 	if (o->bpf_obj)
 		snprintf(obj, sizeof(obj), "%s", o->bpf_obj);
 	else if ((err = xp_bpf_obj_path("steer.o", obj, sizeof(obj))))
 		return err;
-	s->prog = xdp_program__open_file(obj, NULL, NULL);
+	frags = o->sz > offsetof(struct xp_steer_opts, frags) ? o->frags : 0;
+	if (!frags)
+		frags = ifmtu(s->ifname) > XP_ONE_PAGE_MTU ? 1 : -1;
+	s->prog = xdp_program__open_file(obj, frags > 0 ? "xdp.frags" : "xdp", NULL);
 	err = libxdp_get_error(s->prog);
 	if (err) {
 		s->prog = NULL;
@@ -223,7 +245,8 @@ static int attach(struct xp_steer *s, const struct xp_steer_opts *o)
 	}
 	/* libbpf applies the xdp.frags flag only at load time; tell libxdp up front so a
 	 * dispatcher, where there is one, is built frags-capable too. */
-	xdp_program__set_xdp_frags_support(s->prog, true);
+	if (frags > 0)
+		xdp_program__set_xdp_frags_support(s->prog, true);
 	err = xdp_program__attach(s->prog, s->ifindex, m, 0);
 	if (err && o->mode == XP_STEER_MODE_AUTO) {
 		xp_info("%s: native XDP failed (%s), using generic (skb) mode\n", s->ifname,

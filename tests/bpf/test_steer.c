@@ -467,7 +467,9 @@ static void test_rule_text(void)
 
 int main(void)
 {
-	struct xp_steer_opts o = { .sz = sizeof(o), .ifname = "xpt0", .mode = XP_STEER_MODE_NATIVE };
+	/* the frags program: it is the one that sees multi-buffer frames */
+	struct xp_steer_opts o = { .sz = sizeof(o), .ifname = "xpt0", .mode = XP_STEER_MODE_NATIVE,
+				   .frags = 1 };
 	int err;
 
 	if (geteuid())

@@ -48,6 +48,10 @@ struct xp_steer_opts {
 	/* Action when no rule matches, for a fresh load. NULL: XSK of the RX queue
 	 * (which is PASS while the queue has no socket). */
 	const struct xp_action *default_action;
+	/* Multi-buffer frames: 0 auto (the frags-capable program when the MTU does not
+	 * fit one page), 1 always, -1 never. The frags program costs ~9 ns more per
+	 * packet (it asks the kernel for the frame length). */
+	int frags;
 };
 
 int xp_steer_open(const struct xp_steer_opts *o, struct xp_steer **out);
