@@ -53,7 +53,7 @@ static struct alloc_params P = { .cache = 512,
 				 .frame = 2048,
 				 .seconds = 1 };
 static unsigned int runs = 3;
-static bool want_dpdk;
+static bool want_dpdk, want_debug;
 
 static const struct opt table[] = {
 	{ "backend", "LIST", NULL, NULL, NULL, 0, 0,
@@ -77,6 +77,8 @@ static const struct opt table[] = {
 	  "write one cache line of every object got (DPDK's protocol never does)" },
 	{ "frame", "BYTES", &P.frame, NULL, NULL, 64, 1 << 16,
 	  "object (UMEM frame) size, 64..65536 (default 2048)" },
+	{ "debug", NULL, NULL, NULL, &want_debug, 0, 0,
+	  "create xpile pools with XP_POOL_F_DEBUG (measures what debug checks cost)" },
 	{ "verbose", NULL, NULL, NULL, &P.verbose, 0, 0,
 	  "print per-core cache figures (xpile stats, DPDK cache state)" },
 };
@@ -314,7 +316,9 @@ static double run_once(const struct backend *be, char *umem, const __u64 *handle
 {
 	struct worker w[MAX_CORES];
 	struct run r = { .be = be, .umem = umem };
-	struct xp_pool_opts o = { .sz = sizeof(o), .backend = be->xp };
+	struct xp_pool_opts o = { .sz = sizeof(o),
+				  .backend = be->xp,
+				  .flags = want_debug ? XP_POOL_F_DEBUG : 0 };
 	double rate = 0;
 	int err;
 
@@ -359,8 +363,9 @@ static void print_line(const char *what, const struct backend *be, int run, doub
 	/* Run lines say "dpdk backend=ring_mp_mc"; summary lines need the full name. */
 	const char *name = be->dpdk_ops && run > 0 ? be->dpdk_ops : be->name;
 
-	printf("%s backend=%s cache=%u cores=%u n_get_bulk=%u n_put_bulk=%u n_keep=%u touch=%d",
-	       what, name, P.cache, P.cores, P.get, P.put, P.keep, P.touch);
+	printf("%s backend=%s%s cache=%u cores=%u n_get_bulk=%u n_put_bulk=%u n_keep=%u touch=%d",
+	       what, name, want_debug && !be->dpdk_ops ? "+debug" : "", P.cache, P.cores, P.get,
+	       P.put, P.keep, P.touch);
 	if (run > 0)
 		printf(" run=%d", run);
 	printf(" rate_persec=%.0f\n", rate);
