@@ -422,6 +422,8 @@ static int run_timing(const struct layout_args *a)
 	       li.topo.ranks, kind, a->access == ACCESS_DEP ? "dependent" : "independent",
 	       a->order == ORDER_SEQ ? "seq" : "shuffled",
 	       a->runs, bench_loadavg());
+	__u32 target_n = 0, target_met = 0;
+
 	for (__u64 n = a->fmin; n <= a->fmax; n *= 2) {
 		for (int lines = 1; lines <= 2; lines++) {
 			double mi, ma;
@@ -445,10 +447,17 @@ static int run_timing(const struct layout_args *a)
 			       "ratio=%.2f\n",
 			       (unsigned long long)n, lines, mi, ma, mi > 0 ? ma / mi : 0);
 			fflush(stdout);
+			if (n >= 256 && n <= 4096 && a->only_mask == 3) {
+				target_n++;
+				target_met += ma >= 1.5 * mi;
+			}
 		}
 		if (n > UINT32_MAX / 2)
 			break;
 	}
+	if (target_n)
+		printf("# target interleaved >= 1.5x aligned at 256..4096 frames: met in %u of %u\n",
+		       target_met, target_n);
 	area_free(&ai);
 	area_free(&aa);
 	free(ti);

@@ -52,7 +52,7 @@ static void usage(FILE *f)
 		"Options:\n"
 		"  --threads N      threads (default 2)\n"
 		"  --ops N          operations per thread per run (default 1000000)\n"
-		"  --runs N         runs per configuration, median taken (default 7)\n"
+		"  --runs N         runs per configuration, median taken (default 11)\n"
 		"  --single PCT     share of single-chunk allocations (default 90)\n"
 		"  --max-chunks N   largest multi-chunk request (default 16)\n"
 		"  --spaces N       buddy spaces for the lazy iBuddy (default: --threads)\n"
@@ -66,7 +66,7 @@ static int parse_args(int argc, char **argv, struct region_args *a)
 	__u32 v;
 	int c;
 
-	*a = (struct region_args){ .threads = 2, .runs = 7, .single_pct = 90, .max_chunks = 16,
+	*a = (struct region_args){ .threads = 2, .runs = 11, .single_pct = 90, .max_chunks = 16,
 				   .chunks = 4096, .live = 256, .ops = 1000000 };
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
