@@ -139,8 +139,8 @@ int xp_layout_compute(const struct xp_layout_opts *o, struct xp_layout *out)
 
 			l.frames_per_page = (l.page_size - l.frame_size) / l.stride + 1;
 			used = (l.frames_per_page - 1) * l.stride + l.frame_size;
-			__u32 round = l.topo.interleave / XP_CACHE_LINE * l.topo.channels *
-				      l.topo.ranks;
+			__u32 round =
+				l.topo.interleave / XP_CACHE_LINE * l.topo.channels * l.topo.ranks;
 
 			/*
 			 * Spare lines at the end of a page shift each page's frames; a
@@ -240,7 +240,7 @@ int xp_layout_spread(const struct xp_layout *l, enum xp_spread what, __u32 n, __
 }
 
 static const char *const spread_names[] = {
-	[XP_SPREAD_CH64] = "channel@64B", [XP_SPREAD_CH256] = "channel@256B",
+	[XP_SPREAD_CH64] = "channel@64B",  [XP_SPREAD_CH256] = "channel@256B",
 	[XP_SPREAD_CH4K] = "channel@4KiB", [XP_SPREAD_L1] = "L1 set",
 	[XP_SPREAD_L2] = "L2 set",
 };
@@ -256,11 +256,12 @@ int xp_layout_report(const struct xp_layout *l, FILE *f)
 
 	if (!bins)
 		return -ENOMEM;
-	fprintf(f, "%s layout: %u frames of %u B, stride %u B (%u lines), %u per %u-B page, "
-		   "data at +%u; %u channels x %u ranks\n",
-		l->kind == XP_LAYOUT_ALIGNED ? "aligned" : "interleaved", l->nframes,
-		l->frame_size, l->stride, l->stride / XP_CACHE_LINE, l->frames_per_page,
-		l->page_size, l->data_off, l->topo.channels, l->topo.ranks);
+	fprintf(f,
+		"%s layout: %u frames of %u B, stride %u B (%u lines), %u per %u-B page, "
+		"data at +%u; %u channels x %u ranks\n",
+		l->kind == XP_LAYOUT_ALIGNED ? "aligned" : "interleaved", l->nframes, l->frame_size,
+		l->stride, l->stride / XP_CACHE_LINE, l->frames_per_page, l->page_size, l->data_off,
+		l->topo.channels, l->topo.ranks);
 	fprintf(f, "  %-13s %6s %6s %8s %8s %8s\n", "dimension", "bins", "used", "min", "max",
 		"max/mean");
 	for (int w = XP_SPREAD_CH64; w <= XP_SPREAD_L2; w++) {

@@ -120,8 +120,8 @@ int xp_mem_alloc(const struct xp_mem_opts *o, struct xp_mem *out)
 	}
 	if (!m.base) {
 		m.size = (o->size + XP_PAGE_4K - 1) & ~(__u64)(XP_PAGE_4K - 1);
-		m.base = mmap(NULL, m.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			      -1, 0);
+		m.base = mmap(NULL, m.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+			      0);
 		if (m.base == MAP_FAILED) {
 			err = -errno;
 			xp_err("mmap of %llu bytes: %s\n", (unsigned long long)m.size,

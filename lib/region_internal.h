@@ -21,10 +21,10 @@ struct xp_space {
 	atomic_int lock; /* held for a few dozen instructions: spin, then yield */
 	__u32 nchunks, max_order;
 	__u8 *state;
-	__u32 *next, *prev;		/* free block lists, by chunk index */
-	__u32 head[XP_MAX_ORDER + 1];	/* per order */
-	__u32 *loose, nloose;		/* lazy: stack of free single chunks */
-	__u32 carve, carve_end;		/* lazy: block being handed out chunk by chunk */
+	__u32 *next, *prev; /* free block lists, by chunk index */
+	__u32 head[XP_MAX_ORDER + 1]; /* per order */
+	__u32 *loose, nloose; /* lazy: stack of free single chunks */
+	__u32 carve, carve_end; /* lazy: block being handed out chunk by chunk */
 	__u64 free_chunks, coalesces;
 } __attribute__((aligned(64)));
 

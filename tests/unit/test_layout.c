@@ -88,9 +88,12 @@ static void test_placement_many(void)
 			for (__u32 ch = 1; ch <= 8; ch++)
 				for (unsigned h = 0; h < 3; h++) {
 					struct xp_layout_opts o = {
-						.sz = sizeof(o), .frame_size = fs,
-						.headroom = hrooms[h], .nframes = 3001,
-						.page_size = pages[p], .topo = { .channels = ch },
+						.sz = sizeof(o),
+						.frame_size = fs,
+						.headroom = hrooms[h],
+						.nframes = 3001,
+						.page_size = pages[p],
+						.topo = { .channels = ch },
 					};
 					struct xp_layout l;
 
@@ -98,8 +101,9 @@ static void test_placement_many(void)
 					check_placement(&l);
 				}
 	for (__u32 fs = 2048; fs <= 4096; fs *= 2) {
-		struct xp_layout_opts o = { .sz = sizeof(o), .frame_size = fs, .nframes = 777,
-					    .kind = XP_LAYOUT_ALIGNED };
+		struct xp_layout_opts o = {
+			.sz = sizeof(o), .frame_size = fs, .nframes = 777, .kind = XP_LAYOUT_ALIGNED
+		};
 		struct xp_layout l;
 
 		XT_REQUIRE(xp_layout_compute(&o, &l) == 0);
@@ -131,8 +135,9 @@ static void test_4k_pages(void)
 
 static void test_handle_strip(void)
 {
-	struct xp_layout_opts o = { .sz = sizeof(o), .nframes = 2000, .headroom = 128,
-				    .page_size = XP_PAGE_2M };
+	struct xp_layout_opts o = {
+		.sz = sizeof(o), .nframes = 2000, .headroom = 128, .page_size = XP_PAGE_2M
+	};
 	struct xp_layout l, a;
 
 	XT_REQUIRE(xp_layout_compute(&o, &l) == 0);
@@ -201,7 +206,9 @@ static void test_bad_opts(void)
 /* The reason for all this: header lines of consecutive frames walk channels and sets. */
 static void test_spread(void)
 {
-	struct xp_layout_opts o = { .sz = sizeof(o), .nframes = 4096, .page_size = XP_PAGE_2M,
+	struct xp_layout_opts o = { .sz = sizeof(o),
+				    .nframes = 4096,
+				    .page_size = XP_PAGE_2M,
 				    .topo = { .l1_sets = 64, .l2_sets = 1024 } };
 	struct xp_layout l, a;
 	__u32 bins[1024];

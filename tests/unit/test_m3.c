@@ -27,8 +27,10 @@ static int even(const struct xp_layout *l, enum xp_spread what, const __u64 *h, 
 		bins[xp_spread_bin(l, what, h[i] + l->data_off)]++;
 	for (__u32 b = 0; b < nb; b++)
 		if (bins[b] + 1 < k / nb || bins[b] > (k + nb - 1) / nb + 1) {
-			fprintf(stderr, "  %ux%u@%u: spread %d over %u frames: bin %u has %u, mean %.2f\n", l->topo.channels, l->topo.ranks, l->topo.interleave,
-				(int)what, k, b, bins[b], mean);
+			fprintf(stderr,
+				"  %ux%u@%u: spread %d over %u frames: bin %u has %u, mean %.2f\n",
+				l->topo.channels, l->topo.ranks, l->topo.interleave, (int)what, k,
+				b, bins[b], mean);
 			return 0;
 		}
 	return 1;
@@ -39,9 +41,9 @@ static void check_order(const struct xp_layout *l, __u32 ncores, __u64 seed, int
 	static const __u32 ks[] = { 8, 32, 64, 100, 256, 1024 };
 	__u64 *h = calloc(l->nframes, sizeof(*h)), *s = calloc(l->nframes, sizeof(*s));
 	/* The order serves the configured interleave granularity. */
-	enum xp_spread ch = l->topo.interleave == 256	? XP_SPREAD_CH256
-			    : l->topo.interleave == 4096 ? XP_SPREAD_CH4K
-							 : XP_SPREAD_CH64;
+	enum xp_spread ch = l->topo.interleave == 256  ? XP_SPREAD_CH256 :
+			    l->topo.interleave == 4096 ? XP_SPREAD_CH4K :
+							 XP_SPREAD_CH64;
 
 	XT_REQUIRE(h && s);
 	XT_REQUIRE(xp_layout_fill_order(l, ncores, seed, h) == 0);
@@ -75,17 +77,20 @@ static void check_order(const struct xp_layout *l, __u32 ncores, __u64 seed, int
 
 static void test_hugepage_topologies(void)
 {
-	static const __u32 chans[][3] = { { 4, 1, 64 },	 { 2, 1, 64 },	{ 8, 1, 64 },
-					  { 4, 2, 64 },	 { 3, 1, 64 },	{ 6, 1, 64 },
-					  { 12, 2, 64 }, { 4, 1, 256 }, { 8, 2, 256 },
-					  { 6, 1, 256 } };
+	static const __u32 chans[][3] = { { 4, 1, 64 },	 { 2, 1, 64 }, { 8, 1, 64 },  { 4, 2, 64 },
+					  { 3, 1, 64 },	 { 6, 1, 64 }, { 12, 2, 64 }, { 4, 1, 256 },
+					  { 8, 2, 256 }, { 6, 1, 256 } };
 
 	for (unsigned t = 0; t < sizeof(chans) / sizeof(chans[0]); t++)
 		for (__u32 ncores = 1; ncores <= 4; ncores++) {
 			struct xp_layout_opts o = {
-				.sz = sizeof(o), .nframes = 6000, .page_size = XP_PAGE_2M,
-				.topo = { .channels = chans[t][0], .ranks = chans[t][1],
-					  .interleave = chans[t][2], .l1_sets = 64,
+				.sz = sizeof(o),
+				.nframes = 6000,
+				.page_size = XP_PAGE_2M,
+				.topo = { .channels = chans[t][0],
+					  .ranks = chans[t][1],
+					  .interleave = chans[t][2],
+					  .l1_sets = 64,
 					  .l2_sets = 1024 },
 			};
 			struct xp_layout l;
@@ -99,8 +104,11 @@ static void test_hugepage_topologies(void)
 static void test_headroom_and_frame_sizes(void)
 {
 	for (__u32 fs = 2048; fs <= 4096; fs += 1024) {
-		struct xp_layout_opts o = { .sz = sizeof(o), .nframes = 5000, .frame_size = fs,
-					    .headroom = 192, .page_size = XP_PAGE_2M,
+		struct xp_layout_opts o = { .sz = sizeof(o),
+					    .nframes = 5000,
+					    .frame_size = fs,
+					    .headroom = 192,
+					    .page_size = XP_PAGE_2M,
 					    .topo = { .l1_sets = 64, .l2_sets = 1024 } };
 		struct xp_layout l;
 
@@ -112,7 +120,9 @@ static void test_headroom_and_frame_sizes(void)
 /* On 4 KiB pages the reachable offsets are fewer; channels stay even. */
 static void test_4k_pages(void)
 {
-	struct xp_layout_opts o = { .sz = sizeof(o), .nframes = 4096, .page_size = XP_PAGE_4K,
+	struct xp_layout_opts o = { .sz = sizeof(o),
+				    .nframes = 4096,
+				    .page_size = XP_PAGE_4K,
 				    .topo = { .l1_sets = 64, .l2_sets = 1024 } };
 	struct xp_layout l;
 

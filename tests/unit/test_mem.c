@@ -79,8 +79,11 @@ static void test_ifname_node(void)
 
 static void test_small_pages_bind_lock(void)
 {
-	struct xp_mem_opts o = { .sz = sizeof(o), .size = 3 * 4096 + 5,
-				 .hugepages = XP_HUGE_NEVER, .bind_node = true, .numa_node = 0,
+	struct xp_mem_opts o = { .sz = sizeof(o),
+				 .size = 3 * 4096 + 5,
+				 .hugepages = XP_HUGE_NEVER,
+				 .bind_node = true,
+				 .numa_node = 0,
 				 .lock = true };
 	struct xp_mem m;
 	int node = -1;
@@ -134,8 +137,9 @@ static void test_hugepage_fallback(void)
 /* Reserve two hugepages more than are there, use them, give them back. */
 static void test_hugepages(void)
 {
-	struct xp_mem_opts o = { .sz = sizeof(o), .size = 2 * XP_PAGE_2M,
-				 .hugepages = XP_HUGE_REQUIRE, .lock = true };
+	struct xp_mem_opts o = {
+		.sz = sizeof(o), .size = 2 * XP_PAGE_2M, .hugepages = XP_HUGE_REQUIRE, .lock = true
+	};
 	struct xp_mem m;
 
 	saved_nr = read_nr();

@@ -34,8 +34,11 @@ static __u32 rounded(__u32 n)
 
 static struct xp_region *make(enum xp_region_algo algo, __u32 spaces, __u64 per_space)
 {
-	struct xp_region_opts o = { .sz = sizeof(o), .size = spaces * per_space * CHUNK,
-				    .chunk = CHUNK, .spaces = spaces, .algo = algo };
+	struct xp_region_opts o = { .sz = sizeof(o),
+				    .size = spaces * per_space * CHUNK,
+				    .chunk = CHUNK,
+				    .spaces = spaces,
+				    .algo = algo };
 	struct xp_region *r = NULL;
 
 	if (xp_region_create(&o, &r))
@@ -165,7 +168,7 @@ static void test_errors(void)
 	XT_EQ(xp_region_alloc(r, 0, 0, &off), -EINVAL);
 	XT_EQ(xp_region_alloc(r, 3, 2, &off), 0);
 	XT_EQ(off / CHUNK / 32, 2); /* the hinted space */
-	XT_EQ(xp_region_free(r, off, 1), -EINVAL);     /* wrong count */
+	XT_EQ(xp_region_free(r, off, 1), -EINVAL); /* wrong count */
 	XT_EQ(xp_region_free(r, off + 1, 3), -EINVAL); /* not a chunk */
 	XT_EQ(xp_region_free(r, 96 * CHUNK, 1), -EINVAL);
 	XT_EQ(xp_region_free(r, off, 3), 0);

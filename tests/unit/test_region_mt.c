@@ -91,8 +91,11 @@ static void *run(void *arg)
 
 static void hammer(enum xp_region_algo algo)
 {
-	struct xp_region_opts o = { .sz = sizeof(o), .size = PER * SPACES * CHUNK,
-				    .chunk = CHUNK, .spaces = SPACES, .algo = algo };
+	struct xp_region_opts o = { .sz = sizeof(o),
+				    .size = PER * SPACES * CHUNK,
+				    .chunk = CHUNK,
+				    .spaces = SPACES,
+				    .algo = algo };
 	struct worker w[THREADS];
 	struct xp_region_stats st;
 

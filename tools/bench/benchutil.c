@@ -23,8 +23,8 @@ int bench_parse_u32(const char *cmd, const char *name, const char *s, __u32 lo, 
 	return 0;
 }
 
-int bench_parse_enum(const char *cmd, const char *name, const char *s,
-		     const char *const *names, int n, int *out)
+int bench_parse_enum(const char *cmd, const char *name, const char *s, const char *const *names,
+		     int n, int *out)
 {
 	for (int i = 0; i < n; i++)
 		if (!strcmp(s, names[i])) {

@@ -9,8 +9,8 @@
 int bench_parse_u32(const char *cmd, const char *name, const char *s, __u32 lo, __u32 hi,
 		    __u32 *out);
 /* Index of @s in @names[@n] into @out; prints the choices and returns -1 if absent. */
-int bench_parse_enum(const char *cmd, const char *name, const char *s,
-		     const char *const *names, int n, int *out);
+int bench_parse_enum(const char *cmd, const char *name, const char *s, const char *const *names,
+		     int n, int *out);
 /* Sorts @v and returns its median. */
 double bench_median(double *v, __u32 n);
 double bench_now_ns(void);

@@ -120,8 +120,13 @@ static int parse_args(int argc, char **argv, struct layout_args *a)
 	__u32 v = 0;
 	int c, e = 0;
 
-	*a = (struct layout_args){ .fmin = 64, .fmax = 65536, .runs = 7, .frame_size = 2048,
-				   .report_frames = 4096, .lines_mask = 3, .touches = 1u << 20,
+	*a = (struct layout_args){ .fmin = 64,
+				   .fmax = 65536,
+				   .runs = 7,
+				   .frame_size = 2048,
+				   .report_frames = 4096,
+				   .lines_mask = 3,
+				   .touches = 1u << 20,
 				   .only_mask = 3 };
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -215,10 +220,13 @@ static int make_layout(const struct layout_args *a, enum xp_layout_kind kind, __
 	struct xp_layout_opts o = {
 		.sz = sizeof(o),
 		/* Aligned chunks are powers of two: the next one up holds the frame. */
-		.frame_size = kind != XP_LAYOUT_ALIGNED ? a->frame_size
-			      : a->frame_size > 2048	? 4096
-							: 2048,
-		.headroom = a->headroom, .nframes = nframes, .kind = kind, .topo = a->topo,
+		.frame_size = kind != XP_LAYOUT_ALIGNED ? a->frame_size :
+			      a->frame_size > 2048	? 4096 :
+							  2048,
+		.headroom = a->headroom,
+		.nframes = nframes,
+		.kind = kind,
+		.topo = a->topo,
 		.page_size = page_size,
 		/* A 4 KiB-page zero-copy layout has one frame per page: not what is measured. */
 		.flags = page_size == XP_PAGE_4K ? XP_LAYOUT_F_PACK : 0,
@@ -420,8 +428,7 @@ static int run_timing(const struct layout_args *a)
 	       "%u channels x %u ranks, pages %s, access %s, order %s, runs %u, load %s\n",
 	       li.stride, li.stride / XP_CACHE_LINE, la.stride, li.data_off, li.topo.channels,
 	       li.topo.ranks, kind, a->access == ACCESS_DEP ? "dependent" : "independent",
-	       a->order == ORDER_SEQ ? "seq" : "shuffled",
-	       a->runs, bench_loadavg());
+	       a->order == ORDER_SEQ ? "seq" : "shuffled", a->runs, bench_loadavg());
 	__u32 target_n = 0, target_met = 0;
 
 	for (__u64 n = a->fmin; n <= a->fmax; n *= 2) {
@@ -435,11 +442,14 @@ static int run_timing(const struct layout_args *a)
 				/* A/B and B/A in turn so drift hits both alike. */
 				ti[r] = ta[r] = 0;
 				if ((r & 1) && (a->only_mask & 2))
-					ta[r] = time_one(a, aa.base, &la, ring, (__u32)n, lines, hdr);
+					ta[r] = time_one(a, aa.base, &la, ring, (__u32)n, lines,
+							 hdr);
 				if (a->only_mask & 1)
-					ti[r] = time_one(a, ai.base, &li, ring, (__u32)n, lines, hdr);
+					ti[r] = time_one(a, ai.base, &li, ring, (__u32)n, lines,
+							 hdr);
 				if (!(r & 1) && (a->only_mask & 2))
-					ta[r] = time_one(a, aa.base, &la, ring, (__u32)n, lines, hdr);
+					ta[r] = time_one(a, aa.base, &la, ring, (__u32)n, lines,
+							 hdr);
 			}
 			mi = bench_median(ti, a->runs);
 			ma = bench_median(ta, a->runs);
@@ -470,8 +480,8 @@ static int run_timing(const struct layout_args *a)
 static const char *const dim_names[] = { "channel @64 B", "channel @256 B", "channel @4 KiB",
 					 "L1 set", "L2 set" };
 
-static int plot(const struct layout_args *a, const struct xp_layout *li,
-		const struct xp_layout *la, __u32 **bi, __u32 **ba)
+static int plot(const struct layout_args *a, const struct xp_layout *li, const struct xp_layout *la,
+		__u32 **bi, __u32 **ba)
 {
 	char data[] = "/tmp/xpile-layout-XXXXXX";
 	char path[PATH_MAX];
@@ -511,13 +521,14 @@ static int plot(const struct layout_args *a, const struct xp_layout *li,
 		unlink(data);
 		return -1;
 	}
-	fprintf(gp, "set terminal pngcairo size 1400,1000 noenhanced\n"
-		    "set output '%s'\nset multiplot layout 3,2 title "
-		    "'Header lines of %u frames: interleaved (stride %u B) vs aligned (%u B), "
-		    "%u channels x %u ranks'\n"
-		    "set style fill solid 0.6\nset key top right\nset xlabel 'bin'\n"
-		    "set yrange [0:*]\n"
-		    "set ylabel 'header lines'\n",
+	fprintf(gp,
+		"set terminal pngcairo size 1400,1000 noenhanced\n"
+		"set output '%s'\nset multiplot layout 3,2 title "
+		"'Header lines of %u frames: interleaved (stride %u B) vs aligned (%u B), "
+		"%u channels x %u ranks'\n"
+		"set style fill solid 0.6\nset key top right\nset xlabel 'bin'\n"
+		"set yrange [0:*]\n"
+		"set ylabel 'header lines'\n",
 		path, li->nframes, li->stride, la->stride, li->topo.channels, li->topo.ranks);
 	for (int w = XP_SPREAD_CH64; w <= XP_SPREAD_L2; w++) {
 		__u32 nb = xp_layout_spread_bins(li, w);
@@ -556,8 +567,10 @@ static int run_report(const struct layout_args *a)
 	xp_layout_report(&la, stdout);
 	printf("frames per MiB:");
 	for (unsigned p = 0; p < 2; p++) {
-		struct xp_layout_opts o = { .sz = sizeof(o), .frame_size = li.frame_size,
-					    .nframes = 65536, .topo = a->topo,
+		struct xp_layout_opts o = { .sz = sizeof(o),
+					    .frame_size = li.frame_size,
+					    .nframes = 65536,
+					    .topo = a->topo,
 					    .page_size = pages[p] };
 
 		if (xp_layout_compute(&o, &l4))

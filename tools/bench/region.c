@@ -66,8 +66,13 @@ static int parse_args(int argc, char **argv, struct region_args *a)
 	__u32 v;
 	int c;
 
-	*a = (struct region_args){ .threads = 2, .runs = 11, .single_pct = 90, .max_chunks = 16,
-				   .chunks = 4096, .live = 256, .ops = 1000000 };
+	*a = (struct region_args){ .threads = 2,
+				   .runs = 11,
+				   .single_pct = 90,
+				   .max_chunks = 16,
+				   .chunks = 4096,
+				   .live = 256,
+				   .ops = 1000000 };
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		const char *name = "?";
@@ -78,34 +83,42 @@ static int parse_args(int argc, char **argv, struct region_args *a)
 				name = o->name;
 		switch (c) {
 		case 't':
-			err = bench_parse_u32("xpile-bench region", name, optarg, 1, 64, &a->threads);
+			err = bench_parse_u32("xpile-bench region", name, optarg, 1, 64,
+					      &a->threads);
 			break;
 		case 'o':
-			err = bench_parse_u32("xpile-bench region", name, optarg, 1000, 1u << 30, &v);
+			err = bench_parse_u32("xpile-bench region", name, optarg, 1000, 1u << 30,
+					      &v);
 			a->ops = v;
 			break;
 		case 'r':
 			err = bench_parse_u32("xpile-bench region", name, optarg, 1, 101, &a->runs);
 			break;
 		case 's':
-			err = bench_parse_u32("xpile-bench region", name, optarg, 0, 100, &a->single_pct);
+			err = bench_parse_u32("xpile-bench region", name, optarg, 0, 100,
+					      &a->single_pct);
 			break;
 		case 'm':
-			err = bench_parse_u32("xpile-bench region", name, optarg, 2, 1u << 20, &a->max_chunks);
+			err = bench_parse_u32("xpile-bench region", name, optarg, 2, 1u << 20,
+					      &a->max_chunks);
 			break;
 		case 'S':
-			err = bench_parse_u32("xpile-bench region", name, optarg, 1, 1024, &a->spaces);
+			err = bench_parse_u32("xpile-bench region", name, optarg, 1, 1024,
+					      &a->spaces);
 			break;
 		case 'c':
-			err = bench_parse_u32("xpile-bench region", name, optarg, 2, 1u << 24, &a->chunks);
+			err = bench_parse_u32("xpile-bench region", name, optarg, 2, 1u << 24,
+					      &a->chunks);
 			if (!err && (a->chunks & (a->chunks - 1))) {
-				fprintf(stderr, "xpile-bench region: --chunks %u is not a power of two\n",
+				fprintf(stderr,
+					"xpile-bench region: --chunks %u is not a power of two\n",
 					a->chunks);
 				err = -1;
 			}
 			break;
 		case 'l':
-			err = bench_parse_u32("xpile-bench region", name, optarg, 1, 1u << 20, &a->live);
+			err = bench_parse_u32("xpile-bench region", name, optarg, 1, 1u << 20,
+					      &a->live);
 			break;
 		case 'h':
 			usage(stdout);
@@ -165,15 +178,16 @@ static void *thr_run(void *arg)
 		x ^= x << 17;
 		roll = (__u32)(x >> 32);
 		/* Hover around --live: free more often above it, allocate below. */
-		if (nlive && (nlive >= 2 * a->live || (roll & 1023) < (nlive >= a->live ? 600u : 400u))) {
+		if (nlive &&
+		    (nlive >= 2 * a->live || (roll & 1023) < (nlive >= a->live ? 600u : 400u))) {
 			__u32 k = (__u32)(x % nlive);
 
 			xp_region_free(t->r, t->live[k].off, t->live[k].n);
 			t->live[k] = t->live[--nlive];
 		} else {
-			__u32 n = (roll >> 10) % 100 < a->single_pct
-					  ? 1
-					  : 2 + (__u32)((x >> 8) % (a->max_chunks - 1));
+			__u32 n = (roll >> 10) % 100 < a->single_pct ?
+					  1 :
+					  2 + (__u32)((x >> 8) % (a->max_chunks - 1));
 			__u64 off;
 
 			if (xp_region_alloc(t->r, n, t->id, &off)) {
@@ -194,11 +208,12 @@ static void *thr_run(void *arg)
 }
 
 /* One run of one configuration: mean over threads of ns per operation. */
-static int run_one(const struct region_args *a, enum xp_region_algo algo, __u32 spaces,
-		   double *ns, __u64 *refused)
+static int run_one(const struct region_args *a, enum xp_region_algo algo, __u32 spaces, double *ns,
+		   __u64 *refused)
 {
-	struct xp_region_opts o = { .sz = sizeof(o), .chunk = 2u << 20, .spaces = spaces,
-				    .algo = algo };
+	struct xp_region_opts o = {
+		.sz = sizeof(o), .chunk = 2u << 20, .spaces = spaces, .algo = algo
+	};
 	struct xp_region *r;
 	struct thr *t = calloc(a->threads, sizeof(*t));
 	pthread_barrier_t start;
@@ -267,7 +282,8 @@ int bench_region(int argc, char **argv)
 					  &v[c][run], &ref);
 
 			if (err) {
-				fprintf(stderr, "xpile-bench region: cannot create the region: %s\n",
+				fprintf(stderr,
+					"xpile-bench region: cannot create the region: %s\n",
 					strerror(-err));
 				return 1;
 			}

@@ -29,23 +29,23 @@ struct xp_region;
 
 enum xp_region_algo {
 	XP_REGION_LAZY = 0, /* lazy iBuddy (default) */
-	XP_REGION_EAGER,    /* classic eager buddy, the baseline */
+	XP_REGION_EAGER, /* classic eager buddy, the baseline */
 };
 
 struct xp_region_opts {
-	size_t sz;		  /* sizeof(struct xp_region_opts) */
-	__u64 size;		  /* arena bytes: spaces x a power of two chunks */
-	__u64 chunk;		  /* chunk bytes, a power of two >= 4096 (default 2 MiB) */
-	__u32 spaces;		  /* independent buddy spaces, each locked alone (default 1) */
+	size_t sz; /* sizeof(struct xp_region_opts) */
+	__u64 size; /* arena bytes: spaces x a power of two chunks */
+	__u64 chunk; /* chunk bytes, a power of two >= 4096 (default 2 MiB) */
+	__u32 spaces; /* independent buddy spaces, each locked alone (default 1) */
 	enum xp_region_algo algo; /* default XP_REGION_LAZY */
 };
 
 struct xp_region_stats {
-	__u64 free_chunks;   /* all free chunks, loose or in blocks */
-	__u64 loose_chunks;  /* free single chunks not yet coalesced (lazy only) */
+	__u64 free_chunks; /* all free chunks, loose or in blocks */
+	__u64 loose_chunks; /* free single chunks not yet coalesced (lazy only) */
 	__u64 largest_block; /* chunks in the largest free buddy block */
-	__u64 free_blocks;   /* free buddy blocks (loose chunks not counted) */
-	__u64 coalesces;     /* deferred coalescing passes run (lazy only) */
+	__u64 free_blocks; /* free buddy blocks (loose chunks not counted) */
+	__u64 coalesces; /* deferred coalescing passes run (lazy only) */
 };
 
 int xp_region_create(const struct xp_region_opts *o, struct xp_region **out);

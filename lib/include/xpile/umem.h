@@ -47,31 +47,31 @@ extern "C" {
 
 /* Memory topology; zero fields take the documented defaults. */
 struct xp_topology {
-	__u32 channels;	  /* memory channels (default 4) */
-	__u32 ranks;	  /* ranks per channel (default 1) */
+	__u32 channels; /* memory channels (default 4) */
+	__u32 ranks; /* ranks per channel (default 1) */
 	__u32 interleave; /* channel interleave granularity in bytes (default 64) */
-	__u32 l1_sets;	  /* L1D sets (default: sysconf, else 64) */
-	__u32 l2_sets;	  /* L2 sets (default: sysconf, else 1024) */
+	__u32 l1_sets; /* L1D sets (default: sysconf, else 64) */
+	__u32 l2_sets; /* L2 sets (default: sysconf, else 1024) */
 };
 
 enum xp_layout_kind {
 	XP_LAYOUT_INTERLEAVED = 0, /* padded stride, unaligned-chunk UMEM (default) */
-	XP_LAYOUT_ALIGNED = 1,	   /* classic power-of-two chunks, aligned UMEM */
+	XP_LAYOUT_ALIGNED = 1, /* classic power-of-two chunks, aligned UMEM */
 };
 
 /* Ignore page boundaries and pack frames at the stride: copy mode only. */
 #define XP_LAYOUT_F_PACK (1u << 0)
 
 struct xp_layout_opts {
-	size_t sz;		  /* sizeof(struct xp_layout_opts) */
-	__u32 frame_size;	  /* chunk size, 2048..4096 (default 2048) */
-	__u32 headroom;		  /* UMEM headroom given to XDP_UMEM_REG (default 0) */
-	__u32 nframes;		  /* frames wanted (required) */
+	size_t sz; /* sizeof(struct xp_layout_opts) */
+	__u32 frame_size; /* chunk size, 2048..4096 (default 2048) */
+	__u32 headroom; /* UMEM headroom given to XDP_UMEM_REG (default 0) */
+	__u32 nframes; /* frames wanted (required) */
 	enum xp_layout_kind kind; /* default XP_LAYOUT_INTERLEAVED */
 	struct xp_topology topo;
 	__u32 page_size; /* backing page size, xp_mem.page_size (default 4096) */
-	__u32 stride;	 /* interleaved stride in bytes, 0 = computed */
-	__u32 flags;	 /* XP_LAYOUT_F_* */
+	__u32 stride; /* interleaved stride in bytes, 0 = computed */
+	__u32 flags; /* XP_LAYOUT_F_* */
 };
 
 struct xp_layout {
@@ -79,14 +79,14 @@ struct xp_layout {
 	__u32 frame_size; /* bytes a frame owns, = chunk_size */
 	__u32 chunk_size; /* for XDP_UMEM_REG / xsk_umem_config.frame_size */
 	__u32 umem_flags; /* for XDP_UMEM_REG / xsk_umem_config.flags */
-	__u32 headroom;	  /* for XDP_UMEM_REG / xsk_umem_config.frame_headroom */
-	__u32 data_off;	  /* packet start from the frame handle on RX: headroom + 256 */
+	__u32 headroom; /* for XDP_UMEM_REG / xsk_umem_config.frame_headroom */
+	__u32 data_off; /* packet start from the frame handle on RX: headroom + 256 */
 	__u32 nframes;
-	__u32 stride;	       /* bytes between consecutive frames within a page */
-	__u32 page_size;       /* backing page size the layout respects */
+	__u32 stride; /* bytes between consecutive frames within a page */
+	__u32 page_size; /* backing page size the layout respects */
 	__u32 frames_per_page; /* frames in one backing page (~0u with XP_LAYOUT_F_PACK) */
-	__u32 rot_lines;       /* page p's first frame sits (p % rot_lines) lines in */
-	__u64 area_size;       /* bytes to allocate and register (page multiple) */
+	__u32 rot_lines; /* page p's first frame sits (p % rot_lines) lines in */
+	__u64 area_size; /* bytes to allocate and register (page multiple) */
 	struct xp_topology topo;
 };
 
@@ -118,7 +118,8 @@ static inline __u64 xp_layout_handle(const struct xp_layout *l, __u64 addr)
 static inline __u64 xp_layout_data(const struct xp_layout *l, __u64 addr)
 {
 	if (l->umem_flags & XDP_UMEM_UNALIGNED_CHUNK_FLAG)
-		return (addr & XSK_UNALIGNED_BUF_ADDR_MASK) + (addr >> XSK_UNALIGNED_BUF_OFFSET_SHIFT);
+		return (addr & XSK_UNALIGNED_BUF_ADDR_MASK) +
+		       (addr >> XSK_UNALIGNED_BUF_OFFSET_SHIFT);
 	return addr;
 }
 
@@ -162,11 +163,11 @@ static inline __u32 xp_topo_channel(const struct xp_topology *t, __u64 addr, __u
  * Offsets are UMEM offsets: on 2 MiB pages the low 21 bits match physical ones.
  */
 enum xp_spread {
-	XP_SPREAD_CH64,	 /* channel at 64 B interleave */
+	XP_SPREAD_CH64, /* channel at 64 B interleave */
 	XP_SPREAD_CH256, /* channel at 256 B interleave */
-	XP_SPREAD_CH4K,	 /* channel at 4 KiB interleave */
-	XP_SPREAD_L1,	 /* L1D set */
-	XP_SPREAD_L2,	 /* L2 set */
+	XP_SPREAD_CH4K, /* channel at 4 KiB interleave */
+	XP_SPREAD_L1, /* L1D set */
+	XP_SPREAD_L2, /* L2 set */
 };
 __u32 xp_layout_spread_bins(const struct xp_layout *l, enum xp_spread what);
 __u32 xp_spread_bin(const struct xp_layout *l, enum xp_spread what, __u64 addr);
@@ -197,22 +198,22 @@ void xp_layout_core_slice(const struct xp_layout *l, __u32 ncores, __u32 core, _
 /* Backing memory for a UMEM or a region arena. */
 enum xp_hugepages {
 	XP_HUGE_AUTO = 0, /* 2 MiB pages if reserved, else 4 KiB with a warning */
-	XP_HUGE_REQUIRE,  /* -ENOMEM (with the sysctl to run) if not enough reserved */
-	XP_HUGE_NEVER,	  /* 4 KiB pages */
+	XP_HUGE_REQUIRE, /* -ENOMEM (with the sysctl to run) if not enough reserved */
+	XP_HUGE_NEVER, /* 4 KiB pages */
 };
 
 struct xp_mem_opts {
-	size_t sz;	   /* sizeof(struct xp_mem_opts) */
-	__u64 size;	   /* bytes; rounded up to the page size used */
+	size_t sz; /* sizeof(struct xp_mem_opts) */
+	__u64 size; /* bytes; rounded up to the page size used */
 	enum xp_hugepages hugepages;
-	bool bind_node;	   /* bind to numa_node with mbind(MPOL_BIND) */
-	int numa_node;	   /* used when bind_node; -1 also means any */
-	bool lock;	   /* mlock the area (counted against RLIMIT_MEMLOCK) */
+	bool bind_node; /* bind to numa_node with mbind(MPOL_BIND) */
+	int numa_node; /* used when bind_node; -1 also means any */
+	bool lock; /* mlock the area (counted against RLIMIT_MEMLOCK) */
 };
 
 struct xp_mem {
 	void *base;
-	__u64 size;	/* mapped bytes */
+	__u64 size; /* mapped bytes */
 	__u32 page_size;
 	bool hugepages;
 	int numa_node; /* node bound, -1 if none */
