@@ -103,7 +103,7 @@ static int parse(const struct cmd *c, int argc, char **argv, struct args *a)
 	char so[128];
 	int n = 0, sl = 0, ch, idx;
 
-	so[sl++] = '+';
+	/* Options may follow the verb and IFACE ("rule list eth0 --json"). */
 	for (int t = 0; t < 2; t++)
 		for (const struct opt *o = t ? common_opts : c->opts; o && o->name; o++) {
 			lo[n] = (struct option){ o->name, o->kind == OPT_STR || o->kind == OPT_UINT,

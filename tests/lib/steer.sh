@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Helpers for the steering and loader suites (tests/net/test_steer*.sh, test_loader*.sh,
+# test_xdp_tools*.sh). Source after tests/lib/netns.sh.
+#
+#   st_require               skip unless root, xpile-loader and steer.o exist
+#   st_ns VAR NAME           xt_ns in this shell; VAR gets the real name; pins and the
+#                            wiring plan keyed by its inode are removed at exit
+#   st_loader NS ARGS...     xpile-loader ARGS inside NS, each call its own `ip netns exec`
+#   st_pin_dir NS IF         where the pins of IF in NS live
+#   st_no_trace NS IF        nothing attached to IF, no pin dir, no wiring plan
+#   st_udp NS DST PORT N     send N one-byte UDP datagrams (bash /dev/udp), bounded
+
+LOADER=${LOADER:-$XT_BUILD/xpile-loader}
+BPFFS=${XPILE_BPFFS:-/sys/fs/bpf}
+
+st_require() {
+	xt_require_root
+	[ -x "$LOADER" ] || xt_skip "xpile-loader not built: run make"
+	[ -f "$XT_BUILD/bpf/steer.o" ] || xt_skip "steer program not built: run make"
+	[ "$(stat -f -c %T "$BPFFS" 2>/dev/null)" = bpf_fs ] ||
+		xt_skip "no bpffs on $BPFFS: mount -t bpf bpf /sys/fs/bpf"
+}
+
+st_ns_ino() { stat -L -c %i "/run/netns/$1"; }
+
+st_ns() {
+	local ino
+	xt_ns "$2" >/dev/null || xt_fail "cannot create namespace $2"
+	printf -v "$1" '%s' "${XT_NS[-1]}"
+	ino=$(st_ns_ino "${XT_NS[-1]}")
+	# A failed run must not leave pins behind (bpffs keys them by netns inode).
+	xt_on_exit "rm -rf $BPFFS/xpile/ns$ino /run/xpile/ns$ino; rmdir $BPFFS/xpile /run/xpile"
+}
+
+st_loader() {
+	local ns=$1
+	shift
+	ip netns exec "$ns" "$LOADER" "$@"
+}
+
+st_pin_dir() { echo "$BPFFS/xpile/ns$(st_ns_ino "$1")/$2"; }
+
+st_no_trace() {
+	local ns=$1 ifn=$2 ino
+	ino=$(st_ns_ino "$ns")
+	if ip -n "$ns" link show "$ifn" | grep -q 'xdp'; then
+		echo "XDP program still attached to $ifn" >&2
+		return 1
+	fi
+	if [ -e "$BPFFS/xpile/ns$ino" ]; then
+		echo "pins left: $(find "$BPFFS/xpile/ns$ino")" >&2
+		return 1
+	fi
+	if [ -e "/run/xpile/ns$ino" ]; then
+		echo "wiring plan left: $(find "/run/xpile/ns$ino")" >&2
+		return 1
+	fi
+	return 0
+}
+
+st_udp() { # ns dst port n
+	ip netns exec "$1" timeout 60 bash -c \
+		'for ((i = 0; i < $3; i++)); do printf x >/dev/udp/$1/$2 || exit 1; done' \
+		_ "$2" "$3" "$4"
+}
