@@ -93,7 +93,7 @@ struct xp_layout {
 /* Fills @out; -EINVAL names the offending field through the log hook. */
 int xp_layout_compute(const struct xp_layout_opts *o, struct xp_layout *out);
 
-/* Smallest stride in lines >= @min_lines sharing no factor with channels*ranks. */
+/* Smallest stride in lines >= @min_lines that is odd and prime to channels*ranks. */
 __u32 xp_layout_stride_lines(__u32 min_lines, __u32 channels, __u32 ranks);
 
 /* Handle (UMEM offset of the frame start) of frame @i < l->nframes. */
