@@ -123,9 +123,13 @@ ip netns exec "$h1" timeout $((secs + 15)) iperf3 -c 198.18.0.2 -t "$secs" -i 1 
 ipid=$!
 XT_PIDS+=("$ipid")
 # Keep iperf3's report for the verdict while showing its lines as they come.
-tail -n +1 -f --pid="$ipid" "$ilog" 2>/dev/null | sed -u 's/^/  [iperf3] /'
+# In the background so that `wait`, which a signal interrupts, is what the shell sits
+# in: SIGTERM/SIGINT then clean up at once instead of after the stream.
+tail -n +1 -f --pid="$ipid" "$ilog" 2>/dev/null | sed -u 's/^/  [iperf3] /' &
+tpid=$!
 wait "$ipid"
 irc=$?
+wait "$tpid"
 rate=$(awk '/sender/ {print $(NF-3), $(NF-2)}' "$ilog" | tail -1)
 [ $irc = 0 ] && [ -n "$rate" ] || die "iperf3 failed (exit $irc)"
 
