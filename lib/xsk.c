@@ -389,6 +389,7 @@ void xp_xsk_destroy(struct xp_xsk *x)
 		u->owner_fd = -1;
 	}
 	u->refs--;
+	free(x);
 }
 
 int xp_xsk_stats(const struct xp_xsk *x, struct xp_xsk_stats *out)
