@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# The engine built with ASan+UBSan (make SAN=asan) on real traffic: forwarding with
+# audits, both overloads and every error path. Any leak, overflow or undefined
+# behaviour makes the engine exit non-zero, and the suite fails.
+set -u
+cd "$(dirname "$0")/../.."
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root" >&2; exit 77; }
+[ -x build/asan/xpile ] || { echo "SKIP: build/asan/xpile missing: make SAN=asan" >&2; exit 77; }
+export XPILE=$PWD/build/asan/xpile
+export XPILE_BPF_DIR=${XPILE_BPF_DIR:-$PWD/build/bpf}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1}
+for t in fwd pressure badinput; do
+	echo "== asan: test_engine_$t"
+	bash "tests/net/test_engine_$t.sh" || { echo "FAIL: test_engine_$t under ASan+UBSan" >&2; exit 1; }
+done
+echo ok
