@@ -11,6 +11,10 @@
 #   st_udp NS DST PORT N     send N one-byte UDP datagrams (bash /dev/udp), bounded
 
 LOADER=${LOADER:-$XT_BUILD/xpile-loader}
+if [ -z "${XT_TMP:-}" ]; then
+	XT_TMP=$(mktemp -d /tmp/xpile-net.XXXXXX)
+	xt_on_exit rm -rf "$XT_TMP"
+fi
 BPFFS=${XPILE_BPFFS:-/sys/fs/bpf}
 
 st_require() {
