@@ -621,8 +621,6 @@ int eng_run(struct engine *e)
 		eng_stats_tick(e, true);
 	eng_stats_allocator(e);
 	audit_err |= audit_quiescent(e, "exit");
-	if (c->verbose)
-		ring_split(e, stderr);
 	for (i = 0; i < e->nq; i++) {
 		xp_xsk_destroy(e->qs[i].xsk);
 		e->qs[i].xsk = NULL;

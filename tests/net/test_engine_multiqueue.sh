@@ -3,6 +3,7 @@
 # One UMEM shared by 4 sockets on 2 ports x 2 queues, 2 workers: a generator sends
 # K/2 packets on each of its 2 queues, xpile fwd moves queue q of e1 to queue q of e2,
 # a sink counts exactly K/2 per queue. Every socket's counters and the ledger agree.
+# The engine follows the queue->core plan of `xpile-loader wire` (crossed here).
 set -u
 cd "$(dirname "$0")/../.."
 source tests/lib/netns.sh
@@ -16,10 +17,14 @@ eng_veth "$E" e2 "$S" s0 2
 for p in "$G g0" "$E e1" "$E e2" "$S s0"; do eng_quiet $p; done
 
 eng_start SINK "$S" --iface s0:0-1 --mode rxdrop --cores 0,1 --quiet
+ip netns exec "$E" "$XT_BUILD/xpile-loader" wire e1 --queues 0,1 --cores 1,0 >/dev/null 2>&1 ||
+	xt_fail "xpile-loader wire failed"
 eng_start FWD "$E" --iface e1:0-1 --iface e2:0-1 --mode fwd --cores 0,1 --ledger-debug
 [ "$(grep -c '"type":"socket"' "$XT_TMP/FWD.json")" = 4 ] || xt_fail "fwd did not open 4 sockets"
-grep '"type":"socket"' "$XT_TMP/FWD.json" | grep -q '"port":"e1","queue":1,"core":1' ||
-	xt_fail "queue 1 not served by core 1"
+for s in '"port":"e1","queue":0,"core":1' '"port":"e1","queue":1,"core":0' \
+	'"port":"e2","queue":0,"core":1' '"port":"e2","queue":1,"core":0'; do
+	grep '"type":"socket"' "$XT_TMP/FWD.json" | grep -q "$s" || xt_fail "wiring plan not followed: no $s"
+done
 
 ip netns exec "$G" timeout 30 "$XPILE" run --iface g0:0-1 --mode txonly --cores 0,1 \
 	--count "$K" --rate 100000 --flows 8 --quiet >"$XT_TMP/gen.out" 2>&1 ||
