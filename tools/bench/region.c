@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +48,8 @@ static void usage(FILE *f)
 		"the same spaces). Each thread keeps about --live allocations, freeing a random\n"
 		"one or allocating (--single %% single chunks, else 2..--max-chunks). Prints\n"
 		"  region threads=T single=P lazy_ns=X eager_ns=Y eager_spaces_ns=Z ratio=Y/X less=%%\n"
-		"with ns per operation (allocation or free), medians of --runs alternating runs.\n"
+		"with ns of thread CPU time per operation (allocation or free), medians of --runs\n"
+		"alternating runs.\n"
 		"\n"
 		"Options:\n"
 		"  --threads N      threads (default 2)\n"
@@ -160,6 +162,18 @@ struct thr {
 	struct slot *live;
 };
 
+/*
+ * The thread's own CPU time: time other processes take from this core does not
+ * count, time spent spinning or yielding on a contended lock does.
+ */
+static double thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
 static void *thr_run(void *arg)
 {
 	struct thr *t = arg;
@@ -169,7 +183,7 @@ static void *thr_run(void *arg)
 	double t0;
 
 	pthread_barrier_wait(t->start);
-	t0 = bench_now_ns();
+	t0 = thread_cpu_ns();
 	for (__u64 op = 0; op < a->ops; op++) {
 		__u32 roll;
 
@@ -182,15 +196,17 @@ static void *thr_run(void *arg)
 		    (nlive >= 2 * a->live || (roll & 1023) < (nlive >= a->live ? 600u : 400u))) {
 			__u32 k = (__u32)(x % nlive);
 
-			xp_region_free(t->r, t->live[k].off, t->live[k].n);
+			if (t->r)
+				xp_region_free(t->r, t->live[k].off, t->live[k].n);
 			t->live[k] = t->live[--nlive];
 		} else {
 			__u32 n = (roll >> 10) % 100 < a->single_pct ?
 					  1 :
 					  2 + (__u32)((x >> 8) % (a->max_chunks - 1));
-			__u64 off;
+			__u64 off = op;
 
-			if (xp_region_alloc(t->r, n, t->id, &off)) {
+			/* No region: the loop's own cost, the baseline. */
+			if (t->r && xp_region_alloc(t->r, n, t->id, &off)) {
 				refused++;
 				continue;
 			}
@@ -198,8 +214,8 @@ static void *thr_run(void *arg)
 			t->live[nlive++].n = n;
 		}
 	}
-	t->ns = (bench_now_ns() - t0) / (double)a->ops;
-	while (nlive) {
+	t->ns = (thread_cpu_ns() - t0) / (double)a->ops;
+	while (nlive && t->r) {
 		nlive--;
 		xp_region_free(t->r, t->live[nlive].off, t->live[nlive].n);
 	}
@@ -208,13 +224,13 @@ static void *thr_run(void *arg)
 }
 
 /* One run of one configuration: mean over threads of ns per operation. */
-static int run_one(const struct region_args *a, enum xp_region_algo algo, __u32 spaces, double *ns,
-		   __u64 *refused)
+static int run_one(const struct region_args *a, enum xp_region_algo algo, __u32 spaces,
+		   bool null, double *ns, __u64 *refused)
 {
 	struct xp_region_opts o = {
 		.sz = sizeof(o), .chunk = 2u << 20, .spaces = spaces, .algo = algo
 	};
-	struct xp_region *r;
+	struct xp_region *r = NULL;
 	struct thr *t = calloc(a->threads, sizeof(*t));
 	pthread_barrier_t start;
 	int err;
@@ -223,7 +239,7 @@ static int run_one(const struct region_args *a, enum xp_region_algo algo, __u32 
 	o.size = (__u64)a->chunks * a->spaces * o.chunk;
 	if (!t)
 		return -ENOMEM;
-	err = xp_region_create(&o, &r);
+	err = null ? 0 : xp_region_create(&o, &r);
 	if (err) {
 		free(t);
 		return err;
@@ -254,36 +270,38 @@ static int run_one(const struct region_args *a, enum xp_region_algo algo, __u32 
 int bench_region(int argc, char **argv)
 {
 	struct region_args a;
-	double *v[3];
-	__u64 refused[3] = { 0 };
+	double *v[4];
+	__u64 refused[4] = { 0 };
 	static const struct {
 		enum xp_region_algo algo;
-		int one_space;
-	} cfg[3] = { { XP_REGION_LAZY, 0 }, { XP_REGION_EAGER, 1 }, { XP_REGION_EAGER, 0 } };
+		bool one_space, null;
+	} cfg[4] = { { XP_REGION_LAZY, 0, 0 },
+		     { XP_REGION_EAGER, 1, 0 },
+		     { XP_REGION_EAGER, 0, 0 },
+		     { XP_REGION_LAZY, 0, 1 } };
 
 	if (parse_args(argc, argv, &a))
 		return 2;
-	for (int c = 0; c < 3; c++)
+	for (int c = 0; c < 4; c++)
 		v[c] = calloc(a.runs, sizeof(double));
-	if (!v[0] || !v[1] || !v[2]) {
+	if (!v[0] || !v[1] || !v[2] || !v[3]) {
 		fprintf(stderr, "xpile-bench region: out of memory\n");
 		return 1;
 	}
 	printf("# region: %u threads, %llu ops each, %u%% single chunks, multi 2..%u, ~%u live "
-	       "per thread, %u spaces x %u chunks, runs %u, load %s\n",
+	       "per thread, %u spaces x %u chunks, runs %u, thread CPU time, load %s\n",
 	       a.threads, (unsigned long long)a.ops, a.single_pct, a.max_chunks, a.live, a.spaces,
 	       a.chunks, a.runs, bench_loadavg());
 	for (__u32 run = 0; run < a.runs; run++)
-		for (int k = 0; k < 3; k++) {
+		for (int k = 0; k < 4; k++) {
 			/* Rotate who goes first so drift hits all alike. */
-			int c = (k + run) % 3;
+			int c = (k + run) % 4;
 			__u64 ref;
 			int err = run_one(&a, cfg[c].algo, cfg[c].one_space ? 1 : a.spaces,
-					  &v[c][run], &ref);
+					  cfg[c].null, &v[c][run], &ref);
 
 			if (err) {
-				fprintf(stderr,
-					"xpile-bench region: cannot create the region: %s\n",
+				fprintf(stderr, "xpile-bench region: cannot create the region: %s\n",
 					strerror(-err));
 				return 1;
 			}
@@ -291,18 +309,24 @@ int bench_region(int argc, char **argv)
 		}
 	{
 		double lazy = bench_median(v[0], a.runs), eager = bench_median(v[1], a.runs);
-		double eager_sp = bench_median(v[2], a.runs);
+		double eager_sp = bench_median(v[2], a.runs), loop = bench_median(v[3], a.runs);
 
 		printf("region threads=%u single=%u lazy_ns=%.2f eager_ns=%.2f eager_spaces_ns=%.2f "
 		       "ratio=%.2f less=%.0f%%\n",
 		       a.threads, a.single_pct, lazy, eager, eager_sp, eager / lazy,
 		       100.0 * (1 - lazy / eager));
+		/* The allocators' own share: the bare loop's cost taken out. */
+		printf("# loop_ns=%.2f net: lazy %.2f eager %.2f eager_spaces %.2f ns, lazy less "
+		       "than eager %.0f%%, than eager_spaces %.0f%%\n",
+		       loop, lazy - loop, eager - loop, eager_sp - loop,
+		       100.0 * (1 - (lazy - loop) / (eager - loop)),
+		       100.0 * (1 - (lazy - loop) / (eager_sp - loop)));
 		if (refused[0] || refused[1] || refused[2])
 			printf("# refused (arena full): lazy %llu, eager %llu, eager/spaces %llu\n",
 			       (unsigned long long)refused[0], (unsigned long long)refused[1],
 			       (unsigned long long)refused[2]);
 	}
-	for (int c = 0; c < 3; c++)
+	for (int c = 0; c < 4; c++)
 		free(v[c]);
 	return 0;
 }
