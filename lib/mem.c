@@ -104,7 +104,9 @@ int xp_mem_alloc(const struct xp_mem_opts *o, struct xp_mem *out)
 			m.hugepages = true;
 		} else {
 			long need = (long)(hsize / XP_PAGE_2M), avail = xp_hugepages_free();
-			long total = read_long(HP_DIR "nr_hugepages", 0);
+			/* Pages others hold beyond the pool are surplus: grow past them too. */
+			long total = read_long(HP_DIR "nr_hugepages", 0) +
+				     read_long(HP_DIR "surplus_hugepages", 0);
 			long want = total + (need > avail ? need - (avail > 0 ? avail : 0) : 0);
 
 			if (hp == XP_HUGE_REQUIRE) {
