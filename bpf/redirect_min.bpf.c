@@ -7,13 +7,8 @@
 #include <bpf/bpf_helpers.h>
 
 #include "steer_abi.h"
+#include "xsks_map.h"
 
-struct {
-	__uint(type, BPF_MAP_TYPE_XSKMAP);
-	__uint(max_entries, XP_STEER_XSKMAP_SIZE);
-	__type(key, __u32);
-	__type(value, __u32);
-} xp_xsks SEC(".maps");
 
 SEC("xdp")
 int xp_redirect_min(struct xdp_md *ctx)

@@ -14,6 +14,7 @@
 
 #include "parse.h"
 #include "steer_abi.h"
+#include "xsks_map.h"
 
 #define SETS XP_STEER_SETS
 #define READ_ONCE(x) (*(volatile typeof(x) *)&(x))
@@ -116,12 +117,6 @@ struct {
 	__type(value, __u64);
 } xp_err_cnt SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_XSKMAP);
-	__uint(max_entries, XP_STEER_XSKMAP_SIZE);
-	__type(key, __u32);
-	__type(value, __u32);
-} xp_xsks SEC(".maps");
 
 /* libxdp: runs early, and later programs run after a PASS. */
 struct {

@@ -679,27 +679,6 @@ int xp_steer_rules_replace(struct xp_steer *s, const struct xp_rule *rules, __u3
 	return err;
 }
 
-int xp_steer_default_set(struct xp_steer *s, const struct xp_action *dflt,
-			 const struct xp_action *parse_err)
-{
-	struct xp_rule *rules = calloc(XP_STEER_MAX_RULES, sizeof(*rules));
-	int lk, err;
-	__u32 n;
-
-	if (!rules)
-		return -ENOMEM;
-	lk = lock_rules(s);
-	if (lk < 0) {
-		free(rules);
-		return lk;
-	}
-	err = xp_steer_rules_get(s, rules, NULL, XP_STEER_MAX_RULES, &n);
-	err = err ?: replace_locked(s, rules, n, dflt, parse_err);
-	close(lk);
-	free(rules);
-	return err;
-}
-
 int xp_steer_default_get(struct xp_steer *s, struct xp_action *dflt, struct xp_action *perr)
 {
 	struct xp_set_cfg sc;
@@ -737,7 +716,10 @@ int xp_steer_rules_get(struct xp_steer *s, struct xp_rule *rules, struct xp_coun
 	return err;
 }
 
-static int edit_rules(struct xp_steer *s, const struct xp_rule *add, __u32 del, __u32 *id)
+/* Read-modify-write of the rule set under the lock: add one rule, delete one by id
+ * (@del != 0), and/or change the default actions (NULL: keep). */
+static int edit_rules(struct xp_steer *s, const struct xp_rule *add, __u32 del, __u32 *id,
+		      const struct xp_action *dflt, const struct xp_action *perr)
 {
 	struct xp_rule *rules = calloc(XP_STEER_MAX_RULES + 1, sizeof(*rules));
 	__u32 n, m = 0;
@@ -752,43 +734,46 @@ static int edit_rules(struct xp_steer *s, const struct xp_rule *add, __u32 del, 
 		return lk;
 	}
 	err = xp_steer_rules_get(s, rules, NULL, XP_STEER_MAX_RULES, &n);
+	err = err ?: read_cfg(s, &c);
 	if (err)
 		goto out;
 	if (add) {
-		err = read_cfg(s, &c);
-		if (err)
-			goto out;
 		rules[n] = *add;
 		rules[n].id = 0; /* the only one without: replace_locked numbers it next_id */
 		if (id)
 			*id = c.next_id ?: 1;
-		err = replace_locked(s, rules, n + 1, NULL, NULL);
-		goto out;
+		n++;
 	}
 	for (__u32 i = 0; i < n; i++)
-		if (rules[i].id != del)
+		if (!del || rules[i].id != del)
 			rules[m++] = rules[i];
-	if (m == n) {
+	if (del && m == n) {
 		xp_err("%s: no rule with id %u; see: xpile-loader rule list %s\n", s->ifname, del,
 		       s->ifname);
 		err = -ENOENT;
 		goto out;
 	}
-	err = replace_locked(s, rules, m, NULL, NULL);
+	err = replace_locked(s, rules, m, dflt, perr);
 out:
 	close(lk);
 	free(rules);
 	return err;
 }
 
+int xp_steer_default_set(struct xp_steer *s, const struct xp_action *dflt,
+			 const struct xp_action *parse_err)
+{
+	return edit_rules(s, NULL, 0, NULL, dflt, parse_err);
+}
+
 int xp_steer_rule_add(struct xp_steer *s, const struct xp_rule *r, __u32 *id)
 {
-	return edit_rules(s, r, 0, id);
+	return edit_rules(s, r, 0, id, NULL, NULL);
 }
 
 int xp_steer_rule_del(struct xp_steer *s, __u32 id)
 {
-	return edit_rules(s, NULL, id, NULL);
+	return edit_rules(s, NULL, id, NULL, NULL, NULL);
 }
 
 int xp_steer_stats_read(struct xp_steer *s, struct xp_steer_stats *out)

@@ -231,10 +231,6 @@ static int run_features(struct args *a)
 	return 0;
 }
 
-#define OPT_PIN                                                                        \
-	{ "pin-path", 'p', OPT_STR, offsetof(struct args, pin_path), "DIR",            \
-	  "Pin directory (default /sys/fs/bpf/xpile/[ns<inode>/]IFACE)" }
-#define OPT_JSON { "json", 'j', OPT_FLAG, offsetof(struct args, json), NULL, "Print JSON" }
 
 static const struct opt load_opts[] = {
 	{ "mode", 'm', OPT_STR, offsetof(struct args, mode_str), "MODE",

@@ -51,6 +51,11 @@ struct cmd {
 	int (*run)(struct args *a);
 };
 
+#define OPT_PIN                                                                        \
+	{ "pin-path", 'p', OPT_STR, offsetof(struct args, pin_path), "DIR",            \
+	  "Pin directory (default /sys/fs/bpf/xpile/[ns<inode>/]IFACE)" }
+#define OPT_JSON { "json", 'j', OPT_FLAG, offsetof(struct args, json), NULL, "Print JSON" }
+
 extern const struct cmd cmd_load, cmd_unload, cmd_status, cmd_stats, cmd_rule, cmd_wire,
 	cmd_features;
 
