@@ -113,6 +113,8 @@ struct eng_config {
 	bool ledger_debug, audit_each_interval;
 	bool spin;         /* never sleep in poll() when idle */
 	enum xp_pool_backend pool_backend;
+	/* XPILE_FAULT (tests): at stop, each worker loses one frame or frees one twice. */
+	enum { ENG_FAULT_NONE, ENG_FAULT_LOSE, ENG_FAULT_TWICE } fault;
 	/* txonly */
 	__u32 pkt_size, flows;
 	__u64 count, rate;

@@ -433,6 +433,8 @@ static void usage(FILE *f)
 	      "                     the kernel), drain, audit, return every frame, remove the program\n"
 	      "    SIGUSR1          audit the ledger now\n",
 	      f);
+	fputs("\nENVIRONMENT\n", f);
+	wrap(f, "XPILE_BPF_DIR: where steer.o is (default: next to the binary, then the install directory). XPILE_FAULT=lose-frame|free-twice: test hook; at stop every worker loses one frame, or frees one still in a fill ring, so the ledger audit must fail (exit status 3).", 4, 88);
 	fputs("\nEXIT STATUS\n"
 	      "    0 success; 1 set-up error (one line names the cause and the fix); 2 bad usage;\n"
 	      "    3 the ledger audit failed\n",
@@ -564,6 +566,12 @@ int main(int argc, char **argv)
 	defaults(&e.cfg);
 	if (parse(argc - 1, argv + 1, &e.cfg))
 		return 2;
+	if (getenv("XPILE_FAULT")) {
+		const char *f = getenv("XPILE_FAULT");
+
+		e.cfg.fault = !strcmp(f, "lose-frame") ? ENG_FAULT_LOSE :
+			      !strcmp(f, "free-twice") ? ENG_FAULT_TWICE : ENG_FAULT_NONE;
+	}
 	if (e.cfg.verbose) {
 		xp_set_log_level(XP_LOG_DEBUG);
 	} else {

@@ -234,6 +234,24 @@ static bool drained(struct eng_worker *w)
 	return true;
 }
 
+/* Test hook: the ledger must catch a frame that vanishes and one that is freed while
+ * still in a fill ring; the exit audit then fails and the engine exits 3. */
+static void inject_fault(struct eng_worker *w)
+{
+	struct xp_ring *fill;
+	__u64 h;
+
+	if (w->e->cfg.fault == ENG_FAULT_LOSE) {
+		xp_cache_get(w->cache, &h, 1);
+	} else if (w->e->cfg.fault == ENG_FAULT_TWICE && w->nq) {
+		fill = &w->q[0]->xsk->fill;
+		if (fill->cached_prod != *fill->consumer) {
+			h = *xp_ring_addr(fill, fill->cached_prod - 1);
+			xp_cache_put(w->cache, &h, 1);
+		}
+	}
+}
+
 void *eng_worker_main(void *arg)
 {
 	struct eng_worker *w = arg;
@@ -276,6 +294,7 @@ void *eng_worker_main(void *arg)
 			idle = 0;
 		}
 	}
+	inject_fault(w);
 	__atomic_fetch_add(&e->finished, 1, __ATOMIC_ACQ_REL);
 	return NULL;
 }
