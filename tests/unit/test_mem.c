@@ -2,6 +2,7 @@
 /* UMEM memory: hugepages and their fallback, NUMA node lookup and bind, mlock. */
 #include <errno.h>
 #include <stdarg.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -63,6 +64,23 @@ static void restore_nr(void)
 {
 	if (saved_nr >= 0)
 		write_nr(saved_nr);
+}
+
+/* The kernel takes the layout's UMEM registration (chunk size, headroom, flags, length). */
+static int umem_reg(const struct xp_layout *l, const struct xp_mem *m)
+{
+	struct xdp_umem_reg reg = { .addr = (__u64)(unsigned long)m->base,
+				    .len = l->area_size,
+				    .chunk_size = l->chunk_size,
+				    .headroom = l->headroom,
+				    .flags = l->umem_flags };
+	int fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0), err;
+
+	if (fd < 0)
+		return -errno;
+	err = setsockopt(fd, SOL_XDP, XDP_UMEM_REG, &reg, sizeof(reg)) ? -errno : 0;
+	close(fd);
+	return err;
 }
 
 static void test_ifname_node(void)
@@ -157,10 +175,48 @@ static void test_hugepages(void)
 	XT_EQ(m.size, 2 * XP_PAGE_2M);
 	XT_EQ((unsigned long)m.base % XP_PAGE_2M, 0);
 	memset(m.base, 1, m.size);
+	{
+		/* 1986 interleaved frames fill the two pages; the kernel takes them. */
+		struct xp_layout_opts lo = { .sz = sizeof(lo),
+					     .nframes = 1986,
+					     .page_size = m.page_size };
+		struct xp_layout l;
+
+		XT_REQUIRE(xp_layout_compute(&lo, &l) == 0);
+		XT_EQ(l.area_size, m.size);
+		XT_EQ(umem_reg(&l, &m), 0);
+	}
 	xp_mem_free(&m);
 	restore_nr();
 	XT_EQ(read_nr(), saved_nr);
 	saved_nr = -1;
+}
+
+static void test_umem_registration(void)
+{
+	static const enum xp_layout_kind kinds[] = { XP_LAYOUT_INTERLEAVED, XP_LAYOUT_ALIGNED };
+	static const __u32 sizes[] = { 2048, 3072, 4096 };
+
+	for (unsigned k = 0; k < 2; k++)
+		for (unsigned f = 0; f < 3; f++) {
+			struct xp_layout_opts lo = { .sz = sizeof(lo),
+						     .frame_size = sizes[f],
+						     .headroom = 64,
+						     .nframes = 1000,
+						     .kind = kinds[k],
+						     .page_size = XP_PAGE_4K };
+			struct xp_mem_opts mo = { .sz = sizeof(mo), .hugepages = XP_HUGE_NEVER };
+			struct xp_layout l;
+			struct xp_mem m;
+
+			if (kinds[k] == XP_LAYOUT_ALIGNED && sizes[f] == 3072)
+				continue;
+			XT_REQUIRE(xp_layout_compute(&lo, &l) == 0);
+			mo.size = l.area_size;
+			XT_REQUIRE(xp_mem_alloc(&mo, &m) == 0);
+			XT_EQ(umem_reg(&l, &m), 0);
+			xp_mem_free(&m);
+		}
 }
 
 int main(void)
@@ -170,6 +226,7 @@ int main(void)
 	xp_set_log_fn(capture);
 	XT_RUN(test_ifname_node);
 	XT_RUN(test_small_pages_bind_lock);
+	XT_RUN(test_umem_registration);
 	XT_RUN(test_hugepage_fallback);
 	XT_RUN(test_hugepages);
 	return xt_done();
