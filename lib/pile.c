@@ -6,10 +6,12 @@
  * - The pile is a Treiber stack of *full* nodes of XP_PILE_BULK handles in a
  *   preallocated node array. Its head is {index:32, tag:32} in one 64-bit word; every
  *   successful CAS bumps the tag (ABA). A chain of k nodes is linked privately and
- *   pushed with one CAS; each node records how many nodes of its chain follow it
- *   (rem) and the chain's last node (tail), so a pop of k nodes jumps over whole
- *   chains instead of walking them, and the depth of the stack is base(tail) + rem,
- *   which makes avail O(1).
+ *   pushed with one CAS. Each node records how many nodes of its chain follow it
+ *   (rem), the chain's last node (tail), the node under the chain (after) and its
+ *   own depth, all written privately before the push. So a pop of k nodes reads
+ *   only the header line of each chain's first node (a refill the size of the last
+ *   flush reads one remote line, not k), a push reads only the old head's depth,
+ *   and avail is O(1).
  * - Fewer than XP_PILE_BULK leftover handles live in one "odd" node published in a
  *   single atomic slot. Whoever has a leftover takes the slot, merges, pushes the
  *   node if it became full and republishes the rest. So the pile holds at most one
@@ -44,9 +46,10 @@ struct node {
 	__u32 next;
 	__u32 rem; /* nodes of its pushed chain from here to tail, inclusive */
 	__u32 tail; /* last node of that chain */
-	__u32 base; /* (tail node only) depth of the stack below the chain */
+	__u32 after; /* the node under that chain (NIL at the bottom) */
+	__u32 depth; /* nodes from here to the bottom of the stack, inclusive */
 	__u32 count;
-	__u32 pad_[11];
+	__u32 pad_[10];
 	__u64 objs[B];
 } __attribute__((aligned(64)));
 
@@ -109,26 +112,29 @@ static inline __u64 mkhead(__u32 idx, __u64 old)
 /* Nodes from @x to the bottom; may read garbage if @x is concurrently popped. */
 static __u32 nd_depth(const struct pile *pl, __u32 x)
 {
-	__u32 t;
-
-	if (x >= pl->nnodes)
-		return 0;
-	t = LD(nd(pl, x)->tail);
-	if (t >= pl->nnodes)
-		return 0;
-	return LD(nd(pl, t)->base) + LD(nd(pl, x)->rem);
+	return x < pl->nnodes ? LD(nd(pl, x)->depth) : 0;
 }
 
-/* Pushes the privately linked chain first..last (rem/tail set) with one CAS. */
+/*
+ * Pushes the privately linked chain first..last (next, rem, tail set) with one CAS.
+ * What depends on the old head (depth, after, last->next) is rewritten on a retry:
+ * local lines only.
+ */
 static void lfs_push(struct pile *pl, struct lfs *s, __u32 first, __u32 last)
 {
 	__u64 old = __atomic_load_n(&s->head, __ATOMIC_RELAXED);
 
 	for (;;) {
-		__u32 h = (__u32)old;
+		__u32 h = (__u32)old, d = h == NIL ? 0 : nd_depth(pl, h), x = first;
 
 		ST(nd(pl, last)->next, h);
-		ST(nd(pl, last)->base, h == NIL ? 0 : nd_depth(pl, h));
+		for (;;) {
+			ST(nd(pl, x)->depth, d + LD(nd(pl, x)->rem));
+			ST(nd(pl, x)->after, h);
+			if (x == last)
+				break;
+			x = LD(nd(pl, x)->next);
+		}
 		if (__atomic_compare_exchange_n(&s->head, &old, mkhead(first, old), true,
 						__ATOMIC_RELEASE, __ATOMIC_RELAXED))
 			return;
@@ -156,34 +162,34 @@ static int lfs_pop(struct pile *pl, struct lfs *s, __u32 k, __u32 *first, __u32 
 			old = now;
 			continue;
 		}
-		/* Links read here may be stale; the CAS on the tagged head rejects those. */
+		/*
+		 * Whole chains are skipped through their first node's header; the last
+		 * one may be taken in part, walking next. Links read here may be stale;
+		 * the CAS on the tagged head rejects those.
+		 */
+		nxt = NIL;
 		while (need && !stale) {
-			__u32 r = LD(nd(pl, cur)->rem), t = LD(nd(pl, cur)->tail);
+			struct node *C = nd(pl, cur);
+			__u32 r = LD(C->rem), t = LD(C->tail);
 
 			if (!r || t >= nn) {
 				stale = true;
-				break;
-			}
-			if (r <= need) {
+			} else if (r <= need) {
 				l = t;
 				need -= r;
+				cur = nxt = LD(C->after);
+				stale = need && cur >= nn;
 			} else {
-				l = cur;
-				while (--need && !stale) {
+				for (l = cur; --need && !stale; stale = l >= nn)
 					l = LD(nd(pl, l)->next);
-					stale = l >= nn;
-				}
-			}
-			if (need && !stale) {
-				cur = LD(nd(pl, l)->next);
-				stale = cur >= nn;
+				if (!stale)
+					nxt = LD(nd(pl, l)->next);
 			}
 		}
 		if (stale) {
 			old = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE);
 			continue;
 		}
-		nxt = LD(nd(pl, l)->next);
 		if (__atomic_compare_exchange_n(&s->head, &old, mkhead(nxt, old), true,
 						__ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) {
 			*first = h;
