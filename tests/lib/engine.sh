@@ -12,6 +12,8 @@
 #                                returns once the engine printed its ready line
 #   eng_veth NA IA NB IB Q       veth pair with Q queues each way
 #   eng_last FILE PORT QUEUE FIELD   latest value of FIELD for one socket
+#   eng_wire_hosts SUBNET MTU    H1 h1 <-> e1 [E] e2 <-> h2 H2 (sets H1 H2 E)
+#   eng_iperf VAR PORT SECS ARGS iperf3 TCP H1 -> H2_ADDR, VAR = bytes received
 #   eng_stop PID                 SIGINT, wait; returns the engine's exit status
 #   eng_sum FILE FIELD [TYPE]    sum of FIELD over the TYPE (default summary) lines
 #   eng_wait_sum S FILE FIELD TYPE MIN   wait up to S seconds for eng_sum >= MIN
@@ -58,6 +60,39 @@ eng_veth() { # NS_A IF_A NS_B IF_B QUEUES
 	ip -n "$3" link set "${tmp}b" name "$4"
 	ip -n "$1" link set "$2" up
 	ip -n "$3" link set "$4" up
+}
+
+# Two hosts joined only through an engine namespace: H1 h1 <-> e1 [E] e2 <-> h2 H2, the
+# hosts at SUBNET.1 and SUBNET.2 (/24), MTU on every veth. Sets H1, H2, E.
+eng_wire_hosts() { # subnet (e.g. 198.18.1) mtu
+	local p
+	eng_ns H1 h1; eng_ns H2 h2; eng_ns E eng
+	xt_veth "$H1" h1 "$E" e1
+	xt_veth "$H2" h2 "$E" e2
+	for p in "$H1 h1" "$E e1" "$E e2" "$H2 h2"; do
+		# shellcheck disable=SC2086
+		ip -n ${p% *} link set ${p#* } mtu "$2" || xt_skip "veth refuses MTU $2 here"
+	done
+	eng_host "$H1" h1 "$1.1/24"
+	eng_host "$H2" h2 "$1.2/24"
+	eng_quiet "$E" e1
+	eng_quiet "$E" e2
+}
+
+# iperf3 TCP from H1 to H2_ADDR (port, seconds, extra client args); VAR = bytes received.
+# Call it directly, not in $(...): its failure must end the suite.
+eng_iperf() {
+	local var=$1 port=$2 secs=$3 bytes
+	shift 3
+	ip netns exec "$H2" iperf3 -s -1 -p "$port" >/dev/null 2>&1 &
+	XT_PIDS+=($!)
+	xt_wait_for 5 ip netns exec "$H2" bash -c "ss -ltn | grep -q :$port" ||
+		xt_fail "iperf3 server did not start"
+	ip netns exec "$H1" timeout 20 iperf3 -c "${H2_ADDR}" -p "$port" -t "$secs" -J "$@" \
+		>"$XT_TMP/iperf" 2>&1 || { tail -5 "$XT_TMP/iperf" >&2; xt_fail "iperf3 TCP failed"; }
+	bytes=$(grep -o '"bytes":[[:space:]]*[0-9]*' "$XT_TMP/iperf" | tail -1 | grep -o '[0-9]*$')
+	[ "${bytes:-0}" -gt 1000000 ] || xt_fail "iperf3 moved only ${bytes:-0} bytes"
+	printf -v "$var" '%s' "$bytes"
 }
 
 # Latest value of FIELD for PORT:QUEUE in FILE (interval or summary lines).
