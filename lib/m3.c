@@ -55,12 +55,16 @@ static __u64 class_at(const struct xp_layout *l, __u64 j)
 int xp_layout_fill_order(const struct xp_layout *l, __u32 ncores, __u64 seed, __u64 *handles_out)
 {
 	__u64 round = (__u64)l->topo.interleave / XP_CACHE_LINE * l->topo.channels * l->topo.ranks;
-	__u64 q = lcm64(l->topo.l1_sets, round), group = lcm64(l->topo.l2_sets, round) / q;
+	__u64 q, group;
 	__u32 n = l->nframes, *start, *fill, *active, nactive = 0, pos = 0, minrounds = ~0u;
 	__u64 *byclass, rng = seed;
 
-	if (!ncores || !handles_out)
+	/* A layout from xp_layout_compute() has its topology resolved. */
+	if (!ncores || !handles_out || !l->nframes || !round || !l->topo.l1_sets ||
+	    !l->topo.l2_sets || !l->frames_per_page || !l->rot_lines)
 		return -EINVAL;
+	q = lcm64(l->topo.l1_sets, round);
+	group = lcm64(l->topo.l2_sets, round) / q;
 	if (q > (1u << 20)) {
 		xp_err("fill order: %llu header-line classes is beyond reason; check the "
 		       "topology\n",

@@ -148,6 +148,8 @@ static void test_seed_disperses(void)
 	fprintf(stderr, "  %u of 16384 frames keep their place\n", same);
 	XT_CHECK(same < 16384 / 2); /* whole containers moved */
 	XT_EQ(xp_layout_fill_order(&l, 0, 0, a), -EINVAL);
+	memset(&l, 0, sizeof(l)); /* never computed */
+	XT_EQ(xp_layout_fill_order(&l, 1, 0, a), -EINVAL);
 }
 
 static void test_slices(void)
