@@ -176,6 +176,8 @@ int xp_layout_frame_index(const struct xp_layout *l, __u64 addr, __u32 *idx)
 {
 	__u64 a = addr & XSK_UNALIGNED_BUF_ADDR_MASK, page = 0, start, in, k, i;
 
+	if (!l->stride || !l->page_size || !l->rot_lines)
+		return -EINVAL;
 	if (l->frames_per_page != ~0u)
 		page = a / l->page_size;
 	start = page * l->page_size + (page % l->rot_lines) * XP_CACHE_LINE;
