@@ -82,7 +82,7 @@ eng_wire_hosts() { # subnet (e.g. 198.18.1) mtu
 # iperf3 TCP from H1 to H2_ADDR (port, seconds, extra client args); VAR = bytes received.
 # Call it directly, not in $(...): its failure must end the suite.
 eng_iperf() {
-	local var=$1 port=$2 secs=$3 bytes
+	local var=$1 port=$2 secs=$3 got
 	shift 3
 	ip netns exec "$H2" iperf3 -s -1 -p "$port" >/dev/null 2>&1 &
 	XT_PIDS+=($!)
@@ -90,9 +90,9 @@ eng_iperf() {
 		xt_fail "iperf3 server did not start"
 	ip netns exec "$H1" timeout 20 iperf3 -c "${H2_ADDR}" -p "$port" -t "$secs" -J "$@" \
 		>"$XT_TMP/iperf" 2>&1 || { tail -5 "$XT_TMP/iperf" >&2; xt_fail "iperf3 TCP failed"; }
-	bytes=$(grep -o '"bytes":[[:space:]]*[0-9]*' "$XT_TMP/iperf" | tail -1 | grep -o '[0-9]*$')
-	[ "${bytes:-0}" -gt 1000000 ] || xt_fail "iperf3 moved only ${bytes:-0} bytes"
-	printf -v "$var" '%s' "$bytes"
+	got=$(grep -o '"bytes":[[:space:]]*[0-9]*' "$XT_TMP/iperf" | tail -1 | grep -o '[0-9]*$')
+	[ "${got:-0}" -gt 1000000 ] || xt_fail "iperf3 moved only ${got:-0} bytes"
+	printf -v "$var" '%s' "$got"
 }
 
 # Latest value of FIELD for PORT:QUEUE in FILE (interval or summary lines).
