@@ -105,7 +105,8 @@ struct xp_bits {
 	__u64 w[XP_STEER_WORDS];
 };
 
-/* Per rule set configuration (array "xp_setcfg", key = set). */
+/* Per rule set configuration: in "xp_sets" for the program, mirrored in "xp_setcfg"
+ * (key = set) for userspace to read back cheaply. */
 struct xp_set_cfg {
 	__u32 nrules;
 	__u32 nwords;	  /* words of the bitmaps that can hold a rule */
@@ -116,6 +117,21 @@ struct xp_set_cfg {
 	__u32 dport_none;
 	struct xp_action dflt;	    /* when no rule matches */
 	struct xp_action parse_err; /* truncated / malformed packets */
+};
+
+/* Everything one rule set needs per packet, in one array entry (key = set) so a
+ * packet does one lookup and then plain loads: per-field class tables, the class
+ * bitmaps and the rule actions. Prefix fields live in "xp_pfx" (see above). */
+struct xp_set {
+	struct xp_set_cfg cfg;
+	struct xp_bits bits[XP_STEER_MAX_CLASSES];
+	struct xp_action act[XP_STEER_MAX_RULES];
+	__u16 sport[XP_STEER_PORTS];
+	__u16 dport[XP_STEER_PORTS];
+	__u16 eth[XP_STEER_ETHTYPES];
+	__u16 vlan[XP_STEER_VLANS];
+	__u16 queue[XP_STEER_MAX_QUEUES + 1];
+	__u16 l4[XP_STEER_L4_NONE + 1];
 };
 
 /* Global configuration (array "xp_cfg", one entry). */
@@ -131,7 +147,7 @@ struct xp_cfg {
 
 #define XP_CFG_F_LEGACY 1 /* attached without libxdp's dispatcher */
 
-/* Verdict counters (per-CPU array "xp_act_cnt", key = enum xp_cnt). */
+/* Verdict counters (struct xp_stats.verdict, index enum xp_cnt). */
 enum xp_cnt {
 	XP_CNT_PASS,
 	XP_CNT_DROP,
@@ -149,7 +165,7 @@ struct xp_counter {
 	__u64 bytes;
 };
 
-/* Parse error reasons (per-CPU array "xp_err_cnt"). */
+/* Parse error reasons (struct xp_stats.perr). */
 enum xp_perr {
 	XP_PERR_ETH_TRUNC,
 	XP_PERR_VLAN_TRUNC,
@@ -166,6 +182,12 @@ enum xp_perr {
 	XP_PERR_ICMP_TRUNC,
 	XP_PERR_ICMP6_TRUNC,
 	XP_PERR_MAX,
+};
+
+/* Per-CPU array "xp_stats", one entry. */
+struct xp_stats {
+	struct xp_counter verdict[XP_CNT_MAX];
+	__u64 perr[XP_PERR_MAX];
 };
 
 #define XP_STEER_PROG_NAME "xp_steer"

@@ -48,8 +48,9 @@ struct node {
 	__u32 tail; /* last node of that chain */
 	__u32 after; /* the node under that chain (NIL at the bottom) */
 	__u32 depth; /* nodes from here to the bottom of the stack, inclusive */
+	__u32 contig; /* nodes from here to tail are indexes here, here + 1, ... */
 	__u32 count;
-	__u32 pad_[10];
+	__u32 pad_[9];
 	__u64 objs[B];
 } __attribute__((aligned(64)));
 
@@ -179,6 +180,12 @@ static int lfs_pop(struct pile *pl, struct lfs *s, __u32 k, __u32 *first, __u32 
 				need -= r;
 				cur = nxt = LD(C->after);
 				stale = need && cur >= nn;
+			} else if (LD(C->contig)) {
+				l = cur + need - 1;
+				need = 0;
+				stale = l >= nn;
+				if (!stale)
+					nxt = LD(nd(pl, l)->next);
 			} else {
 				for (l = cur; --need && !stale; stale = l >= nn)
 					l = LD(nd(pl, l)->next);
@@ -199,42 +206,41 @@ static int lfs_pop(struct pile *pl, struct lfs *s, __u32 k, __u32 *first, __u32 
 	}
 }
 
-/* Rewrites rem/tail of a private chain of @k nodes linked by next from @first. */
-static __u32 chain_relink(struct pile *pl, __u32 first, __u32 k)
-{
-	__u32 last = first, i;
+/* A private chain built bottom-up: each node added goes on top. */
+struct chain {
+	__u32 top, bottom, k;
+};
 
-	for (i = 1; i < k; i++)
-		last = LD(nd(pl, last)->next);
-	for (i = 0; i < k; i++, first = LD(nd(pl, first)->next)) {
-		ST(nd(pl, first)->rem, k - i);
-		ST(nd(pl, first)->tail, last);
-	}
-	return last;
+#define CHAIN_INIT { NIL, NIL, 0 }
+
+static void chain_add(struct pile *pl, struct chain *c, __u32 x)
+{
+	struct node *X = nd(pl, x);
+
+	if (c->bottom == NIL)
+		c->bottom = x;
+	ST(X->next, c->top);
+	ST(X->rem, ++c->k);
+	ST(X->tail, c->bottom);
+	ST(X->contig, c->top == NIL || (c->top == x + 1 && LD(nd(pl, c->top)->contig)));
+	c->top = x;
 }
 
 /* ---- empty nodes: stash first, then the shared free stack ---- */
 
 static void node_release(struct pile *pl, struct stash *st, const __u32 *idx, __u32 k)
 {
-	__u32 i = 0, first = NIL, last = NIL, m;
+	struct chain c = CHAIN_INIT;
+	__u32 i = 0;
 
 	if (st)
 		for (; i < k && st->n < st->lim; i++)
 			st->idx[st->n++] = idx[i];
-	m = k - i;
-	for (__u32 j = 0; i < k; i++, j++) {
-		struct node *x = nd(pl, idx[i]);
-
-		if (last == NIL)
-			last = idx[i];
-		ST(x->next, first);
-		ST(x->rem, j + 1);
-		ST(x->tail, last);
-		first = idx[i];
-	}
-	if (m)
-		lfs_push(pl, &pl->free, first, last);
+	/* Bottom-up from the last: nodes popped in index order stay contiguous. */
+	while (k > i)
+		chain_add(pl, &c, idx[--k]);
+	if (c.k)
+		lfs_push(pl, &pl->free, c.top, c.bottom);
 }
 
 /* A chain walker over empty nodes taken from a stash and from the free stack. */
@@ -291,8 +297,9 @@ static __u32 odd_take(struct pile *pl)
 
 static void push_one(struct pile *pl, __u32 x)
 {
-	ST(nd(pl, x)->rem, 1);
-	ST(nd(pl, x)->tail, x);
+	struct chain c = CHAIN_INIT;
+
+	chain_add(pl, &c, x);
 	lfs_push(pl, &pl->full, x, x);
 }
 
@@ -394,7 +401,8 @@ static int pile_get(struct pile *pl, __u64 *dst, __u32 n, struct stash *st)
 
 static int pile_put(struct pile *pl, const __u64 *src, __u32 n, struct stash *st)
 {
-	__u32 q = n / B, r = n % B, top = NIL, bottom = NIL, depth = 0, spare = NIL, o;
+	__u32 q = n / B, r = n % B, spare = NIL, o;
+	struct chain c = CHAIN_INIT;
 	struct node_src ns;
 	int err;
 
@@ -410,12 +418,7 @@ static int pile_put(struct pile *pl, const __u64 *src, __u32 n, struct stash *st
 
 		memcpy(X->objs, src + (size_t)i * B, B * sizeof(__u64));
 		X->count = B;
-		if (bottom == NIL)
-			bottom = x;
-		ST(X->next, top);
-		ST(X->rem, ++depth);
-		ST(X->tail, bottom);
-		top = x;
+		chain_add(pl, &c, x);
 	}
 	src += (size_t)q * B;
 	if (r) {
@@ -432,17 +435,12 @@ static int pile_put(struct pile *pl, const __u64 *src, __u32 n, struct stash *st
 			if (O->count < B) {
 				odd_give(pl, st, o);
 			} else {
-				if (bottom == NIL)
-					bottom = o;
-				ST(O->next, top);
-				ST(O->rem, ++depth);
-				ST(O->tail, bottom);
-				top = o;
+				chain_add(pl, &c, o);
 			}
 		}
 	}
-	if (top != NIL)
-		lfs_push(pl, &pl->full, top, bottom);
+	if (c.k)
+		lfs_push(pl, &pl->full, c.top, c.bottom);
 	if (r) {
 		nd(pl, spare)->count = r;
 		memcpy(nd(pl, spare)->objs, src, r * sizeof(__u64));
@@ -465,6 +463,7 @@ static __u32 pile_avail(const struct pile *pl)
 static int pile_init(struct pile *pl, const __u64 *handles, __u32 n, __u32 max_caches)
 {
 	__u32 q = n / B, r = n % B, f = q + (r != 0), i;
+	struct chain full = CHAIN_INIT, free = CHAIN_INIT;
 
 	pl->nnodes = q + 1 + SPARE_NODES + max_caches * STASH_MAX;
 	if (posix_memalign((void **)&pl->nodes, 64, (size_t)pl->nnodes * sizeof(struct node)))
@@ -473,25 +472,22 @@ static int pile_init(struct pile *pl, const __u64 *handles, __u32 n, __u32 max_c
 	pl->full.head = NIL;
 	pl->free.head = NIL;
 	pl->odd = 0;
-	/* Node i holds handles[32i..32i+31]; node 0 ends on top. */
-	for (i = 0; i < q; i++) {
+	/* Node i holds handles[32i..32i+31]; node 0 ends on top: one contiguous chain. */
+	for (i = q; i-- > 0;) {
 		memcpy(nd(pl, i)->objs, handles + (size_t)i * B, B * sizeof(__u64));
 		nd(pl, i)->count = B;
-		nd(pl, i)->next = i + 1 < q ? i + 1 : NIL;
+		chain_add(pl, &full, i);
 	}
-	if (q) {
-		chain_relink(pl, 0, q);
-		lfs_push(pl, &pl->full, 0, q - 1);
-	}
+	if (q)
+		lfs_push(pl, &pl->full, full.top, full.bottom);
 	if (r) {
 		memcpy(nd(pl, q)->objs, handles + (size_t)q * B, r * sizeof(__u64));
 		nd(pl, q)->count = r;
 		pl->odd = (__u64)q + 1;
 	}
-	for (i = f; i < pl->nnodes; i++)
-		nd(pl, i)->next = i + 1 < pl->nnodes ? i + 1 : NIL;
-	chain_relink(pl, f, pl->nnodes - f);
-	lfs_push(pl, &pl->free, f, pl->nnodes - 1);
+	for (i = pl->nnodes; i-- > f;)
+		chain_add(pl, &free, i);
+	lfs_push(pl, &pl->free, free.top, free.bottom);
 	return 0;
 }
 

@@ -234,16 +234,15 @@ static int update_array(int fd, __u32 first, const void *vals, size_t vsz, __u32
 	return err;
 }
 
-static int write_ports(int fd, __u32 set, bool dst, const struct xp_rule *r, __u32 n,
+static int write_ports(__u16 *tab, bool dst, const struct xp_rule *r, __u32 n,
 		       struct classes *c, __u32 *none)
 {
 	__u32 field = dst ? XP_RF_DPORT : XP_RF_SPORT, nb = 0;
 	__u32 *bounds = malloc((2 * n + 2) * sizeof(*bounds));
-	__u16 *tab = malloc(XP_STEER_PORTS * sizeof(*tab));
 	struct xp_bits b;
 	int err;
 
-	if (!bounds || !tab) {
+	if (!bounds) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -288,10 +287,9 @@ static int write_ports(int fd, __u32 set, bool dst, const struct xp_rule *r, __u
 		for (__u32 p = lo; p < hi; p++)
 			tab[p] = err;
 	}
-	err = update_array(fd, set * XP_STEER_PORTS, tab, sizeof(*tab), XP_STEER_PORTS);
+	err = 0;
 out:
 	free(bounds);
-	free(tab);
 	return err;
 }
 
@@ -309,25 +307,18 @@ static __u32 field_value(const struct xp_rule *r, __u32 field)
 	}
 }
 
-/* A field looked up by value in an array of @size entries: values no rule names (and
+/* A field looked up by value in a table of @size entries: values no rule names (and
  * the extra "none" entries at the end) get the wildcard class. */
-static int write_array_field(int fd, __u32 set, __u32 field, __u32 size, size_t vsz,
-			     const struct xp_rule *r, __u32 n, struct classes *c)
+static int write_array_field(__u16 *tab, __u32 field, __u32 size, const struct xp_rule *r,
+			     __u32 n, struct classes *c)
 {
-	void *tab = calloc(size, vsz);
 	struct xp_bits b;
-	int err, wc;
+	int err;
 
-	if (!tab)
-		return -ENOMEM;
 	wild(r, n, field, &b);
-	err = wc = class_of(c, &b);
-	for (__u32 v = 0; v < size && err >= 0; v++) {
-		if (vsz == 2)
-			((__u16 *)tab)[v] = wc;
-		else
-			((__u32 *)tab)[v] = wc;
-	}
+	err = class_of(c, &b);
+	for (__u32 v = 0; v < size && err >= 0; v++)
+		tab[v] = err;
 	for (__u32 i = 0; i < n && err >= 0; i++) {
 		__u32 v = field_value(&r[i], field);
 
@@ -338,17 +329,10 @@ static int write_array_field(int fd, __u32 set, __u32 field, __u32 size, size_t 
 			if ((r[j].fields & field) && field_value(&r[j], field) == v)
 				bit_set(&b, j);
 		err = class_of(c, &b);
-		if (err < 0)
-			break;
-		if (vsz == 2)
-			((__u16 *)tab)[v] = err;
-		else
-			((__u32 *)tab)[v] = err;
+		if (err >= 0)
+			tab[v] = err;
 	}
-	if (err >= 0)
-		err = update_array(fd, set * size, tab, vsz, size);
-	free(tab);
-	return err;
+	return err < 0 ? err : 0;
 }
 
 static int write_tries(int fd, __u32 set, __u32 used, const struct xp_rule *r, __u32 n,
@@ -393,63 +377,67 @@ out:
 int xp_rules_compile(const int *fds, __u32 set, const struct xp_rule *rules, __u32 n,
 		     const struct xp_action *dflt, const struct xp_action *perr)
 {
-	struct xp_set_cfg sc = { .nrules = n, .nwords = (n + 63) / 64 };
+	struct xp_set *t = calloc(1, sizeof(*t));
 	struct classes c = { 0 };
+	struct xp_set_cfg *sc;
 	struct xp_bits all = { 0 };
-	int err;
+	int err = 0;
 
-	if (n > XP_STEER_MAX_RULES)
+	if (n > XP_STEER_MAX_RULES) {
+		free(t);
 		return -E2BIG;
-	c.bits = calloc(XP_STEER_MAX_CLASSES, sizeof(*c.bits));
+	}
 	c.ht = calloc(HT_SIZE, sizeof(*c.ht));
-	if (!c.bits || !c.ht) {
+	if (!t || !c.ht) {
 		err = -ENOMEM;
 		goto out;
 	}
+	c.bits = t->bits;
+	sc = &t->cfg;
+	sc->nrules = n;
+	sc->nwords = (n + 63) / 64;
 	for (__u32 i = 0; i < n; i++) {
 		bit_set(&all, i);
-		sc.used |= rules[i].fields;
+		sc->used |= rules[i].fields;
+		t->act[i] = rules[i].action;
 	}
 	class_of(&c, &all); /* class 0: fields no rule uses */
-	sc.dflt = *dflt;
-	sc.parse_err = *perr;
+	sc->dflt = *dflt;
+	sc->parse_err = *perr;
 
-	err = 0;
-	if (sc.used & XP_RF_QUEUE)
-		err = write_array_field(fds[XP_M_QUEUE], set, XP_RF_QUEUE, XP_STEER_MAX_QUEUES + 1,
-					4, rules, n, &c);
-	if (!err && (sc.used & XP_RF_L4PROTO))
-		err = write_array_field(fds[XP_M_L4], set, XP_RF_L4PROTO, XP_STEER_L4_NONE + 1, 4,
-					rules, n, &c);
-	if (!err && (sc.used & XP_RF_VLAN))
-		err = write_array_field(fds[XP_M_VLAN], set, XP_RF_VLAN, XP_STEER_VLANS, 4, rules,
-					n, &c);
-	if (!err && (sc.used & XP_RF_ETHTYPE))
-		err = write_array_field(fds[XP_M_ETH], set, XP_RF_ETHTYPE, XP_STEER_ETHTYPES, 2,
-					rules, n, &c);
-	if (!err && (sc.used & (XP_RF_SRC | XP_RF_DST)))
-		err = write_tries(fds[XP_M_PFX], set, sc.used, rules, n, &c, &sc);
-	if (!err && (sc.used & XP_RF_SPORT))
-		err = write_ports(fds[XP_M_SPORT], set, false, rules, n, &c, &sc.sport_none);
-	if (!err && (sc.used & XP_RF_DPORT))
-		err = write_ports(fds[XP_M_DPORT], set, true, rules, n, &c, &sc.dport_none);
+	if (sc->used & XP_RF_QUEUE)
+		err = write_array_field(t->queue, XP_RF_QUEUE, XP_STEER_MAX_QUEUES + 1, rules, n,
+					&c);
+	if (!err && (sc->used & XP_RF_L4PROTO))
+		err = write_array_field(t->l4, XP_RF_L4PROTO, XP_STEER_L4_NONE + 1, rules, n, &c);
+	if (!err && (sc->used & XP_RF_VLAN))
+		err = write_array_field(t->vlan, XP_RF_VLAN, XP_STEER_VLANS, rules, n, &c);
+	if (!err && (sc->used & XP_RF_ETHTYPE))
+		err = write_array_field(t->eth, XP_RF_ETHTYPE, XP_STEER_ETHTYPES, rules, n, &c);
+	if (!err && (sc->used & XP_RF_SPORT))
+		err = write_ports(t->sport, false, rules, n, &c, &sc->sport_none);
+	if (!err && (sc->used & XP_RF_DPORT))
+		err = write_ports(t->dport, true, rules, n, &c, &sc->dport_none);
+	if (!err && (sc->used & (XP_RF_SRC | XP_RF_DST)))
+		err = write_tries(fds[XP_M_PFX], set, sc->used, rules, n, &c, sc);
 	if (err) {
 		if (err == -ENOSPC)
 			xp_err("rule set needs more than %d distinct field classes; split it\n",
 			       XP_STEER_MAX_CLASSES);
 		goto out;
 	}
-	err = update_array(fds[XP_M_BITS], set * XP_STEER_MAX_CLASSES, c.bits, sizeof(*c.bits),
-			   c.n);
-	if (!err && n)
+	if (n)
 		err = update_array(fds[XP_M_RULES], set * XP_STEER_MAX_RULES, rules,
 				   sizeof(*rules), n);
-	if (!err)
-		err = bpf_map_update_elem(fds[XP_M_SETCFG], &set, &sc, BPF_ANY);
+	/* The whole set in one write; the program reads it only after the flip. */
+	if (!err && bpf_map_update_elem(fds[XP_M_SETS], &set, t, BPF_ANY))
+		err = -errno;
+	if (!err && bpf_map_update_elem(fds[XP_M_SETCFG], &set, sc, BPF_ANY))
+		err = -errno;
 	if (err)
 		xp_err("writing rule set %u failed: %s\n", set, strerror(-err));
 out:
-	free(c.bits);
+	free(t);
 	free(c.ht);
 	return err;
 }

@@ -31,14 +31,9 @@
 #define PROG_PIN "xp_steer"
 
 const char *const xp_steer_map_names[XP_M_NR] = {
-	[XP_M_CFG] = "xp_cfg",		 [XP_M_SETCFG] = "xp_setcfg",
-	[XP_M_QUEUE] = "xp_queue",	 [XP_M_VLAN] = "xp_vlan",
-	[XP_M_ETH] = "xp_eth",		 [XP_M_PFX] = "xp_pfx",
-	[XP_M_L4] = "xp_l4",
-	[XP_M_SPORT] = "xp_sport",	 [XP_M_DPORT] = "xp_dport",
-	[XP_M_BITS] = "xp_bits",	 [XP_M_RULES] = "xp_rules",
-	[XP_M_RULE_CNT] = "xp_rule_cnt", [XP_M_ACT_CNT] = "xp_act_cnt",
-	[XP_M_ERR_CNT] = "xp_err_cnt",	 [XP_M_XSKS] = "xp_xsks",
+	[XP_M_CFG] = "xp_cfg",		 [XP_M_SETCFG] = "xp_setcfg", [XP_M_SETS] = "xp_sets",
+	[XP_M_PFX] = "xp_pfx",		 [XP_M_RULES] = "xp_rules",   [XP_M_RULE_CNT] = "xp_rule_cnt",
+	[XP_M_STATS] = "xp_stats",	 [XP_M_XSKS] = "xp_xsks",
 };
 
 struct xp_steer {
@@ -778,15 +773,14 @@ int xp_steer_rule_del(struct xp_steer *s, __u32 id)
 
 int xp_steer_stats_read(struct xp_steer *s, struct xp_steer_stats *out)
 {
-	int err = 0;
+	struct xp_stats st;
+	int err = percpu_sum(s, s->fds[XP_M_STATS], 0, sizeof(st), &st);
 
-	for (__u32 i = 0; !err && i < XP_CNT_MAX; i++)
-		err = percpu_sum(s, s->fds[XP_M_ACT_CNT], i, sizeof(out->verdict[i]),
-				 &out->verdict[i]);
-	for (__u32 i = 0; !err && i < XP_PERR_MAX; i++)
-		err = percpu_sum(s, s->fds[XP_M_ERR_CNT], i, sizeof(out->parse_err[i]),
-				 &out->parse_err[i]);
-	return err;
+	if (err)
+		return err;
+	memcpy(out->verdict, st.verdict, sizeof(out->verdict));
+	memcpy(out->parse_err, st.perr, sizeof(out->parse_err));
+	return 0;
 }
 
 int xp_steer_info_get(const struct xp_steer *s, struct xp_steer_info *out)
