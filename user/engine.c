@@ -346,6 +346,9 @@ int eng_setup(struct engine *e)
 	if (sg && !c->multi_buffer && !c->quiet && !c->json)
 		fprintf(stderr, "xpile: MTU exceeds a frame: multi-buffer (XDP_USE_SG) on\n");
 	sg = sg || c->multi_buffer;
+	/* A batch must hold a whole chain (up to 18 buffers) so modes see whole packets. */
+	if (sg && c->batch < 32)
+		c->batch = 32;
 	if (!c->frames) {
 		__u32 per_q = c->mode->needs_rx ? c->fill_ring + c->tx_ring : c->tx_ring;
 
