@@ -35,13 +35,6 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, XP_PFX_BLOCKS);
-	__type(key, __u32);
-	__type(value, struct xp_pfx_block);
-} xp_pfx SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, SETS *XP_STEER_MAX_RULES);
 	__type(key, __u32);
 	__type(value, struct xp_rule);
@@ -148,31 +141,24 @@ static __always_inline __u32 ctz64(__u64 x)
 	return n;
 }
 
-/* Walks the prefix trie: one array read per address byte past the second, and only as
- * deep as the longest prefix on this address's path. */
-static __always_inline __u32 prefix_class(const struct xp_parsed *p, __u32 set, __u32 dir,
-					  __u32 none)
+/* Walks the prefix trie: one load per address byte past the second, and only as deep
+ * as the longest prefix on this address's path. */
+static __always_inline __u32 prefix_class(const struct xp_set *t, const struct xp_parsed *p,
+					  __u32 dir, __u32 none)
 {
 	const __u8 *addr = dir ? p->daddr : p->saddr;
-	__u32 fam6 = p->family == 6, alen = fam6 ? 16 : 4, key;
-	struct xp_pfx_block *b;
+	__u32 fam6 = p->family == 6, alen = fam6 ? 16 : 4;
 	__u16 e;
 
 	if (!p->family)
 		return none;
-	key = xp_pfx_root(set, dir, fam6, addr[0]);
-	b = bpf_map_lookup_elem(&xp_pfx, &key);
-	if (!b)
-		return none;
-	e = b->e[addr[1]];
+	e = t->pfx[xp_pfx_root(dir, fam6, addr[0])].e[addr[1]];
 	for (__u32 i = 2; i < 16; i++) {
-		if (!(e & XP_PFX_PTR) || i >= alen)
+		__u32 b = e & ~XP_PFX_PTR;
+
+		if (!(e & XP_PFX_PTR) || i >= alen || b >= XP_PFX_BLOCKS)
 			break;
-		key = e & ~XP_PFX_PTR;
-		b = bpf_map_lookup_elem(&xp_pfx, &key);
-		if (!b)
-			return none;
-		e = b->e[addr[i]];
+		e = t->pfx[b].e[addr[i]];
 	}
 	return e & ~XP_PFX_PTR;
 }
@@ -238,9 +224,9 @@ static __always_inline int steer(struct xdp_md *ctx, const int frags)
 		bdp = &t->bits[(p.has_ports ? t->dport[p.dport] : t->cfg.dport_none) &
 			       (XP_STEER_MAX_CLASSES - 1)];
 	if (used & XP_RF_SRC)
-		cs = prefix_class(&p, set, 0, t->cfg.src_none);
+		cs = prefix_class(t, &p, 0, t->cfg.src_none);
 	if (used & XP_RF_DST)
-		cd = prefix_class(&p, set, 1, t->cfg.dst_none);
+		cd = prefix_class(t, &p, 1, t->cfg.dst_none);
 	bs = &t->bits[cs & (XP_STEER_MAX_CLASSES - 1)];
 	bd = &t->bits[cd & (XP_STEER_MAX_CLASSES - 1)];
 

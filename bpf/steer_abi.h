@@ -32,22 +32,23 @@
 #define XP_STEER_VLANS 4097 /* 4096: untagged */
 #define XP_STEER_ETHTYPES 65536
 
-/* Prefix tables: a multibit trie of 8-bit strides over the address, all in one array
- * of 256-entry blocks ("xp_pfx"). The first address byte picks one of 256 fixed root
- * blocks per (set, direction, family); an entry is a class id, or XP_PFX_PTR | block
- * to read the next byte in. Lookups are plain array reads, not an LPM trie walk. */
+/* Prefix tables: a multibit trie of 8-bit strides over the address, in 256-entry
+ * blocks inside each rule set (struct xp_set.pfx). The first address byte picks one
+ * of 256 fixed root blocks per (direction, family); an entry is a class id, or
+ * XP_PFX_PTR | block to read the next byte in. Lookups are plain loads, as deep as the
+ * longest prefix on the address's path. */
 #define XP_PFX_PTR 0x8000
-#define XP_PFX_ROOTS (XP_STEER_SETS * 2 * 2 * 256)
-#define XP_PFX_DYN 2048 /* blocks per set for prefixes longer than /16 */
-#define XP_PFX_BLOCKS (XP_PFX_ROOTS + XP_STEER_SETS * XP_PFX_DYN)
+#define XP_PFX_ROOTS (2 * 2 * 256)
+#define XP_PFX_DYN 2048 /* blocks for prefixes longer than /16 */
+#define XP_PFX_BLOCKS (XP_PFX_ROOTS + XP_PFX_DYN)
 
 struct xp_pfx_block {
 	__u16 e[256];
 };
 
-static inline __u32 xp_pfx_root(__u32 set, __u32 dir, __u32 fam6, __u32 byte0)
+static inline __u32 xp_pfx_root(__u32 dir, __u32 fam6, __u32 byte0)
 {
-	return ((set * 2 + dir) * 2 + fam6) * 256 + byte0;
+	return (dir * 2 + fam6) * 256 + byte0;
 }
 
 /* Rule fields (struct xp_rule.fields). */
@@ -121,11 +122,12 @@ struct xp_set_cfg {
 
 /* Everything one rule set needs per packet, in one array entry (key = set) so a
  * packet does one lookup and then plain loads: per-field class tables, the class
- * bitmaps and the rule actions. Prefix fields live in "xp_pfx" (see above). */
+ * bitmaps, the prefix tries and the rule actions (about 2.9 MB). */
 struct xp_set {
 	struct xp_set_cfg cfg;
 	struct xp_bits bits[XP_STEER_MAX_CLASSES];
 	struct xp_action act[XP_STEER_MAX_RULES];
+	struct xp_pfx_block pfx[XP_PFX_BLOCKS];
 	__u16 sport[XP_STEER_PORTS];
 	__u16 dport[XP_STEER_PORTS];
 	__u16 eth[XP_STEER_ETHTYPES];

@@ -84,9 +84,8 @@ static void prefix_mask(__u8 *a, __u32 len, __u32 bytes)
 
 /* Prefix trie of one (set, direction, family) being built in memory; see steer_abi.h. */
 struct trie {
-	struct xp_pfx_block *blk; /* all XP_PFX_BLOCKS, only ours written */
-	bool *used;
-	__u32 set, next; /* next free dynamic block of this set */
+	struct xp_pfx_block *blk; /* the set's XP_PFX_BLOCKS */
+	__u32 next;		  /* next free dynamic block */
 };
 
 static void fill(struct xp_pfx_block *b, __u32 lo, __u32 n, __u16 v)
@@ -105,7 +104,6 @@ static int paint(struct trie *t, __u32 id, __u32 lvl, const __u8 *a, __u32 len, 
 		__u32 rem = len - 8 * lvl;
 		__u16 e;
 
-		t->used[id] = true;
 		if (rem <= 8) {
 			__u32 span = 1u << (8 - rem);
 
@@ -116,7 +114,7 @@ static int paint(struct trie *t, __u32 id, __u32 lvl, const __u8 *a, __u32 len, 
 		if (!(e & XP_PFX_PTR)) {
 			__u32 nb;
 
-			if (t->next >= XP_PFX_ROOTS + (t->set + 1) * XP_PFX_DYN)
+			if (t->next >= XP_PFX_BLOCKS)
 				return -ENOSPC;
 			nb = t->next++;
 			fill(&t->blk[nb], 0, 256, e);
@@ -171,7 +169,7 @@ static int write_prefixes(struct trie *t, __u32 dir, __u32 family, const struct 
 		goto out;
 	*none = err;
 	for (__u32 p = 0; p < np; p++) {
-		__u32 root0 = xp_pfx_root(t->set, dir, family == 6, 0);
+		__u32 root0 = xp_pfx_root(dir, family == 6, 0);
 		__u16 cls;
 
 		/* Every rule whose prefix contains this one: the longest stored prefix
@@ -193,10 +191,10 @@ static int write_prefixes(struct trie *t, __u32 dir, __u32 family, const struct 
 		if (pfx[p].len <= 8) {
 			__u32 span = 1u << (8 - pfx[p].len);
 
-			for (__u32 b0 = pfx[p].addr[0] & ~(span - 1) & 0xff; b0 < ((pfx[p].addr[0] & ~(span - 1)) & 0xff) + span; b0++) {
+			__u32 first = pfx[p].addr[0] & ~(span - 1) & 0xff;
+
+			for (__u32 b0 = first; b0 < first + span; b0++)
 				fill(&t->blk[root0 + b0], 0, 256, cls);
-				t->used[root0 + b0] = true;
-			}
 		} else {
 			err = paint(t, root0 + pfx[p].addr[0], 1, pfx[p].addr, pfx[p].len, cls);
 			if (err) {
@@ -335,42 +333,19 @@ static int write_array_field(__u16 *tab, __u32 field, __u32 size, const struct x
 	return err < 0 ? err : 0;
 }
 
-static int write_tries(int fd, __u32 set, __u32 used, const struct xp_rule *r, __u32 n,
-		       struct classes *c, struct xp_set_cfg *sc)
+static int write_tries(struct xp_set *st, const struct xp_rule *r, __u32 n, struct classes *c)
 {
-	struct trie t = { .set = set, .next = XP_PFX_ROOTS + set * XP_PFX_DYN };
+	struct trie t = { .blk = st->pfx, .next = XP_PFX_ROOTS };
 	int err = 0;
 
-	t.blk = calloc(XP_PFX_BLOCKS, sizeof(*t.blk));
-	t.used = calloc(XP_PFX_BLOCKS, sizeof(*t.used));
-	if (!t.blk || !t.used) {
-		err = -ENOMEM;
-		goto out;
-	}
 	for (__u32 dir = 0; dir < 2 && !err; dir++) {
-		__u32 *none = dir ? &sc->dst_none : &sc->src_none;
+		__u32 *none = dir ? &st->cfg.dst_none : &st->cfg.src_none;
 
-		if (!(used & (dir ? XP_RF_DST : XP_RF_SRC)))
+		if (!(st->cfg.used & (dir ? XP_RF_DST : XP_RF_SRC)))
 			continue;
 		err = write_prefixes(&t, dir, 4, r, n, c, none);
 		err = err ?: write_prefixes(&t, dir, 6, r, n, c, none);
 	}
-	/* Blocks in runs, so most of the write is a few batch updates. */
-	for (__u32 i = 0; i < XP_PFX_BLOCKS && !err;) {
-		__u32 j = i;
-
-		if (!t.used[i]) {
-			i++;
-			continue;
-		}
-		while (j < XP_PFX_BLOCKS && t.used[j])
-			j++;
-		err = update_array(fd, i, &t.blk[i], sizeof(*t.blk), j - i);
-		i = j;
-	}
-out:
-	free(t.blk);
-	free(t.used);
 	return err;
 }
 
@@ -419,7 +394,7 @@ int xp_rules_compile(const int *fds, __u32 set, const struct xp_rule *rules, __u
 	if (!err && (sc->used & XP_RF_DPORT))
 		err = write_ports(t->dport, true, rules, n, &c, &sc->dport_none);
 	if (!err && (sc->used & (XP_RF_SRC | XP_RF_DST)))
-		err = write_tries(fds[XP_M_PFX], set, sc->used, rules, n, &c, sc);
+		err = write_tries(t, rules, n, &c);
 	if (err) {
 		if (err == -ENOSPC)
 			xp_err("rule set needs more than %d distinct field classes; split it\n",

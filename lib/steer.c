@@ -32,7 +32,7 @@
 
 const char *const xp_steer_map_names[XP_M_NR] = {
 	[XP_M_CFG] = "xp_cfg",		 [XP_M_SETCFG] = "xp_setcfg", [XP_M_SETS] = "xp_sets",
-	[XP_M_PFX] = "xp_pfx",		 [XP_M_RULES] = "xp_rules",   [XP_M_RULE_CNT] = "xp_rule_cnt",
+	[XP_M_RULES] = "xp_rules",   [XP_M_RULE_CNT] = "xp_rule_cnt",
 	[XP_M_STATS] = "xp_stats",	 [XP_M_XSKS] = "xp_xsks",
 };
 

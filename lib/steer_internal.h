@@ -16,7 +16,6 @@ enum xp_steer_map {
 	XP_M_CFG,
 	XP_M_SETCFG,
 	XP_M_SETS,
-	XP_M_PFX,
 	XP_M_RULES,
 	XP_M_RULE_CNT,
 	XP_M_STATS,
