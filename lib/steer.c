@@ -5,6 +5,7 @@
  * program and every map there, and anyone else (loader subcommands, the engine,
  * possibly in other `ip netns exec` invocations) opens the pins.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -65,16 +66,21 @@ static void pin_path(const struct xp_steer *s, const char *name, char *buf, size
 	snprintf(buf, len, "%s/%s", s->pin, name);
 }
 
+/* Removes every xp_* pin in our directory (also those of an older layout) and the
+ * directories that become empty, up to the bpffs root. */
 static void unpin_all(struct xp_steer *s)
 {
-	char p[PATH_MAX + 32], stop[PATH_MAX + 8];
+	char p[PATH_MAX + 300], stop[PATH_MAX + 8];
+	DIR *d = opendir(s->pin);
+	struct dirent *de;
 
-	for (int i = 0; i < XP_M_NR; i++) {
-		pin_path(s, xp_steer_map_names[i], p, sizeof(p));
-		unlink(p);
-	}
-	pin_path(s, PROG_PIN, p, sizeof(p));
-	unlink(p);
+	while (d && (de = readdir(d)))
+		if (!strncmp(de->d_name, "xp_", 3)) {
+			pin_path(s, de->d_name, p, sizeof(p));
+			unlink(p);
+		}
+	if (d)
+		closedir(d);
 	snprintf(stop, sizeof(stop), "%s", s->root);
 	xp_rmdir_up(s->pin, stop);
 	/* libxdp's lock directory, if it made one and nothing else uses it. */
