@@ -149,12 +149,14 @@ stop() {
 	wait "$pid" 2>/dev/null
 }
 
-# Ready once every interface the contender needs carries an XDP program.
-wait_xdp() { # ns dev...
-	local ns=$1 d
-	shift
+# Ready once every interface the contender needs carries an XDP program; gives up at
+# once if the contender exits.
+wait_xdp() { # pid ns dev...
+	local pid=$1 ns=$2 d
+	shift 2
 	for d in "$@"; do
-		xt_wait_for 15 bash -c "ip -n '$ns' link show '$d' | grep -q 'prog/xdp'" || return 1
+		xt_wait_for 15 bash -c "ip -n '$ns' link show '$d' | grep -q 'prog/xdp' ||
+			! kill -0 $pid" && kill -0 "$pid" 2>/dev/null || return 1
 	done
 }
 
@@ -196,16 +198,16 @@ start_dut() { # contender mode
 log=$(mktemp -d /tmp/xpile-bench-engine.XXXXXX)
 xt_on_exit "rm -rf '$log'"
 
-# One measurement: prints "MPPS NS_PER_PKT" or "0 0" with the reason on stderr.
+# One measurement: prints "MPPS NS_PER_PKT", or "failed -" with the reason on stderr.
 measure() { # contender mode
 	local c=$1 m=$2 ifs=(d0) a b t0 t1 c0 c1
 	[ "$m" = fwd ] && ifs+=(d1)
 	start_dut "$c" "$m"
-	if ! wait_xdp "$dns" "${ifs[@]}"; then
+	if ! wait_xdp "$dpid" "$dns" "${ifs[@]}"; then
 		echo "# $c $m: never attached; its log:" >&2
 		tail -5 "$log/dut.log" | sed 's/^/#   /' >&2
 		stop "$dpid"
-		echo "0 0"
+		echo "failed -"
 		return
 	fi
 	sleep 0.5
@@ -226,7 +228,7 @@ measure() { # contender mode
 	if [ $alive = 0 ] || [ -z "$a" ] || [ -z "$b" ]; then
 		echo "# $c $m: contender died or no counter; its log:" >&2
 		tail -5 "$log/dut.log" | sed 's/^/#   /' >&2
-		echo "0 0"
+		echo "failed -"
 		return
 	fi
 	awk -v p=$((b - a)) -v dt=$((t1 - t0)) -v ct=$((c1 - c0)) -v hz="$hz" 'BEGIN {
@@ -235,14 +237,14 @@ measure() { # contender mode
 
 median() { # printf-format, values on stdin
 	tr ' ' '\n' | grep . | sort -g | awk -v f="$1" '{v[NR] = $1} END {
-	m = !NR ? 0 : NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-	printf(f, m) }'; }
+	if (!NR) { print "n/a"; exit }
+	printf(f, NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 
 echo "# engine bench: gen=$gen pkt=${pkt}B runs=$runs window=${win}s cores gen=$gcore dut=$dcore" \
 	"contenders=${contenders[*]} load=$(cut -d' ' -f1-3 /proc/loadavg)" \
 	"${napi:+napi=$napi }${xargs_extra:+xpile_args='$xargs_extra' }${dargs_extra:+dpdk_args=$dargs_extra}"
 for m in "${mode_list[@]}"; do
-	declare -A mpps=() nspp=() this=()
+	declare -A mpps=() nspp=() this=() fails=()
 	pairs=''
 	for r in $(seq "$runs"); do
 		# A/B interleaved, and the order flips every run so neither always goes first.
@@ -250,25 +252,34 @@ for m in "${mode_list[@]}"; do
 		[ $((r % 2)) = 0 ] && [ ${#order[@]} = 2 ] && order=("${order[1]}" "${order[0]}")
 		for c in "${order[@]}"; do
 			read -r v ns < <(measure "$c" "$m")
-			mpps[$c]+="$v " nspp[$c]+="$ns " this[$c]=$v
+			this[$c]=$v
+			if [ "$v" = failed ]; then
+				fails[$c]=$((${fails[$c]:-0} + 1))
+			else
+				mpps[$c]+="$v " nspp[$c]+="$ns "
+			fi
 			echo "engine run=$r mode=$m contender=$c mpps=$v cpu_ns_per_pkt=$ns" \
 				"load=$(cut -d' ' -f1 /proc/loadavg)"
 		done
 		# The two runs of a pair are seconds apart, so their ratio cancels most of the
 		# load the other users of the machine put on it.
 		[ ${#order[@]} = 2 ] && pairs+="$(awk -v a="${this[xpile]}" -v b="${this[dpdk]}" \
-			'BEGIN { if (b > 0) printf "%.4f", a / b }') "
+			'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.4f", a / b }') "
 	done
 	line="engine mode=$m"
 	xm=$(median %.3f <<<"${mpps[xpile]:-}") dm=$(median %.3f <<<"${mpps[dpdk]:-}")
 	[ "$have_xpile" = 1 ] && line+=" xpile_mpps=$xm"
 	[ "$use_dpdk" = 1 ] && line+=" dpdk_mpps=$dm"
 	if [ "$have_xpile" = 1 ] && [ "$use_dpdk" = 1 ]; then
-		line+=" ratio=$(awk -v a="$xm" -v b="$dm" 'BEGIN { printf((b > 0 ? "%.2f" : "n/a"), a / (b > 0 ? b : 1)) }')"
+		line+=" ratio=$(awk -v a="$xm" -v b="$dm" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else printf "n/a" }')"
 		line+=" paired_ratio=$(median %.2f <<<"$pairs")"
 	fi
-	[ "$have_xpile" = 1 ] && line+=" xpile_ns_per_pkt=$(median %.0f <<<"${nspp[xpile]}")"
-	[ "$use_dpdk" = 1 ] && line+=" dpdk_ns_per_pkt=$(median %.0f <<<"${nspp[dpdk]}")"
+	[ "$have_xpile" = 1 ] && line+=" xpile_ns_per_pkt=$(median %.0f <<<"${nspp[xpile]:-}")"
+	[ "$use_dpdk" = 1 ] && line+=" dpdk_ns_per_pkt=$(median %.0f <<<"${nspp[dpdk]:-}")"
+	# Failed runs (the contender never attached or died) are left out of the medians.
+	for c in "${contenders[@]}"; do
+		[ -n "${fails[$c]:-}" ] && line+=" ${c}_failed_runs=${fails[$c]}"
+	done
 	echo "$line runs=$runs"
-	unset mpps nspp this
+	unset mpps nspp this fails
 done
