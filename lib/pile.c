@@ -143,16 +143,17 @@ static void lfs_push(struct pile *pl, struct lfs *s, __u32 first, __u32 last)
 }
 
 /*
- * Pops @k nodes with one CAS; they stay linked by next from *first to *last.
+ * Pops @k nodes with one CAS; they stay linked by next from *first. Up to @slack
+ * more are taken when that spares a walk into the last chain; *got says how many.
  * -ENOBUFS if the stack holds fewer than k at one instant.
  */
-static int lfs_pop(struct pile *pl, struct lfs *s, __u32 k, __u32 *first, __u32 *last)
+static int lfs_pop(struct pile *pl, struct lfs *s, __u32 k, __u32 slack, __u32 *first, __u32 *got)
 {
 	__u64 old = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE);
 	const __u32 nn = pl->nnodes;
 
 	for (;;) {
-		__u32 h = (__u32)old, cur = h, l = NIL, need = k, nxt;
+		__u32 h = (__u32)old, cur = h, l = NIL, need = k, extra = 0, nxt;
 		bool stale = false;
 
 		if (h == NIL || nd_depth(pl, h) < k) {
@@ -180,6 +181,11 @@ static int lfs_pop(struct pile *pl, struct lfs *s, __u32 k, __u32 *first, __u32 
 				need -= r;
 				cur = nxt = LD(C->after);
 				stale = need && cur >= nn;
+			} else if (r - need <= slack) {
+				l = t;
+				extra = r - need;
+				need = 0;
+				nxt = LD(C->after);
 			} else if (LD(C->contig)) {
 				l = cur + need - 1;
 				need = 0;
@@ -200,7 +206,7 @@ static int lfs_pop(struct pile *pl, struct lfs *s, __u32 k, __u32 *first, __u32 
 		if (__atomic_compare_exchange_n(&s->head, &old, mkhead(nxt, old), true,
 						__ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) {
 			*first = h;
-			*last = l;
+			*got = k + extra;
 			return 0;
 		}
 	}
@@ -211,7 +217,10 @@ struct chain {
 	__u32 top, bottom, k;
 };
 
-#define CHAIN_INIT { NIL, NIL, 0 }
+#define CHAIN_INIT          \
+	{                   \
+		NIL, NIL, 0 \
+	}
 
 static void chain_add(struct pile *pl, struct chain *c, __u32 x)
 {
@@ -247,7 +256,8 @@ static void node_release(struct pile *pl, struct stash *st, const __u32 *idx, __
 struct node_src {
 	const __u32 *stash;
 	__u32 nstash;
-	__u32 chain;
+	__u32 chain; /* popped from the free stack, used after the stash ones */
+	__u32 extra; /* nodes popped beyond the need, left on chain at the end */
 };
 
 static __u32 node_src_next(struct pile *pl, struct node_src *s)
@@ -261,20 +271,35 @@ static __u32 node_src_next(struct pile *pl, struct node_src *s)
 	return x;
 }
 
+/* Stashes the nodes a pop took beyond the need (see lfs_pop's slack). */
+static void node_src_done(struct pile *pl, struct stash *st, struct node_src *s)
+{
+	__u32 idx[STASH_MAX], i;
+
+	for (i = 0; i < s->extra; i++) {
+		idx[i] = s->chain;
+		s->chain = LD(nd(pl, s->chain)->next);
+	}
+	if (i)
+		node_release(pl, st, idx, i);
+}
+
 static int node_alloc(struct pile *pl, struct stash *st, __u32 k, struct node_src *out)
 {
-	__u32 from_stash = st ? (st->n < k ? st->n : k) : 0, last;
+	__u32 from_stash = st ? (st->n < k ? st->n : k) : 0, got;
 	int tries = 0;
 
 	out->nstash = from_stash;
 	out->chain = NIL;
+	out->extra = 0;
 	if (st) {
 		st->n -= from_stash;
 		out->stash = &st->idx[st->n];
 	}
 	if (k == from_stash)
 		return 0;
-	while (lfs_pop(pl, &pl->free, k - from_stash, &out->chain, &last)) {
+	while (lfs_pop(pl, &pl->free, k - from_stash, st ? st->lim - st->n : 0, &out->chain,
+		       &got)) {
 		/* Only partial nodes held by concurrent ops can make this wait; see pile.md. */
 		if (++tries > NODE_RETRIES) {
 			if (st)
@@ -283,6 +308,7 @@ static int node_alloc(struct pile *pl, struct stash *st, __u32 k, struct node_sr
 		}
 		sched_yield();
 	}
+	out->extra = got - (k - from_stash);
 	return 0;
 }
 
@@ -345,7 +371,7 @@ static void odd_give(struct pile *pl, struct stash *st, __u32 x)
 
 static int pile_get(struct pile *pl, __u64 *dst, __u32 n, struct stash *st)
 {
-	__u32 q = n / B, r = n % B, o = NIL, c = 0, k, first = NIL, last, cur, i;
+	__u32 q = n / B, r = n % B, o = NIL, c = 0, k, first = NIL, got, cur, i;
 	__u32 emptied[64], ne = 0;
 
 	if (!n)
@@ -355,7 +381,7 @@ static int pile_get(struct pile *pl, __u64 *dst, __u32 n, struct stash *st)
 		c = o == NIL ? 0 : nd(pl, o)->count;
 	}
 	k = q + (r > c);
-	if (k && lfs_pop(pl, &pl->full, k, &first, &last)) {
+	if (k && lfs_pop(pl, &pl->full, k, 0, &first, &got)) {
 		if (o != NIL)
 			odd_give(pl, st, o);
 		return -ENOBUFS;
@@ -364,6 +390,10 @@ static int pile_get(struct pile *pl, __u64 *dst, __u32 n, struct stash *st)
 	for (i = 0; i < q; i++) {
 		__u32 nx = LD(nd(pl, cur)->next);
 
+		/* The next node's lines were written on another core: start their misses. */
+		if (i + 1 < k)
+			for (int line = 0; line < (int)sizeof(struct node); line += 64)
+				__builtin_prefetch((char *)nd(pl, nx) + line);
 		memcpy(dst + (size_t)i * B, nd(pl, cur)->objs, B * sizeof(__u64));
 		emptied[ne++] = cur;
 		if (ne == 64) {
@@ -448,6 +478,7 @@ static int pile_put(struct pile *pl, const __u64 *src, __u32 n, struct stash *st
 	} else if (spare != NIL) {
 		node_release(pl, st, &spare, 1);
 	}
+	node_src_done(pl, st, &ns);
 	return 0;
 }
 
