@@ -16,6 +16,8 @@ done
 
 fail() { echo "FAIL: $*"; exit 1; }
 before_tmp=$(ls -d /tmp/xpile-demo-* 2>/dev/null | sort)
+pins() { ls -d /sys/fs/bpf/xpile/*/xa /sys/fs/bpf/xpile/*/xb 2>/dev/null | sort; }
+before_pins=$(pins)
 
 out=$(DEMO_QUICK=1 timeout --kill-after=5 50 tools/setup/demo.sh 2>&1)
 rc=$?
@@ -26,11 +28,13 @@ grep -q 'demo OK: 3/3 pings answered, iperf3 TCP [0-9.]* [MG]bits/sec through xp
 grep -q '\[xpile\]' <<<"$out" || fail "no live engine line in the output"
 grep -q 'receiver' <<<"$out" || fail "iperf3 printed no receiver summary"
 
-# Nothing left behind: its namespaces xp<pid>-{h1,xp,h2}, processes, temporary files.
+# Nothing left behind: its namespaces xp<pid>-{h1,xp,h2}, processes, temporary files,
+# bpffs pins (the engine pins under /sys/fs/bpf/xpile/ns<netns inode>/<ifname>).
 sleep 0.5
 [ "$(ls -d /tmp/xpile-demo-* 2>/dev/null | sort)" = "$before_tmp" ] || fail "temporary files left"
 id=$(sed -n 's/.*h1 (\(xp[0-9]*\)-h1).*/\1/p' <<<"$out" | head -1)
 [ -n "$id" ] || fail "the demo did not name its namespaces"
 ip netns list | grep -q "^$id-" && fail "namespaces $id-* left behind"
 pgrep -f "xpile run --iface xa --iface xb" >/dev/null && fail "engine left running"
+[ "$(pins)" = "$before_pins" ] || fail "bpffs pins left: $(comm -13 <(echo "$before_pins") <(pins))"
 echo "ok: demo ran to completion and cleaned up"
