@@ -12,7 +12,7 @@
 #   XB_DPDK     auto             auto|yes|no: run DPDK testpmd (net_af_xdp) too
 #   XB_GEN      auto             auto|testpmd|xpile: the one traffic source for both
 #   XB_GEN_CORE 0, XB_DUT_CORE 1 cores of the generator and of the contender
-#   XB_HUGEPAGES 320             2 MiB pages reserved for testpmd while it runs
+#   XB_HUGEPAGES 200             2 MiB pages reserved for testpmd while it runs
 #   XB_XPILE    build/xpile      the engine binary
 #   XB_XPILE_ARGS ""             extra `xpile run` options (e.g. --busy-poll)
 #   XB_NAPI     ""               DEFER,TIMEOUT_NS: napi_defer_hard_irqs, gro_flush_timeout on d0,d1
@@ -42,7 +42,7 @@ want_dpdk=${XB_DPDK:-auto}
 gen=${XB_GEN:-auto}
 gcore=${XB_GEN_CORE:-0}
 dcore=${XB_DUT_CORE:-1}
-hpages=${XB_HUGEPAGES:-320}
+hpages=${XB_HUGEPAGES:-200}
 xpile=${XB_XPILE:-$XT_BUILD/xpile}
 xargs_extra=${XB_XPILE_ARGS:-}
 dargs_extra=${XB_DPDK_ARGS:-}
@@ -92,21 +92,28 @@ contenders=()
 # here (with --no-huge its rings stall after one burst), so reserve some for the run on
 # a private hugetlbfs mount and give them back on exit.
 hp_sys=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+hp_give_back() {
+	local cur
+	cur=$(cat $hp_sys)
+	echo $((cur > $1 ? cur - $1 : 0)) >$hp_sys
+}
 if [ "$use_hp" = 1 ]; then
 	hp_dir=$(mktemp -d /tmp/xpile-bench-huge.XXXXXX)
 	hp_old=$(cat $hp_sys)
 	hp_free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
 	xt_on_exit "umount '$hp_dir'; rmdir '$hp_dir'"
 	if [ "$hp_free" -lt "$hpages" ]; then
-		xt_on_exit "echo $hp_old > $hp_sys"
 		echo $((hp_old + hpages - hp_free)) >$hp_sys
+		# Give back what we added, not the old count: others (tests of lib/mem.c) may
+		# change nr_hugepages meanwhile.
+		xt_on_exit "hp_give_back $(($(cat $hp_sys) - hp_old))"
 	fi
 	mount -t hugetlbfs -o pagesize=2M none "$hp_dir" || die "cannot mount hugetlbfs on $hp_dir"
 	hp_free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
 	[ "$hp_free" -ge "$hpages" ] || die "only $hp_free free 2 MiB hugepages, need $hpages: free memory or --hugepages"
 fi
 eal() { # core-list main-lcore prefix
-	echo "--no-pci --huge-dir $hp_dir -m 256 --in-memory --no-telemetry" \
+	echo "--no-pci --huge-dir $hp_dir -m $((hpages * 2 / 3)) --in-memory --no-telemetry" \
 		"--file-prefix ${XT_ID}$3 -l $1 --main-lcore $2"
 }
 
