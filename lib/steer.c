@@ -393,6 +393,36 @@ fail:
 	return err;
 }
 
+static bool have_cap(int cap)
+{
+	char line[256];
+	unsigned long long eff = 0;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return true; /* cannot tell: let the kernel decide */
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	fclose(f);
+	return eff & (1ULL << cap);
+}
+
+/* Says which capability is missing before anything fails in a less obvious way (the
+ * host's bpffs is out of reach without them, for one). */
+static int check_caps(const char *ifname, bool load)
+{
+	bool bpf = have_cap(39 /* CAP_BPF */) || have_cap(21 /* CAP_SYS_ADMIN */);
+
+	if (bpf && (!load || have_cap(12 /* CAP_NET_ADMIN */)))
+		return 0;
+	xp_err("%s: %s needs CAP_BPF%s (and CAP_SYS_ADMIN to reach the host's bpffs from "
+	       "another namespace): run as root\n",
+	       ifname, load ? "attaching XDP" : "opening the pinned steer program",
+	       load ? " and CAP_NET_ADMIN" : "");
+	return -EPERM;
+}
+
 /* The pin directory and the bpffs root above which nothing is ours to remove. */
 static int resolve_pin(struct xp_steer *s, const char *pin_path, bool mount)
 {
@@ -440,7 +470,8 @@ int xp_steer_open(const struct xp_steer_opts *o, struct xp_steer **out)
 		err = -ENODEV;
 		goto fail;
 	}
-	err = resolve_pin(s, o->pin_path, !o->attach_existing);
+	err = check_caps(s->ifname, !o->attach_existing);
+	err = err ?: resolve_pin(s, o->pin_path, !o->attach_existing);
 	if (err)
 		goto fail;
 	err = o->attach_existing ? open_existing(s) : load(s, o);

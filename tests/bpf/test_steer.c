@@ -429,6 +429,30 @@ static void test_multibuffer(void)
 	XT_EQ(b.verdict[XP_CNT_DROP].bytes - a.verdict[XP_CNT_DROP].bytes, P.len);
 }
 
+/* The single-buffer entry point (what xp_steer_open picks at a normal MTU) classifies
+ * the same and counts the frame length from data_end. */
+static void test_single_buffer_program(void)
+{
+	struct xp_steer_opts o = { .sz = sizeof(o), .ifname = "xpt1", .frags = -1 };
+	struct xp_steer *one = NULL, *keep = st;
+	struct xp_steer_stats a, b;
+
+	XT_REQUIRE(!xp_steer_open(&o, &one));
+	st = one;
+	RULES("udp dport 4789 action drop", "vlan 5 action tx");
+	build(UDP4(1, 4789));
+	a = snap();
+	XT_EQ(run(&P), XDP_DROP);
+	b = snap();
+	XT_EQ(b.verdict[XP_CNT_DROP].bytes - a.verdict[XP_CNT_DROP].bytes, P.len);
+	build(&(struct pkt_spec){ .nvlan = 1, .vlan = { 5 }, .family = 6, .l4 = IPPROTO_TCP });
+	XT_EQ(run(&P), XDP_TX);
+	build(UDP4(1, 4788));
+	XT_EQ(run(&P), XDP_PASS); /* default xsk, no socket */
+	st = keep;
+	xp_steer_close(one, true);
+}
+
 static void test_rule_text(void)
 {
 	const char *ok[] = { "prio 10 udp dport 4789 action xsk",
@@ -499,5 +523,6 @@ int main(void)
 	XT_RUN(test_1024_rules);
 	XT_RUN(test_add_del_keep_counters);
 	XT_RUN(test_multibuffer);
+	XT_RUN(test_single_buffer_program);
 	return xt_done();
 }

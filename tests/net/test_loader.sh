@@ -33,6 +33,12 @@ expect_fail "$A" "not found" load nosuch0
 expect_fail "$A" "expected native, skb or auto" load --mode bogus x0
 expect_fail "$A" "not loaded" rule list x0
 expect_fail "$A" "not loaded" stats x0
+XPILE_BPFFS=/tmp expect_fail "$A" "XPILE_BPFFS=/tmp is not a bpffs" load x0
+if command -v setpriv >/dev/null; then
+	out=$(ip netns exec "$A" setpriv --inh-caps=-all --bounding-set=-all "$LOADER" load x0 2>&1) &&
+		xt_fail "load without capabilities succeeded"
+	echo "$out" | grep -q "CAP_NET_ADMIN.*run as root" || xt_fail "missing capability not named: $out"
+fi
 
 # A program we do not own is kept unless --force.
 ip -n "$A" link set dev x0 xdpgeneric obj "$XT_BUILD/bpf/redirect_min.o" sec xdp ||
