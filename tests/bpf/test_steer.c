@@ -16,6 +16,8 @@
 #include <linux/if_ether.h>
 #include <netinet/in.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
 
 #include "pkt.h"
 #include "xt.h"
@@ -498,6 +500,9 @@ int main(void)
 
 	if (geteuid())
 		XT_SKIP("needs root (CAP_BPF, CAP_NET_ADMIN)");
+	/* libxdp reports its fallback from the dispatcher on every load; not news here */
+	libxdp_set_print(NULL);
+	libbpf_set_print(NULL);
 	if (unshare(CLONE_NEWNET))
 		XT_SKIP("cannot create a network namespace: %s", strerror(errno));
 	if (system("ip link add xpt0 numrxqueues 4 numtxqueues 4 type veth peer name xpt1 "
