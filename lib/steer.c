@@ -192,6 +192,31 @@ static int open_existing(struct xp_steer *s)
 	return 0;
 }
 
+static bool in_dispatcher(int ifindex)
+{
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
+	bool multi;
+
+	if (libxdp_get_error(mp) || !mp)
+		return false;
+	multi = !xdp_multiprog__is_legacy(mp);
+	xdp_multiprog__close(mp);
+	return multi;
+}
+
+static void prog_name(__u32 id, char *buf, size_t len)
+{
+	struct bpf_prog_info info = { 0 };
+	__u32 ilen = sizeof(info);
+	int fd = bpf_prog_get_fd_by_id(id);
+
+	if (fd < 0)
+		return;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &ilen))
+		snprintf(buf, len, "%s", info.name);
+	close(fd);
+}
+
 static int detach_foreign(struct xp_steer *s)
 {
 	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(s->ifindex);
@@ -355,13 +380,21 @@ static int load(struct xp_steer *s, const struct xp_steer_opts *o)
 	close_fds(s);
 	unpin_all(s);
 
-	if (!bpf_xdp_query(s->ifindex, 0, &q) && q.attach_mode != XDP_ATTACHED_NONE) {
+	/* libxdp's dispatcher is shared: we join it. Anything else there is not ours. */
+	if (!bpf_xdp_query(s->ifindex, 0, &q) && q.attach_mode != XDP_ATTACHED_NONE &&
+	    !in_dispatcher(s->ifindex)) {
+		__u32 id = q.prog_id ?: q.drv_prog_id ?: q.skb_prog_id;
+		char name[BPF_OBJ_NAME_LEN] = "?";
+
+		prog_name(id, name, sizeof(name));
 		if (!o->force) {
-			xp_err("%s: another XDP program (id %u) is attached and is not ours; "
+			xp_err("%s: another XDP program (%s, id %u) is attached and is not ours; "
 			       "remove it (xdp-loader unload %s --all) or use --force\n",
-			       s->ifname, q.prog_id ?: q.drv_prog_id ?: q.skb_prog_id, s->ifname);
+			       s->ifname, name, id, s->ifname);
 			return -EBUSY;
 		}
+		xp_info("%s: replacing XDP program %s (id %u) as told (--force)\n", s->ifname, name,
+			id);
 		err = detach_foreign(s);
 		if (err)
 			return err;
