@@ -207,7 +207,7 @@ xt_on_exit "rm -rf '$log'"
 
 # One measurement: prints "MPPS NS_PER_PKT", or "failed -" with the reason on stderr.
 measure() { # contender mode
-	local c=$1 m=$2 ifs=(d0) a b t0 t1 c0 c1
+	local c=$1 m=$2 ifs=(d0) a b t0 t1 c0 c1 s0 s1
 	[ "$m" = fwd ] && ifs+=(d1)
 	start_dut "$c" "$m"
 	if ! wait_xdp "$dpid" "$dns" "${ifs[@]}"; then
@@ -221,10 +221,10 @@ measure() { # contender mode
 	start_gen
 	sleep "$warm"
 	if [ "$m" = rxdrop ]; then a=$(counter "$dns" d0 redirect); else a=$(counter "$sns" s1 rx_packets); fi
-	c0=$(cputicks "$dpid") t0=$(date +%s%N)
+	c0=$(cputicks "$dpid") t0=$(date +%s%N) s0=$(corestat)
 	sleep "$win"
 	if [ "$m" = rxdrop ]; then b=$(counter "$dns" d0 redirect); else b=$(counter "$sns" s1 rx_packets); fi
-	c1=$(cputicks "$dpid") t1=$(date +%s%N)
+	c1=$(cputicks "$dpid") t1=$(date +%s%N) s1=$(corestat)
 	local alive=1
 	kill -0 "$dpid" 2>/dev/null || alive=0
 	stop "$gpid"
@@ -239,7 +239,26 @@ measure() { # contender mode
 		return
 	fi
 	awk -v p=$((b - a)) -v dt=$((t1 - t0)) -v ct=$((c1 - c0)) -v hz="$hz" 'BEGIN {
-		printf "%.3f %.0f\n", p * 1000 / dt, (p > 0 ? ct * 1e9 / hz / p : 0) }'
+		printf "%.3f %.0f ", p * 1000 / dt, (p > 0 ? ct * 1e9 / hz / p : 0) }'
+	cpusplit "$s0" "$s1"
+}
+
+# Busy and softirq share of the generator's and the contender's cores over the window:
+# on veth the receive side's XDP work runs in the softirq of the sending core.
+corestat() { awk -v g="cpu$gcore" -v d="cpu$dcore" '$1 == g || $1 == d' /proc/stat | tr '\n' ' '; }
+cpusplit() { # "before" "after" (two corestat lines: gen core, dut core, in /proc/stat order)
+	awk -v a="$1" -v b="$2" -v g="cpu$gcore" 'BEGIN {
+		na = split(a, x, " "); split(b, y, " ")
+		for (o = 0; o < na; o += 11) {
+			tot = 0
+			for (i = 2; i <= 11; i++) tot += y[o + i] - x[o + i]
+			idle = y[o + 5] - x[o + 5] + y[o + 6] - x[o + 6]
+			si = y[o + 8] - x[o + 8]
+			name = x[o + 1] == g ? "gen" : "dut"
+			if (tot > 0) printf "%s_core=%.0f%%(si %.0f%%) ", name, 100 * (tot - idle) / tot, 100 * si / tot
+		}
+	}'
+	echo
 }
 
 median() { # printf-format, values on stdin
@@ -258,7 +277,7 @@ for m in "${mode_list[@]}"; do
 		order=("${contenders[@]}")
 		[ $((r % 2)) = 0 ] && [ ${#order[@]} = 2 ] && order=("${order[1]}" "${order[0]}")
 		for c in "${order[@]}"; do
-			read -r v ns < <(measure "$c" "$m")
+			read -r v ns split < <(measure "$c" "$m")
 			this[$c]=$v
 			if [ "$v" = failed ]; then
 				fails[$c]=$((${fails[$c]:-0} + 1))
@@ -266,7 +285,7 @@ for m in "${mode_list[@]}"; do
 				mpps[$c]+="$v " nspp[$c]+="$ns "
 			fi
 			echo "engine run=$r mode=$m contender=$c mpps=$v cpu_ns_per_pkt=$ns" \
-				"load=$(cut -d' ' -f1 /proc/loadavg)"
+				"${split:+$split }load=$(cut -d' ' -f1 /proc/loadavg)"
 		done
 		# The two runs of a pair are seconds apart, so their ratio cancels most of the
 		# load the other users of the machine put on it.
