@@ -253,22 +253,62 @@ static void node_release(struct pile *pl, struct stash *st, const __u32 *idx, __
 }
 
 /* A chain walker over empty nodes taken from a stash and from the free stack. */
+/*
+ * Walks a popped chain of @left nodes we own. A contiguous run (x, x + 1, ...) needs
+ * no pointer chasing, so its nodes' misses are all started at once; elsewhere the
+ * next node is prefetched as soon as its index is known.
+ */
+struct cursor {
+	__u32 x, run, left;
+	int rw; /* prefetch for write */
+};
+
+static void prefetch_node(const struct pile *pl, __u32 x, int rw)
+{
+	for (unsigned int line = 0; line < sizeof(struct node); line += 64) {
+		if (rw)
+			__builtin_prefetch((const char *)nd(pl, x) + line, 1);
+		else
+			__builtin_prefetch((const char *)nd(pl, x) + line, 0);
+	}
+}
+
+static __u32 cursor_next(const struct pile *pl, struct cursor *c)
+{
+	__u32 x = c->x;
+
+	if (!c->run) {
+		const struct node *X = nd(pl, x);
+
+		c->run = LD(X->contig) ? LD(X->rem) : 1;
+		if (c->run > c->left)
+			c->run = c->left;
+		for (__u32 i = 1; i < c->run && i <= STASH_MAX; i++)
+			prefetch_node(pl, x + i, c->rw);
+	}
+	c->left--;
+	if (--c->run) {
+		c->x = x + 1;
+	} else {
+		c->x = LD(nd(pl, x)->next);
+		if (c->left)
+			prefetch_node(pl, c->x, c->rw);
+	}
+	return x;
+}
+
 struct node_src {
 	const __u32 *stash;
 	__u32 nstash;
-	__u32 chain; /* popped from the free stack, used after the stash ones */
+	struct cursor chain; /* popped from the free stack, used after the stash ones */
 	__u32 extra; /* nodes popped beyond the need, left on chain at the end */
 };
 
 static __u32 node_src_next(struct pile *pl, struct node_src *s)
 {
-	__u32 x;
-
 	if (s->nstash)
 		return s->stash[--s->nstash];
-	x = s->chain;
-	s->chain = LD(nd(pl, x)->next);
-	return x;
+	return cursor_next(pl, &s->chain);
 }
 
 /* Stashes the nodes a pop took beyond the need (see lfs_pop's slack). */
@@ -276,10 +316,8 @@ static void node_src_done(struct pile *pl, struct stash *st, struct node_src *s)
 {
 	__u32 idx[STASH_MAX], i;
 
-	for (i = 0; i < s->extra; i++) {
-		idx[i] = s->chain;
-		s->chain = LD(nd(pl, s->chain)->next);
-	}
+	for (i = 0; i < s->extra; i++)
+		idx[i] = cursor_next(pl, &s->chain);
 	if (i)
 		node_release(pl, st, idx, i);
 }
@@ -290,7 +328,7 @@ static int node_alloc(struct pile *pl, struct stash *st, __u32 k, struct node_sr
 	int tries = 0;
 
 	out->nstash = from_stash;
-	out->chain = NIL;
+	out->chain = (struct cursor){ .x = NIL, .rw = 1 };
 	out->extra = 0;
 	if (st) {
 		st->n -= from_stash;
@@ -298,7 +336,7 @@ static int node_alloc(struct pile *pl, struct stash *st, __u32 k, struct node_sr
 	}
 	if (k == from_stash)
 		return 0;
-	while (lfs_pop(pl, &pl->free, k - from_stash, st ? st->lim - st->n : 0, &out->chain,
+	while (lfs_pop(pl, &pl->free, k - from_stash, st ? st->lim - st->n : 0, &out->chain.x,
 		       &got)) {
 		/* Only partial nodes held by concurrent ops can make this wait; see pile.md. */
 		if (++tries > NODE_RETRIES) {
@@ -309,6 +347,7 @@ static int node_alloc(struct pile *pl, struct stash *st, __u32 k, struct node_sr
 		sched_yield();
 	}
 	out->extra = got - (k - from_stash);
+	out->chain.left = got;
 	return 0;
 }
 
@@ -371,7 +410,8 @@ static void odd_give(struct pile *pl, struct stash *st, __u32 x)
 
 static int pile_get(struct pile *pl, __u64 *dst, __u32 n, struct stash *st)
 {
-	__u32 q = n / B, r = n % B, o = NIL, c = 0, k, first = NIL, got, cur, i;
+	__u32 q = n / B, r = n % B, o = NIL, c = 0, k, got, i;
+	struct cursor cur = { .x = NIL };
 	__u32 emptied[64], ne = 0;
 
 	if (!n)
@@ -381,26 +421,21 @@ static int pile_get(struct pile *pl, __u64 *dst, __u32 n, struct stash *st)
 		c = o == NIL ? 0 : nd(pl, o)->count;
 	}
 	k = q + (r > c);
-	if (k && lfs_pop(pl, &pl->full, k, 0, &first, &got)) {
+	if (k && lfs_pop(pl, &pl->full, k, 0, &cur.x, &got)) {
 		if (o != NIL)
 			odd_give(pl, st, o);
 		return -ENOBUFS;
 	}
-	cur = first;
+	cur.left = k;
 	for (i = 0; i < q; i++) {
-		__u32 nx = LD(nd(pl, cur)->next);
+		__u32 x = cursor_next(pl, &cur);
 
-		/* The next node's lines were written on another core: start their misses. */
-		if (i + 1 < k)
-			for (int line = 0; line < (int)sizeof(struct node); line += 64)
-				__builtin_prefetch((char *)nd(pl, nx) + line);
-		memcpy(dst + (size_t)i * B, nd(pl, cur)->objs, B * sizeof(__u64));
-		emptied[ne++] = cur;
+		memcpy(dst + (size_t)i * B, nd(pl, x)->objs, B * sizeof(__u64));
+		emptied[ne++] = x;
 		if (ne == 64) {
 			node_release(pl, st, emptied, ne);
 			ne = 0;
 		}
-		cur = nx;
 	}
 	dst += (size_t)q * B;
 	if (r && r <= c) {
@@ -413,8 +448,8 @@ static int pile_get(struct pile *pl, __u64 *dst, __u32 n, struct stash *st)
 		else
 			emptied[ne++] = o;
 	} else if (r) {
-		struct node *L = nd(pl, cur);
-		__u32 from_l = r - c;
+		__u32 l = cursor_next(pl, &cur), from_l = r - c;
+		struct node *L = nd(pl, l);
 
 		if (c) {
 			memcpy(dst, nd(pl, o)->objs, c * sizeof(__u64));
@@ -422,7 +457,7 @@ static int pile_get(struct pile *pl, __u64 *dst, __u32 n, struct stash *st)
 		}
 		L->count = B - from_l;
 		memcpy(dst + c, &L->objs[B - from_l], from_l * sizeof(__u64));
-		odd_give(pl, st, cur);
+		odd_give(pl, st, l);
 	}
 	if (ne)
 		node_release(pl, st, emptied, ne);
