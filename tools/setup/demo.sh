@@ -8,8 +8,9 @@
 # The engine's namespace has no bridge, no forwarding and no addresses: every frame
 # between h1 and h2, ARP included, goes xa -> XDP steer -> AF_XDP -> engine -> AF_XDP TX
 # -> xb (and back). The demo pings h2 from h1, runs an iperf3 TCP stream h1 -> h2 while
-# the engine prints its live per-port stats, stops the engine (which audits its frame
-# ledger) and removes everything it created, even when interrupted.
+# the engine prints its live per-port stats, shows the steer program's own counters
+# (`xpile-loader stats`), stops the engine (which audits its frame ledger) and removes
+# everything it created, even when interrupted.
 #
 # Environment:
 #   DEMO_QUICK=1        short run (3 pings, 2 s of iperf3), used by tests/net/test_demo.sh
@@ -134,8 +135,15 @@ rate=$(awk '/sender/ {print $(NF-3), $(NF-2)}' "$ilog" | tail -1)
 [ $irc = 0 ] && [ -n "$rate" ] || die "iperf3 failed (exit $irc)"
 
 erc=0
+if [ -n "$epid" ] && [ -x "$build/xpile-loader" ]; then
+	say "5. the XDP side: the steer program's verdict counters (xpile-loader stats)"
+	for d in xa xb; do
+		ip netns exec "$xp" "$build/xpile-loader" stats "$d" 2>&1 |
+			grep -v ' 0 pkts ' | sed 's/^/  [xdp] /'
+	done
+fi
 if [ -n "$epid" ]; then
-	say "5. stop the engine: it drains, audits its frame ledger and detaches"
+	say "6. stop the engine: it drains, audits its frame ledger and detaches"
 	kill -TERM "$epid" 2>/dev/null
 	for _ in $(seq 100); do kill -0 "$epid" 2>/dev/null || break; sleep 0.1; done
 	wait "$epid"
