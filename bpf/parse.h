@@ -32,12 +32,12 @@ struct xp_vlan_hdr {
 };
 
 struct xp_parsed {
-	__u16 vlan;	 /* outer VLAN id, XP_STEER_VLAN_NONE when untagged */
+	__u16 vlan; /* outer VLAN id, XP_STEER_VLAN_NONE when untagged */
 	__u16 ethertype; /* after the VLAN tags, host order */
 	__u16 sport, dport;
-	__u8 family;	 /* 4, 6 or 0 */
-	__u8 has_l4;	 /* l4proto is known (any IP packet) */
-	__u8 has_ports;	 /* TCP/UDP header present (not a later fragment) */
+	__u8 family; /* 4, 6 or 0 */
+	__u8 has_l4; /* l4proto is known (any IP packet) */
+	__u8 has_ports; /* TCP/UDP header present (not a later fragment) */
 	__u8 l4proto;
 	__u8 saddr[16];
 	__u8 daddr[16];

@@ -9,7 +9,6 @@
 #include "steer_abi.h"
 #include "xsks_map.h"
 
-
 SEC("xdp")
 int xp_redirect_min(struct xdp_md *ctx)
 {

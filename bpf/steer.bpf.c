@@ -61,7 +61,6 @@ struct {
 	__type(value, struct xp_stats);
 } xp_stats SEC(".maps");
 
-
 /* libxdp: runs early, and later programs run after a PASS. */
 struct {
 	__uint(priority, 10);
@@ -96,7 +95,8 @@ static __always_inline int act(struct xdp_md *ctx, struct xp_stats *st, const st
 		count(st, XP_CNT_REDIRECT, bytes);
 		return bpf_redirect(a->ifindex, 0);
 	case XP_ACT_XSK:
-		key = a->flags & XP_ACT_F_SLOT ? XP_STEER_MAX_QUEUES + a->slot : ctx->rx_queue_index;
+		key = a->flags & XP_ACT_F_SLOT ? XP_STEER_MAX_QUEUES + a->slot :
+						 ctx->rx_queue_index;
 		/* No socket on that queue: the kernel gets it, never a black hole. */
 		ret = bpf_redirect_map(&xp_xsks, key, XDP_PASS);
 		if (ret == XDP_REDIRECT) {
@@ -236,8 +236,8 @@ static __always_inline int steer(struct xdp_md *ctx, const int frags)
 
 		if (i >= nwords)
 			break;
-		m = bq->w[i] & bv->w[i] & be->w[i] & bs->w[i] & bd->w[i] & bl->w[i] &
-		    bsp->w[i] & bdp->w[i];
+		m = bq->w[i] & bv->w[i] & be->w[i] & bs->w[i] & bd->w[i] & bl->w[i] & bsp->w[i] &
+		    bdp->w[i];
 		if (m) {
 			idx = i * 64 + ctz64(m);
 			hit = 1;

@@ -23,10 +23,10 @@
 #define XP_STEER_WORDS (XP_STEER_MAX_RULES / 64)
 #define XP_STEER_SETS 2
 #define XP_STEER_MAX_CLASSES 8192 /* per set; class 0 is all-ones */
-#define XP_STEER_MAX_QUEUES 256	  /* queue index >= this uses the "other" entry */
-#define XP_STEER_XSK_SLOTS 64	  /* named sockets live after the per-queue ones */
+#define XP_STEER_MAX_QUEUES 256 /* queue index >= this uses the "other" entry */
+#define XP_STEER_XSK_SLOTS 64 /* named sockets live after the per-queue ones */
 #define XP_STEER_XSKMAP_SIZE (XP_STEER_MAX_QUEUES + XP_STEER_XSK_SLOTS)
-#define XP_STEER_L4_NONE 256	  /* l4 index of packets without an L4 header */
+#define XP_STEER_L4_NONE 256 /* l4 index of packets without an L4 header */
 #define XP_STEER_VLAN_NONE 0xffff /* vlan key of untagged packets */
 #define XP_STEER_PORTS 65536
 #define XP_STEER_VLANS 4097 /* 4096: untagged */
@@ -68,7 +68,7 @@ enum xp_action_kind {
 	XP_ACT_DROP,
 	XP_ACT_TX,
 	XP_ACT_REDIRECT, /* bpf_redirect(ifindex) */
-	XP_ACT_XSK,	 /* socket of this RX queue, or slot when XP_ACT_F_SLOT */
+	XP_ACT_XSK, /* socket of this RX queue, or slot when XP_ACT_F_SLOT */
 	XP_ACT_MAX,
 };
 
@@ -84,12 +84,12 @@ struct xp_action {
 /* One rule as written by the user; also the value of the rules map so `rule list`
  * reads back exactly what is in force. */
 struct xp_rule {
-	__u32 prio;	/* lower runs first; ties keep insertion order */
-	__u32 fields;	/* XP_RF_* that this rule constrains */
+	__u32 prio; /* lower runs first; ties keep insertion order */
+	__u32 fields; /* XP_RF_* that this rule constrains */
 	__u32 queue;
 	__u16 vlan;
 	__u16 ethertype; /* host order */
-	__u8 family;	 /* 4 or 6 when XP_RF_SRC / XP_RF_DST */
+	__u8 family; /* 4 or 6 when XP_RF_SRC / XP_RF_DST */
 	__u8 src_len;
 	__u8 dst_len;
 	__u8 l4proto;
@@ -110,13 +110,13 @@ struct xp_bits {
  * (key = set) for userspace to read back cheaply. */
 struct xp_set_cfg {
 	__u32 nrules;
-	__u32 nwords;	  /* words of the bitmaps that can hold a rule */
-	__u32 used;	  /* XP_RF_* used by any rule: lookups for the others are skipped */
-	__u32 src_none;	  /* class of the source field for non-IP packets */
+	__u32 nwords; /* words of the bitmaps that can hold a rule */
+	__u32 used; /* XP_RF_* used by any rule: lookups for the others are skipped */
+	__u32 src_none; /* class of the source field for non-IP packets */
 	__u32 dst_none;
 	__u32 sport_none; /* class of packets without ports (not TCP/UDP, later fragments) */
 	__u32 dport_none;
-	struct xp_action dflt;	    /* when no rule matches */
+	struct xp_action dflt; /* when no rule matches */
 	struct xp_action parse_err; /* truncated / malformed packets */
 };
 
@@ -138,10 +138,10 @@ struct xp_set {
 
 /* Global configuration (array "xp_cfg", one entry). */
 struct xp_cfg {
-	__u32 active;  /* rule set in force, 0 or 1 */
+	__u32 active; /* rule set in force, 0 or 1 */
 	__u32 ifindex; /* what userspace attached to (checked by attach_existing) */
-	__u32 mode;    /* enum xp_steer_mode actually used */
-	__u32 flags;   /* XP_CFG_F_* */
+	__u32 mode; /* enum xp_steer_mode actually used */
+	__u32 flags; /* XP_CFG_F_* */
 	__u64 netns_ino;
 	__u32 next_id; /* next rule id handed out */
 	__u32 pad;
@@ -157,8 +157,8 @@ enum xp_cnt {
 	XP_CNT_REDIRECT,
 	XP_CNT_XSK,
 	XP_CNT_XSK_NOSOCK, /* steered to a queue without a socket: passed */
-	XP_CNT_DEFAULT,	   /* no rule matched (also counted under its verdict) */
-	XP_CNT_PARSE_ERR,  /* also counted under its verdict and its reason */
+	XP_CNT_DEFAULT, /* no rule matched (also counted under its verdict) */
+	XP_CNT_PARSE_ERR, /* also counted under its verdict and its reason */
 	XP_CNT_MAX,
 };
 

@@ -51,8 +51,7 @@ static void put_attr(struct nlreq *r, __u16 type, const void *data, __u16 len)
 }
 
 /* Sends @r and calls back for each attribute of the answer; -errno from the kernel. */
-static int genl_call(int fd, struct nlreq *r, void (*cb)(struct nlattr *a, void *ctx),
-		     void *ctx)
+static int genl_call(int fd, struct nlreq *r, void (*cb)(struct nlattr *a, void *ctx), void *ctx)
 {
 	char buf[8192];
 	struct nlmsghdr *nh;

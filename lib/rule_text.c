@@ -19,8 +19,7 @@
 #include "steer_internal.h"
 #include "xpile/steer.h"
 
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t len, const char *fmt,
-						      ...)
+__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -45,8 +44,10 @@ static bool num(const char *s, unsigned long max, unsigned long *out)
 static const struct {
 	const char *name;
 	__u8 proto;
-} l4_names[] = { { "tcp", IPPROTO_TCP }, { "udp", IPPROTO_UDP },
-		 { "icmp", IPPROTO_ICMP }, { "icmpv6", IPPROTO_ICMPV6 } };
+} l4_names[] = { { "tcp", IPPROTO_TCP },
+		 { "udp", IPPROTO_UDP },
+		 { "icmp", IPPROTO_ICMP },
+		 { "icmpv6", IPPROTO_ICMPV6 } };
 
 static const struct {
 	const char *name;
@@ -98,8 +99,7 @@ static int parse_prefix(const char *s, __u8 *addr, __u8 *len, __u8 *family)
 	return 0;
 }
 
-int xp_action_parse(int argc, char **argv, int *used, struct xp_action *a, char *err,
-		    size_t errlen)
+int xp_action_parse(int argc, char **argv, int *used, struct xp_action *a, char *err, size_t errlen)
 {
 	unsigned long v;
 
@@ -212,8 +212,8 @@ int xp_rule_parse(int argc, char **argv, struct xp_rule *r, char *err, size_t er
 		} else if (!strcmp(k, "src") || !strcmp(k, "dst")) {
 			bool dst = k[0] == 'd';
 
-			rc = parse_prefix(val, dst ? r->dst : r->src, dst ? &r->dst_len : &r->src_len,
-					  &r->family);
+			rc = parse_prefix(val, dst ? r->dst : r->src,
+					  dst ? &r->dst_len : &r->src_len, &r->family);
 			if (rc == -2)
 				return fail(err, errlen, "src and dst must be the same IP version");
 			if (rc)
@@ -313,10 +313,10 @@ int xp_rule_format(const struct xp_rule *r, char *buf, size_t len)
 	if (r->fields & XP_RF_VLAN)
 		cat(buf, len, &off, " vlan %u", r->vlan);
 	if (r->fields & XP_RF_ETHTYPE) {
-		const char *n = r->ethertype == ETH_P_IP     ? "ip"
-				: r->ethertype == ETH_P_IPV6 ? "ipv6"
-				: r->ethertype == ETH_P_ARP  ? "arp"
-							     : NULL;
+		const char *n = r->ethertype == ETH_P_IP   ? "ip" :
+				r->ethertype == ETH_P_IPV6 ? "ipv6" :
+				r->ethertype == ETH_P_ARP  ? "arp" :
+							     NULL;
 		if (n)
 			cat(buf, len, &off, " %s", n);
 		else

@@ -85,7 +85,7 @@ static void prefix_mask(__u8 *a, __u32 len, __u32 bytes)
 /* Prefix trie of one (set, direction, family) being built in memory; see steer_abi.h. */
 struct trie {
 	struct xp_pfx_block *blk; /* the set's XP_PFX_BLOCKS */
-	__u32 next;		  /* next free dynamic block */
+	__u32 next; /* next free dynamic block */
 };
 
 static void fill(struct xp_pfx_block *b, __u32 lo, __u32 n, __u16 v)
@@ -125,8 +125,8 @@ static int paint(struct trie *t, __u32 id, __u32 lvl, const __u8 *a, __u32 len, 
 	}
 }
 
-static int write_prefixes(struct trie *t, __u32 dir, __u32 family, const struct xp_rule *r,
-			  __u32 n, struct classes *c, __u32 *none)
+static int write_prefixes(struct trie *t, __u32 dir, __u32 family, const struct xp_rule *r, __u32 n,
+			  struct classes *c, __u32 *none)
 {
 	__u32 field = dir ? XP_RF_DST : XP_RF_SRC, alen = family == 4 ? 4 : 16, np = 0;
 	struct {
@@ -232,8 +232,8 @@ static int update_array(int fd, __u32 first, const void *vals, size_t vsz, __u32
 	return err;
 }
 
-static int write_ports(__u16 *tab, bool dst, const struct xp_rule *r, __u32 n,
-		       struct classes *c, __u32 *none)
+static int write_ports(__u16 *tab, bool dst, const struct xp_rule *r, __u32 n, struct classes *c,
+		       __u32 *none)
 {
 	__u32 field = dst ? XP_RF_DPORT : XP_RF_SPORT, nb = 0;
 	__u32 *bounds = malloc((2 * n + 2) * sizeof(*bounds));
@@ -307,8 +307,8 @@ static __u32 field_value(const struct xp_rule *r, __u32 field)
 
 /* A field looked up by value in a table of @size entries: values no rule names (and
  * the extra "none" entries at the end) get the wildcard class. */
-static int write_array_field(__u16 *tab, __u32 field, __u32 size, const struct xp_rule *r,
-			     __u32 n, struct classes *c)
+static int write_array_field(__u16 *tab, __u32 field, __u32 size, const struct xp_rule *r, __u32 n,
+			     struct classes *c)
 {
 	struct xp_bits b;
 	int err;
@@ -402,8 +402,8 @@ int xp_rules_compile(const int *fds, __u32 set, const struct xp_rule *rules, __u
 		goto out;
 	}
 	if (n)
-		err = update_array(fds[XP_M_RULES], set * XP_STEER_MAX_RULES, rules,
-				   sizeof(*rules), n);
+		err = update_array(fds[XP_M_RULES], set * XP_STEER_MAX_RULES, rules, sizeof(*rules),
+				   n);
 	/* The whole set in one write; the program reads it only after the flip. */
 	if (!err && bpf_map_update_elem(fds[XP_M_SETS], &set, t, BPF_ANY))
 		err = -errno;

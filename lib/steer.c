@@ -32,9 +32,9 @@
 #define PROG_PIN "xp_steer"
 
 const char *const xp_steer_map_names[XP_M_NR] = {
-	[XP_M_CFG] = "xp_cfg",		 [XP_M_SETCFG] = "xp_setcfg", [XP_M_SETS] = "xp_sets",
-	[XP_M_RULES] = "xp_rules",   [XP_M_RULE_CNT] = "xp_rule_cnt",
-	[XP_M_STATS] = "xp_stats",	 [XP_M_XSKS] = "xp_xsks",
+	[XP_M_CFG] = "xp_cfg",	   [XP_M_SETCFG] = "xp_setcfg",	    [XP_M_SETS] = "xp_sets",
+	[XP_M_RULES] = "xp_rules", [XP_M_RULE_CNT] = "xp_rule_cnt", [XP_M_STATS] = "xp_stats",
+	[XP_M_XSKS] = "xp_xsks",
 };
 
 struct xp_steer {
@@ -537,8 +537,8 @@ void xp_steer_close(struct xp_steer *s, bool detach_too)
 
 static int xsk_update(struct xp_steer *s, __u32 key, int fd)
 {
-	int err = fd >= 0 ? bpf_map_update_elem(s->fds[XP_M_XSKS], &key, &fd, BPF_ANY)
-			  : bpf_map_delete_elem(s->fds[XP_M_XSKS], &key);
+	int err = fd >= 0 ? bpf_map_update_elem(s->fds[XP_M_XSKS], &key, &fd, BPF_ANY) :
+			    bpf_map_delete_elem(s->fds[XP_M_XSKS], &key);
 
 	if (err && !(fd < 0 && errno == ENOENT)) {
 		err = -errno;
@@ -622,8 +622,8 @@ static int percpu_sum(struct xp_steer *s, int fd, __u32 key, size_t vsz, void *s
 }
 
 /* Per-CPU counters of the rules that survive a replace move with them. */
-static int move_counters(struct xp_steer *s, __u32 oldset, const struct xp_rule *old,
-			 __u32 nold, __u32 newset, const struct xp_rule *rules, __u32 n)
+static int move_counters(struct xp_steer *s, __u32 oldset, const struct xp_rule *old, __u32 nold,
+			 __u32 newset, const struct xp_rule *rules, __u32 n)
 {
 	size_t sz = s->ncpu * sizeof(struct xp_counter);
 	void *buf = malloc(sz), *zero = calloc(1, sz);
@@ -867,8 +867,7 @@ int xp_steer_info_get(const struct xp_steer *s, struct xp_steer_info *out)
 	/* Show the host path, not the /proc/PID/root detour it was reached through. */
 	if (sscanf(pin, "/proc/%*d/root%n", &skip) >= 0 && skip > 0 && pin[skip] == '/')
 		pin += skip;
-	if (snprintf(out->pin_path, sizeof(out->pin_path), "%s", pin) >=
-	    (int)sizeof(out->pin_path))
+	if (snprintf(out->pin_path, sizeof(out->pin_path), "%s", pin) >= (int)sizeof(out->pin_path))
 		return -ENAMETOOLONG;
 	return 0;
 }

@@ -35,7 +35,9 @@ static void cleanup(void)
 
 static int run_q(const __u8 *data, __u32 len, __u32 queue)
 {
-	struct xdp_md ctx = { .data_end = len, .ingress_ifindex = ifindex, .rx_queue_index = queue };
+	struct xdp_md ctx = { .data_end = len,
+			      .ingress_ifindex = ifindex,
+			      .rx_queue_index = queue };
 	static __u8 out[PKT_MAX + 256];
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = data, .data_size_in = len, .data_out = out,
 		    .data_size_out = sizeof(out), .ctx_in = &ctx, .ctx_size_in = sizeof(ctx),
@@ -74,7 +76,8 @@ static void rules(const char *const *text, int n)
 		int argc = 0;
 
 		snprintf(buf, sizeof(buf), "%s", text[i]);
-		for (char *t = strtok_r(buf, " ", &sp); t && argc < 32; t = strtok_r(NULL, " ", &sp))
+		for (char *t = strtok_r(buf, " ", &sp); t && argc < 32;
+		     t = strtok_r(NULL, " ", &sp))
 			argv[argc++] = t;
 		if (xp_rule_parse(argc, argv, &r[i], err, sizeof(err)))
 			fprintf(stderr, "  bad rule '%s': %s\n", text[i], err);
@@ -82,10 +85,10 @@ static void rules(const char *const *text, int n)
 	XT_EQ(xp_steer_rules_replace(st, r, n), 0);
 }
 
-#define RULES(...)                                                        \
-	do {                                                              \
-		const char *const t_[] = { __VA_ARGS__ };                 \
-		rules(t_, sizeof(t_) / sizeof(t_[0]));                    \
+#define RULES(...)                                        \
+	do {                                              \
+		const char *const t_[] = { __VA_ARGS__ }; \
+		rules(t_, sizeof(t_) / sizeof(t_[0]));    \
 	} while (0)
 
 static void set_default(int kind)
@@ -103,7 +106,9 @@ static void build(const struct pkt_spec *s)
 		fprintf(stderr, "  pkt_build failed\n");
 }
 
-#define UDP4(sp, dp) (&(struct pkt_spec){ .family = 4, .l4 = IPPROTO_UDP, .sport = sp, .dport = dp, .payload = 32 })
+#define UDP4(sp, dp)         \
+	(&(struct pkt_spec){ \
+		.family = 4, .l4 = IPPROTO_UDP, .sport = sp, .dport = dp, .payload = 32 })
 
 /* No rules: everything takes the default; XSK without a socket is a PASS, counted. */
 static void test_default_xsk_falls_back(void)
@@ -188,17 +193,24 @@ static void test_vlan_ethertype_l4(void)
 	XT_EQ(run(&P), XDP_DROP);
 	build(&(struct pkt_spec){ .nvlan = 1, .vlan = { 200 }, .family = 4, .l4 = IPPROTO_UDP });
 	XT_EQ(run(&P), XDP_PASS);
-	build(&(struct pkt_spec){ .nvlan = 2, .vlan = { 100, 7 }, .tpid = { 0x88a8, 0x8100 },
-				  .family = 6, .l4 = IPPROTO_TCP });
+	build(&(struct pkt_spec){ .nvlan = 2,
+				  .vlan = { 100, 7 },
+				  .tpid = { 0x88a8, 0x8100 },
+				  .family = 6,
+				  .l4 = IPPROTO_TCP });
 	XT_EQ(run(&P), XDP_DROP); /* outer tag decides */
-	build(&(struct pkt_spec){ .nvlan = 2, .vlan = { 7, 100 }, .tpid = { 0x88a8, 0x8100 },
-				  .family = 6, .l4 = IPPROTO_TCP });
+	build(&(struct pkt_spec){ .nvlan = 2,
+				  .vlan = { 7, 100 },
+				  .tpid = { 0x88a8, 0x8100 },
+				  .family = 6,
+				  .l4 = IPPROTO_TCP });
 	XT_EQ(run(&P), XDP_PASS);
 	build(UDP4(1, 2));
 	XT_EQ(run(&P), XDP_PASS); /* untagged */
 	build(&(struct pkt_spec){ .ethertype = ETH_P_ARP, .payload = 28 });
 	XT_EQ(run(&P), XDP_TX);
-	build(&(struct pkt_spec){ .nvlan = 1, .vlan = { 5 }, .ethertype = ETH_P_ARP, .payload = 28 });
+	build(&(struct pkt_spec){
+		.nvlan = 1, .vlan = { 5 }, .ethertype = ETH_P_ARP, .payload = 28 });
 	XT_EQ(run(&P), XDP_TX);
 	build(&(struct pkt_spec){ .family = 6, .l4 = IPPROTO_ICMPV6 });
 	XT_EQ(run(&P), XDP_DROP);
@@ -264,11 +276,18 @@ static void test_fragments_and_options(void)
 	XT_EQ(run(&P), XDP_DROP); /* MF set, offset 0: first fragment has ports */
 	build(&(struct pkt_spec){ .family = 4, .l4 = IPPROTO_UDP, .frag = 185, .payload = 40 });
 	XT_EQ(run(&P), XDP_TX); /* later fragment: protocol only */
-	build(&(struct pkt_spec){ .family = 6, .l4 = IPPROTO_UDP, .dport = 53, .n6ext = 4,
+	build(&(struct pkt_spec){ .family = 6,
+				  .l4 = IPPROTO_UDP,
+				  .dport = 53,
+				  .n6ext = 4,
 				  .ext = { 0, 60, 43, 44 } });
 	XT_EQ(run(&P), XDP_DROP);
-	build(&(struct pkt_spec){ .family = 6, .l4 = IPPROTO_UDP, .n6ext = 2, .ext = { 51, 44 },
-				  .frag = 100, .payload = 40 });
+	build(&(struct pkt_spec){ .family = 6,
+				  .l4 = IPPROTO_UDP,
+				  .n6ext = 2,
+				  .ext = { 51, 44 },
+				  .frag = 100,
+				  .payload = 40 });
 	XT_EQ(run(&P), XDP_TX);
 }
 
@@ -322,9 +341,10 @@ static void test_truncation_every_point(void)
 			}
 			/* complete headers: a rule acts, no error */
 			XT_EQ(run_q(p.buf, pkt_headers_end(&p), 0),
-			      trunc_specs[i].l4 == IPPROTO_ICMP || trunc_specs[i].l4 == IPPROTO_ICMPV6
-				      ? XDP_PASS
-				      : XDP_TX);
+			      trunc_specs[i].l4 == IPPROTO_ICMP ||
+					      trunc_specs[i].l4 == IPPROTO_ICMPV6 ?
+				      XDP_PASS :
+				      XDP_TX);
 		}
 	}
 	XT_EQ(xp_steer_default_set(st, &pass, &pass), 0);
@@ -347,15 +367,18 @@ static void test_malformed(void)
 	expect_err(&p, p.len, XP_PERR_TCP_HDR, XDP_PASS);
 	pkt_build(&(struct pkt_spec){ .family = 4, .l4 = IPPROTO_TCP, .tcp_doff = 15 }, &p);
 	expect_err(&p, 14 + 20 + 40, XP_PERR_TCP_HDR, XDP_PASS); /* options past the end */
-	pkt_build(&(struct pkt_spec){ .nvlan = 2, .vlan = { 1, 2 }, .family = 4, .l4 = IPPROTO_UDP },
-		  &p);
+	pkt_build(
+		&(struct pkt_spec){ .nvlan = 2, .vlan = { 1, 2 }, .family = 4, .l4 = IPPROTO_UDP },
+		&p);
 	memmove(p.buf + 16, p.buf + 12, p.len - 12); /* a third tag */
 	p.buf[12] = 0x81;
 	p.buf[13] = 0x00;
 	p.buf[14] = 0;
 	p.buf[15] = 3;
 	expect_err(&p, p.len + 4, XP_PERR_VLAN_DEPTH, XDP_PASS);
-	pkt_build(&(struct pkt_spec){ .family = 6, .l4 = IPPROTO_UDP, .n6ext = 7,
+	pkt_build(&(struct pkt_spec){ .family = 6,
+				      .l4 = IPPROTO_UDP,
+				      .n6ext = 7,
 				      .ext = { 0, 60, 43, 60, 43, 60, 43 } },
 		  &p);
 	expect_err(&p, p.len, XP_PERR_IP6_EXT_DEPTH, XDP_PASS);
@@ -457,12 +480,17 @@ static void test_single_buffer_program(void)
 
 static void test_rule_text(void)
 {
-	const char *ok[] = { "prio 10 udp dport 4789 action xsk",
-			     "src 198.18.0.0/15 action drop",
-			     "queue 3 vlan 7 ipv6 src 2001:db8::/32 tcp sport 1-1023 action xsk slot 2",
-			     "ethertype 0x88cc action pass" };
-	const char *bad[] = { "udp dport 70000 action drop", "src 1.2.3.4 dst ::1 action drop",
-			      "udp", "action fly", "queue 999 action drop", "dport 5-4 action drop" };
+	const char *ok[] = {
+		"prio 10 udp dport 4789 action xsk", "src 198.18.0.0/15 action drop",
+		"queue 3 vlan 7 ipv6 src 2001:db8::/32 tcp sport 1-1023 action xsk slot 2",
+		"ethertype 0x88cc action pass"
+	};
+	const char *bad[] = { "udp dport 70000 action drop",
+			      "src 1.2.3.4 dst ::1 action drop",
+			      "udp",
+			      "action fly",
+			      "queue 999 action drop",
+			      "dport 5-4 action drop" };
 	char buf[256], out[256], err[128];
 
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
@@ -494,8 +522,9 @@ static void test_rule_text(void)
 int main(void)
 {
 	/* the frags program: it is the one that sees multi-buffer frames */
-	struct xp_steer_opts o = { .sz = sizeof(o), .ifname = "xpt0", .mode = XP_STEER_MODE_NATIVE,
-				   .frags = 1 };
+	struct xp_steer_opts o = {
+		.sz = sizeof(o), .ifname = "xpt0", .mode = XP_STEER_MODE_NATIVE, .frags = 1
+	};
 	int err;
 
 	if (geteuid())

@@ -20,18 +20,18 @@
 struct pkt_spec {
 	int nvlan;
 	__u16 vlan[2];
-	__u16 tpid[2];	   /* 0: 802.1Q; set 0x88a8 for 802.1ad */
-	__u16 ethertype;   /* for non-IP frames (family 0) */
-	int family;	   /* 4, 6 or 0 */
+	__u16 tpid[2]; /* 0: 802.1Q; set 0x88a8 for 802.1ad */
+	__u16 ethertype; /* for non-IP frames (family 0) */
+	int family; /* 4, 6 or 0 */
 	const char *src, *dst;
-	int ip4_optlen;	   /* bytes of IPv4 options, multiple of 4 */
-	__u16 frag;	   /* IPv4/IPv6 fragment offset in 8-byte units (later fragment) */
-	int ihl;	   /* override IHL (malformed tests) */
+	int ip4_optlen; /* bytes of IPv4 options, multiple of 4 */
+	__u16 frag; /* IPv4/IPv6 fragment offset in 8-byte units (later fragment) */
+	int ihl; /* override IHL (malformed tests) */
 	int n6ext;
-	__u8 ext[8];	   /* IPv6 extension header types, in order */
-	__u8 l4;	   /* IPPROTO_*; 0 none */
+	__u8 ext[8]; /* IPv6 extension header types, in order */
+	__u8 l4; /* IPPROTO_*; 0 none */
 	__u16 sport, dport;
-	int tcp_doff;	   /* default 5 */
+	int tcp_doff; /* default 5 */
 	int payload;
 };
 
@@ -155,8 +155,8 @@ static inline int pkt_build(const struct pkt_spec *s, struct pkt *p)
 		} else if (s->l4 == IPPROTO_ICMP || s->l4 == IPPROTO_ICMPV6) {
 			b[o] = s->l4 == IPPROTO_ICMP ? 8 : 128;
 			o += 8;
-			pkt_seg(p, o, s->l4 == IPPROTO_ICMP ? XP_PERR_ICMP_TRUNC
-							    : XP_PERR_ICMP6_TRUNC);
+			pkt_seg(p, o,
+				s->l4 == IPPROTO_ICMP ? XP_PERR_ICMP_TRUNC : XP_PERR_ICMP6_TRUNC);
 		}
 	}
 	(void)l4;

@@ -35,12 +35,19 @@ static const struct {
 	struct pkt_spec spec;
 } packets[] = {
 	{ "tcp4", { .family = 4, .l4 = IPPROTO_TCP, .sport = 40000, .dport = 443, .payload = 64 } },
-	{ "udp4", { .family = 4, .l4 = IPPROTO_UDP, .sport = 40000, .dport = 4789, .payload = 64 } },
+	{ "udp4",
+	  { .family = 4, .l4 = IPPROTO_UDP, .sport = 40000, .dport = 4789, .payload = 64 } },
 	{ "tcp6", { .family = 6, .l4 = IPPROTO_TCP, .sport = 40000, .dport = 443, .payload = 64 } },
-	{ "udp6", { .family = 6, .l4 = IPPROTO_UDP, .sport = 40000, .dport = 4789, .payload = 64 } },
+	{ "udp6",
+	  { .family = 6, .l4 = IPPROTO_UDP, .sport = 40000, .dport = 4789, .payload = 64 } },
 	{ "vlan-udp4",
-	  { .nvlan = 1, .vlan = { 100 }, .family = 4, .l4 = IPPROTO_UDP, .sport = 40000,
-	    .dport = 4789, .payload = 64 } },
+	  { .nvlan = 1,
+	    .vlan = { 100 },
+	    .family = 4,
+	    .l4 = IPPROTO_UDP,
+	    .sport = 40000,
+	    .dport = 4789,
+	    .payload = 64 } },
 };
 #define NPKTS (sizeof(packets) / sizeof(packets[0]))
 
@@ -141,20 +148,23 @@ static double time_prog(int fd, const struct pkt *p, unsigned repeat)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: xpile-bench xdp [--rounds N] [--repeat N] [--json]\n\n"
-		   "ns/packet of the steer program (bpf/steer.bpf.c) with 0, 16 and 1024 rules\n"
-		   "next to bpf/redirect_min.bpf.c, via BPF_PROG_TEST_RUN, interleaved, medians.\n"
-		   "Needs root; runs in a private network namespace with its own veths.\n\n"
-		   "  --rounds N   interleaved rounds, median reported (default 9, max %d)\n"
-		   "  --repeat N   test-run repeat count per measurement (default 200000)\n"
-		   "  --json       one JSON object per packet type\n",
-		   MAX_ROUNDS);
+	fprintf(f,
+		"Usage: xpile-bench xdp [--rounds N] [--repeat N] [--json]\n\n"
+		"ns/packet of the steer program (bpf/steer.bpf.c) with 0, 16 and 1024 rules\n"
+		"next to bpf/redirect_min.bpf.c, via BPF_PROG_TEST_RUN, interleaved, medians.\n"
+		"Needs root; runs in a private network namespace with its own veths.\n\n"
+		"  --rounds N   interleaved rounds, median reported (default 9, max %d)\n"
+		"  --repeat N   test-run repeat count per measurement (default 200000)\n"
+		"  --json       one JSON object per packet type\n",
+		MAX_ROUNDS);
 }
 
 int bench_xdp(int argc, char **argv)
 {
-	static const struct option lo[] = { { "rounds", 1, NULL, 'r' }, { "repeat", 1, NULL, 'n' },
-					    { "json", 0, NULL, 'j' }, { "help", 0, NULL, 'h' },
+	static const struct option lo[] = { { "rounds", 1, NULL, 'r' },
+					    { "repeat", 1, NULL, 'n' },
+					    { "json", 0, NULL, 'j' },
+					    { "help", 0, NULL, 'h' },
 					    { 0 } };
 	static struct xp_rule rules[XP_STEER_MAX_RULES];
 	static __u64 t[NPKTS][NSETS + 1][MAX_ROUNDS];

@@ -19,8 +19,11 @@ static const char *mode_name(enum xp_steer_mode m)
 
 static int run_load(struct args *a)
 {
-	struct xp_steer_opts o = { .sz = sizeof(o), .ifname = a->ifname, .pin_path = a->pin_path,
-				   .bpf_obj = a->obj, .force = a->force };
+	struct xp_steer_opts o = { .sz = sizeof(o),
+				   .ifname = a->ifname,
+				   .pin_path = a->pin_path,
+				   .bpf_obj = a->obj,
+				   .force = a->force };
 	struct xp_action dflt;
 	struct xp_steer_info info;
 	struct xp_steer *s;
@@ -60,8 +63,8 @@ static int run_load(struct args *a)
 		printf("%s: xp_steer loaded, program id %u, %s mode, %s; pins in %s\n", info.ifname,
 		       info.prog_id, mode_name(info.mode),
 		       info.legacy ? "single program (libxdp dispatcher unavailable, see "
-				     "'xpile-loader features')"
-				   : "in libxdp's dispatcher",
+				     "'xpile-loader features')" :
+				     "in libxdp's dispatcher",
 		       info.pin_path);
 	xp_steer_close(s, false);
 	return 0;
@@ -69,7 +72,9 @@ static int run_load(struct args *a)
 
 static int run_unload(struct args *a)
 {
-	struct xp_steer_opts o = { .sz = sizeof(o), .ifname = a->ifname, .pin_path = a->pin_path,
+	struct xp_steer_opts o = { .sz = sizeof(o),
+				   .ifname = a->ifname,
+				   .pin_path = a->pin_path,
 				   .attach_existing = true };
 	struct xp_steer *s;
 	int err;
@@ -103,8 +108,9 @@ static int run_unload(struct args *a)
 static void status_one(struct args *a, const char *ifname, int ifindex, bool *first)
 {
 	struct bpf_xdp_query_opts q = { .sz = sizeof(q) };
-	struct xp_steer_opts o = { .sz = sizeof(o), .ifname = ifname, .pin_path = a->pin_path,
-				   .attach_existing = true };
+	struct xp_steer_opts o = {
+		.sz = sizeof(o), .ifname = ifname, .pin_path = a->pin_path, .attach_existing = true
+	};
 	struct bpf_prog_info pi = { 0 };
 	struct xp_steer_info info = { 0 };
 	char dflt[64] = "", name[32] = "-";
@@ -141,10 +147,10 @@ static void status_one(struct args *a, const char *ifname, int ifindex, bool *fi
 		printf("%s{\"ifname\":\"%s\",\"ifindex\":%d,\"prog_id\":%u,\"prog_name\":\"%s\","
 		       "\"mode\":\"%s\",\"xpile\":%s",
 		       *first ? "" : ",", ifname, ifindex, id, id ? name : "",
-		       q.attach_mode == XDP_ATTACHED_DRV   ? "native"
-		       : q.attach_mode == XDP_ATTACHED_SKB ? "skb"
-		       : q.attach_mode == XDP_ATTACHED_NONE ? "none"
-							    : "multi",
+		       q.attach_mode == XDP_ATTACHED_DRV  ? "native" :
+		       q.attach_mode == XDP_ATTACHED_SKB  ? "skb" :
+		       q.attach_mode == XDP_ATTACHED_NONE ? "none" :
+							    "multi",
 		       rules ? "true" : "false");
 		if (rules)
 			printf(",\"rules\":%u,\"default\":\"%s\",\"dispatcher\":%s,\"pin_path\":\"%s\"",
@@ -154,9 +160,9 @@ static void status_one(struct args *a, const char *ifname, int ifindex, bool *fi
 		printf("%-16s %-10s -\n", ifname, "none");
 	} else {
 		printf("%-16s %-10s %-8u %-16s %s", ifname,
-		       q.attach_mode == XDP_ATTACHED_DRV ? "native"
-		       : q.attach_mode == XDP_ATTACHED_SKB ? "skb"
-							    : "multi",
+		       q.attach_mode == XDP_ATTACHED_DRV ? "native" :
+		       q.attach_mode == XDP_ATTACHED_SKB ? "skb" :
+							   "multi",
 		       id, name, rules ? "" : "(not xpile's)\n");
 		if (rules)
 			printf("xpile: %u rules, default %s, %s, pins %s\n", nrules, dflt,
@@ -203,15 +209,16 @@ static int run_features(struct args *a)
 		       "\"redirect_target\":%s,\"features_from_netlink\":%s,\"rx_queues\":%u,"
 		       "\"tx_queues\":%u,\"combined\":%u,\"max_combined\":%u,\"dispatcher\":%s,"
 		       "\"dispatcher_reason\":\"%s\"}\n",
-		       a->ifname, f.native_xdp ? "true" : "false", f.xsk_zerocopy ? "true" : "false",
-		       f.multibuf ? "true" : "false", f.redirect_target ? "true" : "false",
-		       f.features_known ? "true" : "false", f.rx_queues, f.tx_queues, f.combined,
-		       f.max_combined, f.dispatcher ? "true" : "false", f.dispatcher_why);
+		       a->ifname, f.native_xdp ? "true" : "false",
+		       f.xsk_zerocopy ? "true" : "false", f.multibuf ? "true" : "false",
+		       f.redirect_target ? "true" : "false", f.features_known ? "true" : "false",
+		       f.rx_queues, f.tx_queues, f.combined, f.max_combined,
+		       f.dispatcher ? "true" : "false", f.dispatcher_why);
 		return 0;
 	}
 	printf("%s (%s)\n", a->ifname,
-	       f.features_known ? "XDP features reported by the kernel"
-				: "XDP features probed by attaching");
+	       f.features_known ? "XDP features reported by the kernel" :
+				  "XDP features probed by attaching");
 	printf("  native XDP          %s\n", f.native_xdp ? "yes" : "no (use --mode skb)");
 	printf("  AF_XDP zero-copy    %s\n", f.xsk_zerocopy ? "yes" : "no (copy mode)");
 	printf("  multi-buffer        %s\n", f.multibuf ? "yes" : "no");
@@ -221,7 +228,8 @@ static int run_features(struct args *a)
 		       "%u)\n",
 		       f.rx_queues, f.tx_queues, f.combined, f.max_rx, f.max_tx, f.max_combined);
 	else
-		printf("  queues              rx %u tx %u (from sysfs)\n", f.rx_queues, f.tx_queues);
+		printf("  queues              rx %u tx %u (from sysfs)\n", f.rx_queues,
+		       f.tx_queues);
 	if (f.dispatcher)
 		printf("  libxdp dispatcher   yes (multiple XDP programs can share %s)\n",
 		       a->ifname);
@@ -230,7 +238,6 @@ static int run_features(struct args *a)
 		       f.dispatcher_why);
 	return 0;
 }
-
 
 static const struct opt load_opts[] = {
 	{ "mode", 'm', OPT_STR, offsetof(struct args, mode_str), "MODE",
@@ -247,7 +254,9 @@ static const struct opt load_opts[] = {
 };
 
 const struct cmd cmd_load = {
-	"load", "[OPTIONS] IFACE", "Attach the xpile steer program to IFACE and pin its maps",
+	"load",
+	"[OPTIONS] IFACE",
+	"Attach the xpile steer program to IFACE and pin its maps",
 	"Attaches through libxdp: inside libxdp's multi-program dispatcher where the kernel\n"
 	"allows freplace, else as the interface's single XDP program. The program and\n"
 	"every map are pinned so that 'rule', 'stats', 'unload' and the engine find\n"
@@ -256,35 +265,53 @@ const struct cmd cmd_load = {
 	"default action: by default the AF_XDP socket of its RX queue, or the kernel\n"
 	"while that queue has no socket.\n"
 	"\nExamples:\n  xpile-loader load eth0\n  xpile-loader load --mode skb --default pass veth0\n",
-	load_opts, 1, false, run_load,
+	load_opts,
+	1,
+	false,
+	run_load,
 };
 
 static const struct opt unload_opts[] = { OPT_PIN, { 0 } };
 
 const struct cmd cmd_unload = {
-	"unload", "[OPTIONS] IFACE", "Detach the steer program from IFACE and remove its pins",
+	"unload",
+	"[OPTIONS] IFACE",
+	"Detach the steer program from IFACE and remove its pins",
 	"Detaches only xpile's own program, removes the pins and the wiring plan, and\n"
 	"cleans stale pins of a program that is no longer attached.\n",
-	unload_opts, 1, false, run_unload,
+	unload_opts,
+	1,
+	false,
+	run_unload,
 };
 
 static const struct opt status_opts[] = { OPT_PIN, OPT_JSON, { 0 } };
 
 const struct cmd cmd_status = {
-	"status", "[OPTIONS] [IFACE]", "Show XDP programs on interfaces and xpile's state",
+	"status",
+	"[OPTIONS] [IFACE]",
+	"Show XDP programs on interfaces and xpile's state",
 	"Lists every interface of this network namespace (or IFACE) with its XDP\n"
 	"program; for xpile's, the rule count, default action, mode and pin directory.\n",
-	status_opts, 0, false, run_status,
+	status_opts,
+	0,
+	false,
+	run_status,
 };
 
 static const struct opt features_opts[] = { OPT_JSON, { 0 } };
 
 const struct cmd cmd_features = {
-	"features", "[OPTIONS] IFACE", "Probe what IFACE and this kernel support",
+	"features",
+	"[OPTIONS] IFACE",
+	"Probe what IFACE and this kernel support",
 	"Native XDP, AF_XDP zero-copy, multi-buffer and redirect support come from the\n"
 	"kernel's netdev netlink family when it has one (>= 6.3), else from attaching a\n"
 	"trivial program. Channels come from ETHTOOL_GCHANNELS (sysfs queues otherwise).\n"
 	"The libxdp dispatcher line reports whether the kernel accepts the freplace\n"
 	"programs it needs; when it does not, xpile runs as the only XDP program.\n",
-	features_opts, 1, false, run_features,
+	features_opts,
+	1,
+	false,
+	run_features,
 };

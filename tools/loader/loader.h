@@ -45,16 +45,21 @@ struct cmd {
 	const char *usage; /* after "xpile-loader NAME " */
 	const char *summary;
 	const char *description; /* paragraphs, shown by --help */
-	const struct opt *opts;	 /* terminated by an entry with name NULL */
-	int need_ifname;	 /* 1 required, 0 optional, -1 none */
-	bool rest;		 /* takes further positional arguments */
+	const struct opt *opts; /* terminated by an entry with name NULL */
+	int need_ifname; /* 1 required, 0 optional, -1 none */
+	bool rest; /* takes further positional arguments */
 	int (*run)(struct args *a);
 };
 
-#define OPT_PIN                                                                        \
-	{ "pin-path", 'p', OPT_STR, offsetof(struct args, pin_path), "DIR",            \
-	  "Pin directory (default /sys/fs/bpf/xpile/[ns<inode>/]IFACE)" }
-#define OPT_JSON { "json", 'j', OPT_FLAG, offsetof(struct args, json), NULL, "Print JSON" }
+#define OPT_PIN                                                                       \
+	{                                                                             \
+		"pin-path", 'p', OPT_STR, offsetof(struct args, pin_path), "DIR",     \
+			"Pin directory (default /sys/fs/bpf/xpile/[ns<inode>/]IFACE)" \
+	}
+#define OPT_JSON                                                                       \
+	{                                                                              \
+		"json", 'j', OPT_FLAG, offsetof(struct args, json), NULL, "Print JSON" \
+	}
 
 extern const struct cmd cmd_load, cmd_unload, cmd_status, cmd_stats, cmd_rule, cmd_wire,
 	cmd_features;

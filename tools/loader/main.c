@@ -17,8 +17,8 @@
 #include "loader.h"
 #include "xpile/log.h"
 
-static const struct cmd *const cmds[] = { &cmd_load,  &cmd_unload, &cmd_status,	  &cmd_stats,
-					  &cmd_rule,  &cmd_wire,   &cmd_features };
+static const struct cmd *const cmds[] = { &cmd_load, &cmd_unload, &cmd_status,	&cmd_stats,
+					  &cmd_rule, &cmd_wire,	  &cmd_features };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
 static const struct opt common_opts[] = {
@@ -56,8 +56,8 @@ static void print_opts(FILE *f, const struct opt *opts)
 		char left[64];
 
 		snprintf(left, sizeof(left), "%c%c%s--%s%s%s", o->short_name ? '-' : ' ',
-			 o->short_name ? o->short_name : ' ', o->short_name ? ", " : "  ",
-			 o->name, o->metavar ? " " : "", o->metavar ? o->metavar : "");
+			 o->short_name ? o->short_name : ' ', o->short_name ? ", " : "  ", o->name,
+			 o->metavar ? " " : "", o->metavar ? o->metavar : "");
 		fprintf(f, "  %-28s %s\n", left, o->help);
 	}
 }
@@ -162,8 +162,8 @@ static int parse(const struct cmd *c, int argc, char **argv, struct args *a)
 	a->argc = argc - optind;
 	a->argv = argv + optind;
 	if (a->argc && !c->rest)
-		return fail("%s: unexpected argument '%s'; see 'xpile-loader %s --help'",
-			    c->name, a->argv[0], c->name) +
+		return fail("%s: unexpected argument '%s'; see 'xpile-loader %s --help'", c->name,
+			    a->argv[0], c->name) +
 		       1;
 	return 0;
 }

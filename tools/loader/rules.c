@@ -57,9 +57,8 @@ static int run_rule(struct args *a)
 		return fail("rule: missing IFACE or verb; usage: xpile-loader rule IFACE "
 			    "add|del|list|replace|default ...");
 	/* Both "rule eth0 add ..." and "rule add eth0 ..." read naturally. */
-	if (!strcmp(a->ifname, "add") || !strcmp(a->ifname, "del") ||
-	    !strcmp(a->ifname, "list") || !strcmp(a->ifname, "replace") ||
-	    !strcmp(a->ifname, "default")) {
+	if (!strcmp(a->ifname, "add") || !strcmp(a->ifname, "del") || !strcmp(a->ifname, "list") ||
+	    !strcmp(a->ifname, "replace") || !strcmp(a->ifname, "default")) {
 		verb = a->ifname;
 		a->ifname = a->argv[0];
 	} else {
@@ -86,8 +85,9 @@ static int run_rule(struct args *a)
 		unsigned long id = a->argc == 1 ? strtoul(a->argv[0], &end, 0) : 0;
 
 		if (a->argc != 1 || *end || !id)
-			rc = fail("rule del: expected one rule id (see 'xpile-loader rule list %s')",
-				  a->ifname);
+			rc = fail(
+				"rule del: expected one rule id (see 'xpile-loader rule list %s')",
+				a->ifname);
 		else if (xp_steer_rule_del(s, id))
 			rc = 1;
 	} else if (!strcmp(verb, "replace")) {
@@ -127,9 +127,9 @@ static const char *const cnt_names[XP_CNT_MAX] = {
 	"pass", "drop", "tx", "redirect", "xsk", "xsk_nosock", "default", "parse_error",
 };
 static const char *const perr_names[XP_PERR_MAX] = {
-	"eth_trunc",	 "vlan_trunc",	    "vlan_depth",     "ip4_trunc",     "ip4_hdr",
-	"ip4_opt_trunc", "ip6_trunc",	    "ip6_ext_trunc",  "ip6_ext_depth", "tcp_trunc",
-	"tcp_hdr",	 "udp_trunc",	    "icmp_trunc",     "icmp6_trunc",
+	"eth_trunc",	 "vlan_trunc", "vlan_depth",	"ip4_trunc",	 "ip4_hdr",
+	"ip4_opt_trunc", "ip6_trunc",  "ip6_ext_trunc", "ip6_ext_depth", "tcp_trunc",
+	"tcp_hdr",	 "udp_trunc",  "icmp_trunc",	"icmp6_trunc",
 };
 
 static void print_stats(struct args *a, const struct xp_steer_stats *st,
@@ -154,8 +154,8 @@ static void print_stats(struct args *a, const struct xp_steer_stats *st,
 		       (unsigned long long)st->verdict[i].packets,
 		       (unsigned long long)st->verdict[i].bytes);
 		if (prev && dt > 0)
-			printf(" %12.0f pps", (st->verdict[i].packets - prev->verdict[i].packets) /
-						      dt);
+			printf(" %12.0f pps",
+			       (st->verdict[i].packets - prev->verdict[i].packets) / dt);
 		printf("\n");
 	}
 	for (int i = 0; i < XP_PERR_MAX; i++)
@@ -198,11 +198,12 @@ static int run_stats(struct args *a)
 	return 0;
 }
 
-
 static const struct opt rule_opts[] = { OPT_PIN, OPT_JSON, { 0 } };
 
 const struct cmd cmd_rule = {
-	"rule", "add|del|list|replace|default IFACE ...", "Add, delete, list or replace rules",
+	"rule",
+	"add|del|list|replace|default IFACE ...",
+	"Add, delete, list or replace rules",
 	"  rule add IFACE [prio N] MATCH... action ACTION\n"
 	"  rule del IFACE ID\n"
 	"  rule list IFACE             rules in evaluation order with packet/byte counters\n"
@@ -226,7 +227,10 @@ const struct cmd cmd_rule = {
 	"  xpile-loader rule add eth0 prio 10 udp dport 4789 action xsk\n"
 	"  xpile-loader rule add eth0 src 198.18.0.0/15 action drop\n"
 	"  xpile-loader rule replace eth0 /etc/xpile/eth0.rules\n",
-	rule_opts, 1, true, run_rule,
+	rule_opts,
+	1,
+	true,
+	run_rule,
 };
 
 static const struct opt stats_opts[] = {
@@ -242,10 +246,15 @@ static const struct opt stats_opts[] = {
 };
 
 const struct cmd cmd_stats = {
-	"stats", "[OPTIONS] IFACE", "Show verdict, parse-error and per-rule counters",
+	"stats",
+	"[OPTIONS] IFACE",
+	"Show verdict, parse-error and per-rule counters",
 	"Counters are per CPU in the kernel and summed here: packets and bytes per\n"
 	"verdict (xsk_nosock: steered to a queue without a socket, so passed; default:\n"
 	"no rule matched; parse_error: truncated or malformed), per parse-error reason\n"
 	"and per rule.\n",
-	stats_opts, 1, false, run_stats,
+	stats_opts,
+	1,
+	false,
+	run_stats,
 };

@@ -76,8 +76,8 @@ static void set_channels(struct args *a, unsigned need)
 			return;
 		}
 		if (need > ch.max_combined) {
-			printf("  channels: skipped, %u queues needed, driver max combined %u\n", need,
-			       ch.max_combined);
+			printf("  channels: skipped, %u queues needed, driver max combined %u\n",
+			       need, ch.max_combined);
 			return;
 		}
 		ch.combined_count = need;
@@ -216,12 +216,17 @@ static const struct opt wire_opts[] = {
 };
 
 const struct cmd cmd_wire = {
-	"wire", "--queues LIST --cores LIST IFACE", "Wire IFACE's queues to cores",
+	"wire",
+	"--queues LIST --cores LIST IFACE",
+	"Wire IFACE's queues to cores",
 	"Sets the channel count through ETHTOOL_SCHANNELS when the driver allows it, pins\n"
 	"each queue's IRQ to its core through /proc/irq/N/smp_affinity_list when the\n"
 	"device has IRQs, and writes the queue -> core plan the engine reads from\n"
 	"/run/xpile/[ns<inode>/]IFACE/wire.plan. On devices without these knobs (veth)\n"
 	"it says what it skipped and still writes the plan. 'unload' removes the plan.\n"
 	"\nExample:\n  xpile-loader wire eth0 --queues 0-3 --cores 2-5\n",
-	wire_opts, 1, false, run_wire,
+	wire_opts,
+	1,
+	false,
+	run_wire,
 };

@@ -29,9 +29,9 @@ extern "C" {
 struct xp_steer;
 
 enum xp_steer_mode {
-	XP_STEER_MODE_AUTO,   /* native, else generic (skb) */
+	XP_STEER_MODE_AUTO, /* native, else generic (skb) */
 	XP_STEER_MODE_NATIVE, /* driver mode */
-	XP_STEER_MODE_SKB,    /* generic mode */
+	XP_STEER_MODE_SKB, /* generic mode */
 };
 
 struct xp_steer_opts {
@@ -39,7 +39,7 @@ struct xp_steer_opts {
 	const char *ifname;
 	enum xp_steer_mode mode;
 	const char *pin_path; /* NULL: xp_steer_pin_dir() default */
-	const char *bpf_obj;  /* NULL: xp_bpf_obj_path("steer.o") */
+	const char *bpf_obj; /* NULL: xp_bpf_obj_path("steer.o") */
 	/* Find the program and maps pinned by `xpile-loader load` (or another
 	 * xp_steer_open) instead of loading; fails with -ENOENT when there are none. */
 	bool attach_existing;
@@ -77,8 +77,8 @@ int xp_steer_prog_fd(const struct xp_steer *s);
  * carry id 0 (a new id is assigned). */
 int xp_steer_rules_replace(struct xp_steer *s, const struct xp_rule *rules, __u32 n);
 /* Rules in force, in evaluation order, with per-rule counters (NULL to skip). */
-int xp_steer_rules_get(struct xp_steer *s, struct xp_rule *rules,
-		       struct xp_counter *counters, __u32 max, __u32 *n);
+int xp_steer_rules_get(struct xp_steer *s, struct xp_rule *rules, struct xp_counter *counters,
+		       __u32 max, __u32 *n);
 int xp_steer_rule_add(struct xp_steer *s, const struct xp_rule *r, __u32 *id);
 int xp_steer_rule_del(struct xp_steer *s, __u32 id);
 int xp_steer_default_set(struct xp_steer *s, const struct xp_action *dflt,
@@ -96,7 +96,7 @@ struct xp_steer_info {
 	int ifindex;
 	__u32 prog_id;
 	enum xp_steer_mode mode; /* NATIVE or SKB as attached */
-	bool legacy;		 /* single program: libxdp's dispatcher unavailable */
+	bool legacy; /* single program: libxdp's dispatcher unavailable */
 	char pin_path[512];
 };
 int xp_steer_info_get(const struct xp_steer *s, struct xp_steer_info *out);
@@ -109,8 +109,8 @@ int xp_action_parse(int argc, char **argv, int *used, struct xp_action *out, cha
 		    size_t errlen);
 int xp_action_format(const struct xp_action *a, char *buf, size_t len);
 /* A rule file: one rule per line, '#' comments; -EINVAL with "line N: ..." in @err. */
-int xp_rules_parse_file(const char *path, struct xp_rule *rules, __u32 max, __u32 *n,
-			char *err, size_t errlen);
+int xp_rules_parse_file(const char *path, struct xp_rule *rules, __u32 max, __u32 *n, char *err,
+			size_t errlen);
 
 /* Where the pins of @ifname live when --pin-path is not given:
  * <bpffs>/xpile/IFACE in the initial network namespace, <bpffs>/xpile/ns<inode>/IFACE
@@ -143,15 +143,15 @@ int xp_wire_plan_path(const char *ifname, char *buf, size_t len);
 
 /* What an interface supports, probed (never guessed). */
 struct xp_if_features {
-	bool native_xdp;	/* a program attaches in driver mode */
-	bool xsk_zerocopy;	/* netlink XDP features: NETDEV_XDP_ACT_XSK_ZEROCOPY */
-	bool multibuf;		/* native multi-buffer (xdp.frags) */
-	bool redirect_target;	/* NETDEV_XDP_ACT_NDO_XMIT */
-	bool features_known;	/* the kernel reported XDP features via netlink */
-	bool dispatcher;	/* libxdp multiprog dispatcher (freplace) works */
+	bool native_xdp; /* a program attaches in driver mode */
+	bool xsk_zerocopy; /* netlink XDP features: NETDEV_XDP_ACT_XSK_ZEROCOPY */
+	bool multibuf; /* native multi-buffer (xdp.frags) */
+	bool redirect_target; /* NETDEV_XDP_ACT_NDO_XMIT */
+	bool features_known; /* the kernel reported XDP features via netlink */
+	bool dispatcher; /* libxdp multiprog dispatcher (freplace) works */
 	char dispatcher_why[128]; /* why not, when it does not */
 	__u32 rx_queues, tx_queues, combined, max_combined, max_rx, max_tx;
-	bool channels_known;	/* ETHTOOL_GCHANNELS answered */
+	bool channels_known; /* ETHTOOL_GCHANNELS answered */
 };
 int xp_if_features_probe(const char *ifname, struct xp_if_features *out);
 /* Whether libxdp's dispatcher (freplace) loads on this kernel; @why on failure. */
