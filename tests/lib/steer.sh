@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Helpers for the steering and loader suites (tests/net/test_steer*.sh, test_loader*.sh,
 # test_xdp_tools*.sh). Source after tests/lib/netns.sh.
@@ -63,6 +64,7 @@ st_no_trace() {
 }
 
 st_udp() { # ns dst port n
+	# shellcheck disable=SC2016 # expanded by the inner bash
 	ip netns exec "$1" timeout 60 bash -c \
 		'for ((i = 0; i < $3; i++)); do printf x >/dev/udp/$1/$2 || exit 1; done' \
 		_ "$2" "$3" "$4"

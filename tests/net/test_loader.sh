@@ -4,7 +4,7 @@
 # that name cause and fix, ownership (--force), modes, two namespaces with the same
 # interface name, rules from files, stats, wire and its plan, features, and cleanup.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
 source tests/lib/steer.sh
 st_require
@@ -56,8 +56,9 @@ L "$B" rule add x0 tcp sport 1-1023 action pass >/dev/null || xt_fail "rule add 
 L "$A" rule list x0 | grep -q "udp dport 53 action drop" || xt_fail "A lost its rule"
 L "$B" rule list x0 | grep -q "udp dport 53" && xt_fail "B sees A's rule"
 [ "$(st_pin_dir "$A" x0)" != "$(st_pin_dir "$B" x0)" ] || xt_fail "pin dirs collide"
-[ -e "$(st_pin_dir "$A" x0)/xp_xsks" ] && [ -e "$(st_pin_dir "$B" x0)/xp_xsks" ] ||
-	xt_fail "pins missing"
+for ns in "$A" "$B"; do
+	[ -e "$(st_pin_dir "$ns" x0)/xp_xsks" ] || xt_fail "pins missing in $ns"
+done
 
 # Rules: file replace (atomic, whole set), errors by line, delete by id, defaults.
 printf '# comment\nprio 5 src 198.18.0.0/15 action drop\n\nqueue 0 vlan 7 ipv6 dst 2001:db8::/32 action xsk slot 3\nsport 1000-2000 action tx\n' \

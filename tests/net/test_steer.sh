@@ -8,7 +8,7 @@
 #  - replacing the rule set 20 times under traffic loses no packet the rules keep;
 #  - after unload nothing is attached, pinned or planned.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
 source tests/lib/steer.sh
 source tests/lib/engine.sh

@@ -4,7 +4,7 @@
 # xdp-loader status shows what xpile-loader attached; xpile-loader does not replace the
 # program xdp-loader put there unless --force, and leaves nothing behind.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
 source tests/lib/steer.sh
 st_require

@@ -5,7 +5,7 @@
 # freplace programs; where the kernel refuses them (EPERM here), libxdp falls back to
 # a single program, and this suite reports a skip with the reason xpile-loader probed.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
 source tests/lib/steer.sh
 st_require
