@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <net/if.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -454,6 +455,52 @@ static void test_multibuffer(void)
 	XT_EQ(b.verdict[XP_CNT_DROP].bytes - a.verdict[XP_CNT_DROP].bytes, P.len);
 }
 
+struct racer {
+	volatile int stop;
+	long runs, bad;
+};
+
+/* Packets to dport 1 and dport 2 while the sets below swap: set A drops dport 1 (rule
+ * 0), set B sends dport 2 out (rule 0, other classes). A packet reading A's classes
+ * with B's actions (or the reverse) would see dport 1 -> tx or dport 2 -> drop. */
+static void *race_packets(void *arg)
+{
+	struct racer *r = arg;
+	struct pkt p1, p2;
+
+	pkt_build(UDP4(9, 1), &p1);
+	pkt_build(UDP4(9, 2), &p2);
+	while (!r->stop) {
+		int v1 = run_q(p1.buf, p1.len, 0), v2 = run_q(p2.buf, p2.len, 0);
+
+		if ((v1 != XDP_DROP && v1 != XDP_PASS) || (v2 != XDP_TX && v2 != XDP_PASS))
+			r->bad++;
+		r->runs++;
+	}
+	return NULL;
+}
+
+static void test_atomic_replace_concurrent(void)
+{
+	struct racer r = { 0 };
+	pthread_t th;
+
+	set_default(XP_ACT_PASS);
+	RULES("udp dport 1 action drop");
+	XT_REQUIRE(!pthread_create(&th, NULL, race_packets, &r));
+	for (int i = 0; i < 40; i++) {
+		if (i % 2)
+			RULES("udp dport 1 action drop");
+		else
+			RULES("udp dport 2 action tx", "udp dport 3 action drop");
+	}
+	r.stop = 1;
+	pthread_join(th, NULL);
+	fprintf(stderr, "  %ld packet pairs during 40 replaces, %ld mixed verdicts\n", r.runs, r.bad);
+	XT_CHECK(r.runs > 40);
+	XT_EQ(r.bad, 0);
+}
+
 /* The single-buffer entry point (what xp_steer_open picks at a normal MTU) classifies
  * the same and counts the frame length from data_end. */
 static void test_single_buffer_program(void)
@@ -557,6 +604,7 @@ int main(void)
 	XT_RUN(test_1024_rules);
 	XT_RUN(test_add_del_keep_counters);
 	XT_RUN(test_multibuffer);
+	XT_RUN(test_atomic_replace_concurrent);
 	XT_RUN(test_single_buffer_program);
 	return xt_done();
 }
