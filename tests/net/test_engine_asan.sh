@@ -8,7 +8,8 @@ cd "$(dirname "$0")/../.."
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root" >&2; exit 77; }
 [ -x build/asan/xpile ] || { echo "SKIP: build/asan/xpile missing: make SAN=asan" >&2; exit 77; }
 export XPILE=$PWD/build/asan/xpile
-export XPILE_BPF_DIR=${XPILE_BPF_DIR:-$PWD/build/bpf}
+# The BPF object of the same build: its maps match that build's steer library.
+export XPILE_BPF_DIR=${XPILE_BPF_DIR:-$PWD/build/asan/bpf}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1}
 for t in fwd pressure badinput; do
 	echo "== asan: test_engine_$t"

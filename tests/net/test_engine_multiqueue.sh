@@ -16,10 +16,10 @@ eng_veth "$G" g0 "$E" e1 2
 eng_veth "$E" e2 "$S" s0 2
 for p in "$G g0" "$E e1" "$E e2" "$S s0"; do eng_quiet $p; done
 
-eng_start SINK "$S" --iface s0:0-1 --mode rxdrop --cores 0,1 --quiet
+eng_start SINK "$S" --iface s0:0-1 --mode rxdrop --cores 0,1 --quiet --rx-ring 8192 --fill-ring 8192
 ip netns exec "$E" "$XT_BUILD/xpile-loader" wire e1 --queues 0,1 --cores 1,0 >/dev/null 2>&1 ||
 	xt_fail "xpile-loader wire failed"
-eng_start FWD "$E" --iface e1:0-1 --iface e2:0-1 --mode fwd --cores 0,1 --ledger-debug
+eng_start FWD "$E" --iface e1:0-1 --iface e2:0-1 --mode fwd --cores 0,1 --ledger-debug --rx-ring 8192 --fill-ring 8192
 [ "$(grep -c '"type":"socket"' "$XT_TMP/FWD.json")" = 4 ] || xt_fail "fwd did not open 4 sockets"
 for s in '"port":"e1","queue":0,"core":1' '"port":"e1","queue":1,"core":0' \
 	'"port":"e2","queue":0,"core":1' '"port":"e2","queue":1,"core":0'; do
@@ -27,7 +27,7 @@ for s in '"port":"e1","queue":0,"core":1' '"port":"e1","queue":1,"core":0' \
 done
 
 ip netns exec "$G" timeout 30 "$XPILE" run --iface g0:0-1 --mode txonly --cores 0,1 \
-	--count "$K" --rate 100000 --flows 8 --quiet >"$XT_TMP/gen.out" 2>&1 ||
+	--count "$K" --rate 50000 --flows 8 --quiet >"$XT_TMP/gen.out" 2>&1 ||
 	{ cat "$XT_TMP/gen.out"; xt_fail "generator exited $?"; }
 all_in() { [ "$(eng_last "$XT_TMP/SINK.json" s0 0 rx_packets)" = $((K / 2)) ] &&
 	[ "$(eng_last "$XT_TMP/SINK.json" s0 1 rx_packets)" = $((K / 2)) ]; }
