@@ -60,6 +60,15 @@ for ns in "$A" "$B"; do
 	[ -e "$(st_pin_dir "$ns" x0)/xp_xsks" ] || xt_fail "pins missing in $ns"
 done
 
+# No native XDP (dummy): the error suggests skb, and auto falls back to it.
+if ip -n "$A" link add xd0 type dummy 2>/dev/null; then
+	ip -n "$A" link set xd0 up
+	expect_fail "$A" "use --mode skb" load --mode native xd0
+	L "$A" load xd0 | grep -q "skb mode" || xt_fail "auto did not fall back to skb"
+	L "$A" unload xd0 >/dev/null || xt_fail "unload xd0"
+	st_no_trace "$A" xd0 || xt_fail "xd0 traces"
+fi
+
 # Rules: file replace (atomic, whole set), errors by line, delete by id, defaults.
 printf '# comment\nprio 5 src 198.18.0.0/15 action drop\n\nqueue 0 vlan 7 ipv6 dst 2001:db8::/32 action xsk slot 3\nsport 1000-2000 action tx\n' \
 	>"$XT_TMP/ok.rules"
