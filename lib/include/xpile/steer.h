@@ -115,7 +115,8 @@ int xp_rules_parse_file(const char *path, struct xp_rule *rules, __u32 max, __u3
 /* Where the pins of @ifname live when --pin-path is not given:
  * <bpffs>/xpile/IFACE in the initial network namespace, <bpffs>/xpile/ns<inode>/IFACE
  * in others, where <bpffs> is /sys/fs/bpf or, when `ip netns exec` hid it, the host's
- * through /proc/1/root (mounted there if missing). */
+ * through /proc/<pid>/root of PID 1 or of the closest ancestor in the host's mount
+ * namespace (mounted there if missing). $XPILE_BPFFS overrides. */
 int xp_steer_pin_dir(const char *ifname, char *buf, size_t len);
 /* A mounted bpffs root usable from here (see above); mounts one if needed. */
 int xp_bpffs_root(char *buf, size_t len, bool mount_if_missing);
