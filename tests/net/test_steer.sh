@@ -6,6 +6,7 @@
 #    in rxdrop mode, attached to the loader's program) that receives exactly what was
 #    sent, and UDP port 6000 is dropped and counted (verdict and rule counters);
 #  - replacing the rule set 20 times under traffic loses no packet the rules keep;
+#  - the queue->core plan from `xpile-loader wire` is what the engine uses;
 #  - after unload nothing is attached, pinned or planned.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -26,7 +27,12 @@ st_loader "$B" rule add b0 prio 10 udp dport 5000 action xsk >/dev/null || xt_fa
 st_loader "$B" rule add b0 prio 20 udp dport 6000 action drop >/dev/null || xt_fail "rule add"
 st_loader "$B" rule list b0
 
+# The wiring plan written by one `ip netns exec` reaches the engine in another: it
+# overrides --cores.
+st_loader "$B" wire --queues 0 --cores 1 b0 >/dev/null || xt_fail "wire failed"
 eng_start RX "$B" --iface b0 --mode rxdrop --cores 0 --attach-existing --quiet
+grep -q '"type":"socket","port":"b0","queue":0,"core":1,' "$XT_TMP/RX.json" ||
+	xt_fail "engine ignored the wiring plan: $(grep socket "$XT_TMP/RX.json")"
 ip netns exec "$A" ping -c 3 -i 0.2 -W 2 198.18.0.2 >/dev/null || xt_fail "ping does not reach the kernel"
 
 N=300
