@@ -12,9 +12,9 @@ struct xp_ledger {
 	__u32 max_accts;
 	__u32 naccts;
 	bool debug;
-	__u64 *sorted;  /* handles, ascending: state index by binary search */
-	__u8 *state;    /* debug: enum xp_place per frame */
-	__u64 bad;      /* debug: bad transitions (atomic) */
+	__u64 *sorted; /* handles, ascending: state index by binary search */
+	__u8 *state; /* debug: enum xp_place per frame */
+	__u64 bad; /* debug: bad transitions (atomic) */
 	__u64 (*handle_of)(void *ctx, __u64 addr);
 	void *ctx;
 	struct xp_ledger_acct *accts;
@@ -195,11 +195,11 @@ int xp_ledger_audit(struct xp_ledger *l, const __s64 observed[XP_PLACE_MAX],
 	r->bad_transitions = __atomic_load_n(&l->bad, __ATOMIC_RELAXED);
 	r->ok = true;
 
-#define FAIL(...)                                                \
-	do {                                                     \
-		if (r->ok)                                       \
+#define FAIL(...)                                                      \
+	do {                                                           \
+		if (r->ok)                                             \
 			snprintf(r->why, sizeof(r->why), __VA_ARGS__); \
-		r->ok = false;                                   \
+		r->ok = false;                                         \
 	} while (0)
 
 	if (sum != l->nframes)
@@ -225,9 +225,10 @@ int xp_ledger_audit(struct xp_ledger *l, const __s64 observed[XP_PLACE_MAX],
 
 void xp_ledger_report_print(const struct xp_ledger_report *r, FILE *f)
 {
-	fprintf(f, "ledger: %s: %u frames: free %lld fill %lld app %lld tx %lld", r->ok ? "ok" : "FAILED",
-		r->nframes, (long long)r->place[XP_PLACE_FREE], (long long)r->place[XP_PLACE_FILL],
-		(long long)r->place[XP_PLACE_APP], (long long)r->place[XP_PLACE_TX]);
+	fprintf(f, "ledger: %s: %u frames: free %lld fill %lld app %lld tx %lld",
+		r->ok ? "ok" : "FAILED", r->nframes, (long long)r->place[XP_PLACE_FREE],
+		(long long)r->place[XP_PLACE_FILL], (long long)r->place[XP_PLACE_APP],
+		(long long)r->place[XP_PLACE_TX]);
 	if (r->state[0] >= 0)
 		fprintf(f, " (debug: per-frame states agree%s)", r->bad_transitions ? " NOT" : "");
 	fputc('\n', f);

@@ -24,10 +24,10 @@
 #endif
 
 struct xp_umem {
-	int fd;           /* socket the UMEM is registered on; -1 once its xp_xsk closed it */
-	bool fd_taken;    /* the first socket uses fd as its own */
-	bool bound;       /* first socket bound: later ones may share */
-	int owner_fd;     /* fd of the bound socket others share */
+	int fd; /* socket the UMEM is registered on; -1 once its xp_xsk closed it */
+	bool fd_taken; /* the first socket uses fd as its own */
+	bool bound; /* first socket bound: later ones may share */
+	int owner_fd; /* fd of the bound socket others share */
 	unsigned int refs;
 	void *area;
 	__u64 size;
@@ -64,7 +64,8 @@ int xp_umem_create(const struct xp_umem_opts *o, struct xp_umem **out)
 		xp_err("umem: XDP_UMEM_REG of %llu bytes (chunk %u, headroom %u, flags %#x) failed: %s%s\n",
 		       (unsigned long long)o->size, o->chunk_size, o->headroom, o->flags,
 		       strerror(errno),
-		       errno == ENOMEM || errno == EPERM ? " (raise `ulimit -l` or run as root)" : "");
+		       errno == ENOMEM || errno == EPERM ? " (raise `ulimit -l` or run as root)" :
+							   "");
 		close(fd);
 		return err;
 	}

@@ -72,29 +72,34 @@ static int check_ports(struct engine *e, bool *need_sg)
 		memcpy(p->queues, c->ports[i].queues, sizeof(p->queues));
 		p->ifindex = (int)if_nametoindex(p->ifname);
 		if (!p->ifindex)
-			return fail("interface %s not found; check `ip link` (and the namespace xpile runs in)",
-				    p->ifname);
+			return fail(
+				"interface %s not found; check `ip link` (and the namespace xpile runs in)",
+				p->ifname);
 		for (j = 0; j < i; j++)
 			if (!strcmp(e->ports[j].ifname, p->ifname))
-				return fail("interface %s given twice; list its queues once (--iface %s:0,1)",
-					    p->ifname, p->ifname);
+				return fail(
+					"interface %s given twice; list its queues once (--iface %s:0,1)",
+					p->ifname, p->ifname);
 		nq = xp_ifname_rx_queues(p->ifname);
 		for (j = 0; j < p->nqueues; j++)
 			if (nq > 0 && p->queues[j] >= (__u32)nq)
-				return fail("%s has %d queue(s), queue %u is out of range; use %s:0..%d or add queues (ethtool -L %s combined N)",
-					    p->ifname, nq, p->queues[j], p->ifname, nq - 1, p->ifname);
+				return fail(
+					"%s has %d queue(s), queue %u is out of range; use %s:0..%d or add queues (ethtool -L %s combined N)",
+					p->ifname, nq, p->queues[j], p->ifname, nq - 1, p->ifname);
 		port_info(p, &mtu);
 		if (mtu + 14 > room && c->mode->needs_rx) {
 			if (c->multi_buffer_set && !c->multi_buffer)
-				return fail("%s has MTU %u but a frame holds %u bytes; drop --no-multi-buffer or lower the MTU",
-					    p->ifname, mtu, room);
+				return fail(
+					"%s has MTU %u but a frame holds %u bytes; drop --no-multi-buffer or lower the MTU",
+					p->ifname, mtu, room);
 			*need_sg = true;
 		}
 	}
 	if (c->nports == 2 && c->mode == &eng_mode_fwd &&
 	    (e->ports[0].nqueues != e->ports[1].nqueues ||
 	     memcmp(e->ports[0].queues, e->ports[1].queues, e->ports[0].nqueues * sizeof(__u32))))
-		return fail("fwd pairs queue N of one port with queue N of the other: give both --iface the same queues");
+		return fail(
+			"fwd pairs queue N of one port with queue N of the other: give both --iface the same queues");
 	return 0;
 }
 
@@ -158,16 +163,18 @@ static int setup_memory(struct engine *e)
 	if (c->hugepages != XP_HUGE_NEVER) {
 		lo.page_size = XP_PAGE_2M;
 		if (xp_layout_compute(&lo, &e->layout))
-			return fail("bad layout (--frame-size %u --headroom %u --frames %u): see the message above",
-				    c->frame_size, c->headroom, c->frames);
+			return fail(
+				"bad layout (--frame-size %u --headroom %u --frames %u): see the message above",
+				c->frame_size, c->headroom, c->frames);
 		if (c->hugepages == XP_HUGE_REQUIRE ||
 		    xp_hugepages_free() >= (long)(e->layout.area_size / XP_PAGE_2M))
 			page = XP_PAGE_2M;
 	}
 	lo.page_size = page;
 	if (xp_layout_compute(&lo, &e->layout))
-		return fail("bad layout (--frame-size %u --headroom %u --frames %u): see the message above",
-			    c->frame_size, c->headroom, c->frames);
+		return fail(
+			"bad layout (--frame-size %u --headroom %u --frames %u): see the message above",
+			c->frame_size, c->headroom, c->frames);
 	mo.size = e->layout.area_size;
 	mo.hugepages = page == XP_PAGE_2M ? XP_HUGE_REQUIRE : XP_HUGE_NEVER;
 	if (xp_numa_node_of_ifname(e->ports[0].ifname, &mo.numa_node) == 0 && mo.numa_node >= 0)
@@ -272,11 +279,13 @@ static int setup_steer(struct engine *e)
 		}
 		xp_set_log_fn(prev);
 		if (err) {
-			fprintf(stderr, "xpile: %s", steer_msg[0] ? steer_msg : "steer program: open failed\n");
+			fprintf(stderr, "xpile: %s",
+				steer_msg[0] ? steer_msg : "steer program: open failed\n");
 			return -1;
 		}
 		if (p->steer_borrowed && !c->quiet && !c->json)
-			fprintf(stderr, "xpile: %s: using the steer program already attached; it stays at exit\n",
+			fprintf(stderr,
+				"xpile: %s: using the steer program already attached; it stays at exit\n",
 				p->ifname);
 	}
 	return 0;
@@ -309,19 +318,22 @@ static int setup_sockets(struct engine *e, bool sg)
 				printf("{\"type\":\"socket\",\"port\":\"%s\",\"queue\":%u,\"core\":%d,\"zerocopy\":%s,\"need_wakeup\":%s,\"multi_buffer\":%s}\n",
 				       q->port->ifname, q->queue, q->w->core,
 				       q->xsk->zerocopy ? "true" : "false",
-				       q->xsk->need_wakeup ? "true" : "false", sg ? "true" : "false");
+				       q->xsk->need_wakeup ? "true" : "false",
+				       sg ? "true" : "false");
 			else if (!c->quiet)
 				fprintf(stderr, "xpile: %s:%u on core %d: %s mode%s%s%s\n",
 					q->port->ifname, q->queue, q->w->core,
 					q->xsk->zerocopy ? "zero-copy" : "copy",
 					q->xsk->need_wakeup ? ", need_wakeup" : "",
-					sg ? ", multi-buffer" : "", c->busy_poll ? ", busy-poll" : "");
+					sg ? ", multi-buffer" : "",
+					c->busy_poll ? ", busy-poll" : "");
 		}
 	}
 	if (c->mode == &eng_mode_fwd) {
 		for (i = 0; i < e->nq; i++)
 			for (j = 0; j < e->nq; j++)
-				if (e->qs[i].port != e->qs[j].port && e->qs[i].queue == e->qs[j].queue)
+				if (e->qs[i].port != e->qs[j].port &&
+				    e->qs[i].queue == e->qs[j].queue)
 					e->qs[i].peer = &e->qs[j];
 	}
 	if (c->mode == &eng_mode_txonly) {
@@ -378,7 +390,8 @@ static void ring_split(struct engine *e, FILE *f)
 		txr += tp - tc;
 		txk += e->qs[i].tx_inflight - (tp - tc);
 	}
-	fprintf(f, "ledger: fill = %llu in fill rings + %llu in the kernel + %llu in RX rings; tx = %llu in TX rings + %llu in the kernel or completion rings\n",
+	fprintf(f,
+		"ledger: fill = %llu in fill rings + %llu in the kernel + %llu in RX rings; tx = %llu in TX rings + %llu in the kernel or completion rings\n",
 		(unsigned long long)fill, (unsigned long long)kern, (unsigned long long)rxr,
 		(unsigned long long)txr, (unsigned long long)txk);
 }
@@ -422,7 +435,8 @@ static int audit_now(struct engine *e)
 	__atomic_store_n(&e->paused, 1, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&e->pause_gen, 1, __ATOMIC_ACQ_REL);
 	while (__atomic_load_n(&e->parked, __ATOMIC_ACQUIRE) +
-		       __atomic_load_n(&e->finished, __ATOMIC_ACQUIRE) < e->nworkers) {
+		       __atomic_load_n(&e->finished, __ATOMIC_ACQUIRE) <
+	       e->nworkers) {
 		if (eng_now_ns() > deadline) {
 			__atomic_store_n(&e->paused, 0, __ATOMIC_RELEASE);
 			fprintf(stderr, "xpile: audit skipped: workers did not pause within 1 s\n");
@@ -479,7 +493,8 @@ static int reclaim(struct engine *e)
 		missing++;
 	}
 	if (foreign || dups || avail + missing != n || held != missing) {
-		fprintf(stderr, "ledger: FAILED: %u frames in the pile (%u foreign, %u twice), %u missing, ledger expected %lld in rings\n",
+		fprintf(stderr,
+			"ledger: FAILED: %u frames in the pile (%u foreign, %u twice), %u missing, ledger expected %lld in rings\n",
 			avail, foreign, dups, missing, (long long)held);
 		err = -EUCLEAN;
 	}
@@ -507,8 +522,10 @@ static int reclaim(struct engine *e)
 		       err ? "false" : "true", n, xp_pool_avail(e->pool), missing,
 		       (unsigned long long)r.bad_transitions);
 	else
-		fprintf(stderr, "exit: ledger: %s: all %u frames back in the pile (%u were in kernel rings)%s%s\n",
-			err ? "FAILED" : "ok", n, missing, err && !r.ok ? ": " : "", err && !r.ok ? r.why : "");
+		fprintf(stderr,
+			"exit: ledger: %s: all %u frames back in the pile (%u were in kernel rings)%s%s\n",
+			err ? "FAILED" : "ok", n, missing, err && !r.ok ? ": " : "",
+			err && !r.ok ? r.why : "");
 out:
 	free(buf);
 	free(seen);
@@ -572,7 +589,8 @@ int eng_run(struct engine *e)
 			       e->layout.kind == XP_LAYOUT_ALIGNED ? "aligned" : "interleaved",
 			       e->layout.stride);
 		else
-			fprintf(stderr, "xpile: ready: %u socket(s), %u worker(s), %u frames, %s layout (stride %u)\n",
+			fprintf(stderr,
+				"xpile: ready: %u socket(s), %u worker(s), %u frames, %s layout (stride %u)\n",
 				e->nq, e->nworkers, e->layout.nframes,
 				e->layout.kind == XP_LAYOUT_ALIGNED ? "aligned" : "interleaved",
 				e->layout.stride);

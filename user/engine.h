@@ -33,8 +33,8 @@ struct engine;
 /* Per-socket counters: written by the owning worker only. */
 struct eng_counters {
 	__u64 rx_packets, rx_bytes, tx_packets, tx_bytes;
-	__u64 tx_dropped;   /* no room in the TX ring */
-	__u64 bad_descs;    /* descriptors from the kernel outside the UMEM or oversized */
+	__u64 tx_dropped; /* no room in the TX ring */
+	__u64 bad_descs; /* descriptors from the kernel outside the UMEM or oversized */
 	__u64 fill_starved; /* fill ring had room the pile could not fill */
 	__u64 tx_kicks, rx_wakeups;
 	__u64 fill_posted, tx_posted, completed; /* ring traffic, for the audit split */
@@ -45,10 +45,10 @@ struct eng_q {
 	struct eng_port *port;
 	struct eng_worker *w;
 	__u32 queue;
-	struct eng_q *peer;  /* fwd: where what arrives here leaves */
-	__u32 tx_inflight;   /* posted to TX, not completed (frames) */
-	__u64 tx_budget;     /* txonly: packets left to send (~0 = unlimited) */
-	__u16 flow;          /* txonly: next flow */
+	struct eng_q *peer; /* fwd: where what arrives here leaves */
+	__u32 tx_inflight; /* posted to TX, not completed (frames) */
+	__u64 tx_budget; /* txonly: packets left to send (~0 = unlimited) */
+	__u16 flow; /* txonly: next flow */
 	struct eng_counters c;
 	struct eng_counters shown; /* main thread: counters at the last stats line */
 };
@@ -73,16 +73,16 @@ struct eng_worker {
 	__u32 nq;
 	struct xp_cache *cache;
 	struct xp_ledger_acct *acct;
-	__u64 next_tx_ns;    /* txonly rate limit */
-	__u32 parked_gen;    /* last audit generation this worker parked for */
-	bool done;           /* txonly: sent its share and got every completion back */
+	__u64 next_tx_ns; /* txonly rate limit */
+	__u32 parked_gen; /* last audit generation this worker parked for */
+	bool done; /* txonly: sent its share and got every completion back */
 	__u64 scratch[ENG_MAX_BATCH];
 	struct xdp_desc descs[ENG_MAX_BATCH];
 };
 
 struct eng_mode {
 	const char *name;
-	bool needs_rx;     /* attach the steer program and register sockets */
+	bool needs_rx; /* attach the steer program and register sockets */
 	__u32 nports_min, nports_max;
 	/* Per-socket work for one loop turn: returns packets handled (0 = idle). */
 	__u32 (*poll)(struct eng_worker *w, struct eng_q *q);
@@ -111,7 +111,7 @@ struct eng_config {
 	__u32 busy_budget;
 	const char *pin_path;
 	bool ledger_debug, audit_each_interval;
-	bool spin;         /* never sleep in poll() when idle */
+	bool spin; /* never sleep in poll() when idle */
 	enum xp_pool_backend pool_backend;
 	/* XPILE_FAULT (tests): at stop, each worker loses one frame or frees one twice. */
 	enum { ENG_FAULT_NONE, ENG_FAULT_LOSE, ENG_FAULT_TWICE } fault;
@@ -142,10 +142,10 @@ struct engine {
 	__u8 tx_template[10240];
 	__u32 tx_len;
 	/* Control, written by the main thread. */
-	volatile int stop;      /* 1: stop receiving, drain; workers exit when drained */
+	volatile int stop; /* 1: stop receiving, drain; workers exit when drained */
 	volatile __u32 pause_gen; /* audit request generation; workers park while paused */
 	volatile int paused;
-	volatile __u32 parked;  /* workers parked for the current generation */
+	volatile __u32 parked; /* workers parked for the current generation */
 	volatile __u32 finished; /* workers that returned */
 	__u64 start_ns;
 	__u64 last_tick_ns;
@@ -153,7 +153,7 @@ struct engine {
 
 /* engine.c */
 int eng_setup(struct engine *e);
-int eng_run(struct engine *e);  /* returns the process exit status */
+int eng_run(struct engine *e); /* returns the process exit status */
 void eng_teardown(struct engine *e);
 __u64 eng_now_ns(void);
 /* worker.c */

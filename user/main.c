@@ -58,8 +58,7 @@ static int pow2_arg(const char *opt, const char *v, __u32 *out)
 }
 
 /* "0,2,4-7" -> list; false on syntax errors. */
-static int list_arg(const char *opt, const char *v, __u32 max_val, __u32 *out, __u32 *n,
-		    __u32 cap)
+static int list_arg(const char *opt, const char *v, __u32 max_val, __u32 *out, __u32 *n, __u32 cap)
 {
 	const char *p = v;
 
@@ -97,8 +96,7 @@ static int mac_arg(const char *opt, const char *v, unsigned char *mac)
 	unsigned int m[6], i;
 	char extra;
 
-	if (sscanf(v, "%x:%x:%x:%x:%x:%x%c", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5],
-		   &extra) != 6)
+	if (sscanf(v, "%x:%x:%x:%x:%x:%x%c", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5], &extra) != 6)
 		return bad(opt, v, "expected a MAC address like 02:00:00:00:00:01");
 	for (i = 0; i < 6; i++) {
 		if (m[i] > 255)
@@ -176,18 +174,41 @@ static int set_mode(struct eng_config *c, const char *v)
 	return bad("mode", v, "unsupported mode; use rxdrop, txonly, l2fwd or fwd");
 }
 
-static int set_duration(struct eng_config *c, const char *v) { return dbl_arg("duration", v, 0, &c->duration); }
+static int set_duration(struct eng_config *c, const char *v)
+{
+	return dbl_arg("duration", v, 0, &c->duration);
+}
 static int set_interval(struct eng_config *c, const char *v)
 {
 	if (dbl_arg("interval", v, 0.01, &c->interval))
 		return -1;
 	return 0;
 }
-static int set_json(struct eng_config *c, const char *v) { c->json = true; return 0; }
-static int set_quiet(struct eng_config *c, const char *v) { c->quiet = true; return 0; }
-static int set_verbose(struct eng_config *c, const char *v) { c->verbose = true; return 0; }
-static int set_copy(struct eng_config *c, const char *v) { c->xsk_mode = XP_XSK_COPY; return 0; }
-static int set_zc(struct eng_config *c, const char *v) { c->xsk_mode = XP_XSK_ZEROCOPY; return 0; }
+static int set_json(struct eng_config *c, const char *v)
+{
+	c->json = true;
+	return 0;
+}
+static int set_quiet(struct eng_config *c, const char *v)
+{
+	c->quiet = true;
+	return 0;
+}
+static int set_verbose(struct eng_config *c, const char *v)
+{
+	c->verbose = true;
+	return 0;
+}
+static int set_copy(struct eng_config *c, const char *v)
+{
+	c->xsk_mode = XP_XSK_COPY;
+	return 0;
+}
+static int set_zc(struct eng_config *c, const char *v)
+{
+	c->xsk_mode = XP_XSK_ZEROCOPY;
+	return 0;
+}
 
 static int set_xsk_mode(struct eng_config *c, const char *v)
 {
@@ -250,28 +271,105 @@ static int set_pool(struct eng_config *c, const char *v)
 	return 0;
 }
 
-static int set_frame(struct eng_config *c, const char *v) { return u32_arg("frame-size", v, 2048, 4096, &c->frame_size); }
-static int set_headroom(struct eng_config *c, const char *v) { return u32_arg("headroom", v, 0, 1024, &c->headroom); }
-static int set_frames(struct eng_config *c, const char *v) { return u32_arg("frames", v, 1, 1u << 24, &c->frames); }
-static int set_rx_ring(struct eng_config *c, const char *v) { return pow2_arg("rx-ring", v, &c->rx_ring); }
-static int set_tx_ring(struct eng_config *c, const char *v) { return pow2_arg("tx-ring", v, &c->tx_ring); }
-static int set_fill_ring(struct eng_config *c, const char *v) { return pow2_arg("fill-ring", v, &c->fill_ring); }
-static int set_comp_ring(struct eng_config *c, const char *v) { return pow2_arg("comp-ring", v, &c->comp_ring); }
-static int set_batch(struct eng_config *c, const char *v) { return u32_arg("batch", v, 1, ENG_MAX_BATCH, &c->batch); }
-static int set_cache(struct eng_config *c, const char *v) { return u32_arg("cache", v, 0, XP_CACHE_SIZE_MAX, &c->cache); }
-static int set_no_wakeup(struct eng_config *c, const char *v) { c->no_need_wakeup = true; return 0; }
-static int set_busy(struct eng_config *c, const char *v) { c->busy_poll = true; return 0; }
-static int set_busy_budget(struct eng_config *c, const char *v) { return u32_arg("busy-budget", v, 1, 1024, &c->busy_budget); }
-static int set_mb(struct eng_config *c, const char *v) { c->multi_buffer = c->multi_buffer_set = true; return 0; }
-static int set_no_mb(struct eng_config *c, const char *v) { c->multi_buffer = false; c->multi_buffer_set = true; return 0; }
-static int set_existing(struct eng_config *c, const char *v) { c->attach_existing = true; return 0; }
-static int set_force(struct eng_config *c, const char *v) { c->force = true; return 0; }
-static int set_pin(struct eng_config *c, const char *v) { c->pin_path = v; return 0; }
-static int set_ldebug(struct eng_config *c, const char *v) { c->ledger_debug = true; return 0; }
-static int set_audit(struct eng_config *c, const char *v) { c->audit_each_interval = true; return 0; }
-static int set_spin(struct eng_config *c, const char *v) { c->spin = true; return 0; }
-static int set_pkt(struct eng_config *c, const char *v) { return u32_arg("pkt-size", v, 64, 4096, &c->pkt_size); }
-static int set_flows(struct eng_config *c, const char *v) { return u32_arg("flows", v, 1, 65535, &c->flows); }
+static int set_frame(struct eng_config *c, const char *v)
+{
+	return u32_arg("frame-size", v, 2048, 4096, &c->frame_size);
+}
+static int set_headroom(struct eng_config *c, const char *v)
+{
+	return u32_arg("headroom", v, 0, 1024, &c->headroom);
+}
+static int set_frames(struct eng_config *c, const char *v)
+{
+	return u32_arg("frames", v, 1, 1u << 24, &c->frames);
+}
+static int set_rx_ring(struct eng_config *c, const char *v)
+{
+	return pow2_arg("rx-ring", v, &c->rx_ring);
+}
+static int set_tx_ring(struct eng_config *c, const char *v)
+{
+	return pow2_arg("tx-ring", v, &c->tx_ring);
+}
+static int set_fill_ring(struct eng_config *c, const char *v)
+{
+	return pow2_arg("fill-ring", v, &c->fill_ring);
+}
+static int set_comp_ring(struct eng_config *c, const char *v)
+{
+	return pow2_arg("comp-ring", v, &c->comp_ring);
+}
+static int set_batch(struct eng_config *c, const char *v)
+{
+	return u32_arg("batch", v, 1, ENG_MAX_BATCH, &c->batch);
+}
+static int set_cache(struct eng_config *c, const char *v)
+{
+	return u32_arg("cache", v, 0, XP_CACHE_SIZE_MAX, &c->cache);
+}
+static int set_no_wakeup(struct eng_config *c, const char *v)
+{
+	c->no_need_wakeup = true;
+	return 0;
+}
+static int set_busy(struct eng_config *c, const char *v)
+{
+	c->busy_poll = true;
+	return 0;
+}
+static int set_busy_budget(struct eng_config *c, const char *v)
+{
+	return u32_arg("busy-budget", v, 1, 1024, &c->busy_budget);
+}
+static int set_mb(struct eng_config *c, const char *v)
+{
+	c->multi_buffer = c->multi_buffer_set = true;
+	return 0;
+}
+static int set_no_mb(struct eng_config *c, const char *v)
+{
+	c->multi_buffer = false;
+	c->multi_buffer_set = true;
+	return 0;
+}
+static int set_existing(struct eng_config *c, const char *v)
+{
+	c->attach_existing = true;
+	return 0;
+}
+static int set_force(struct eng_config *c, const char *v)
+{
+	c->force = true;
+	return 0;
+}
+static int set_pin(struct eng_config *c, const char *v)
+{
+	c->pin_path = v;
+	return 0;
+}
+static int set_ldebug(struct eng_config *c, const char *v)
+{
+	c->ledger_debug = true;
+	return 0;
+}
+static int set_audit(struct eng_config *c, const char *v)
+{
+	c->audit_each_interval = true;
+	return 0;
+}
+static int set_spin(struct eng_config *c, const char *v)
+{
+	c->spin = true;
+	return 0;
+}
+static int set_pkt(struct eng_config *c, const char *v)
+{
+	return u32_arg("pkt-size", v, 64, 4096, &c->pkt_size);
+}
+static int set_flows(struct eng_config *c, const char *v)
+{
+	return u32_arg("flows", v, 1, 65535, &c->flows);
+}
 
 static int set_count(struct eng_config *c, const char *v)
 {
@@ -295,10 +393,24 @@ static int set_rate(struct eng_config *c, const char *v)
 	return 0;
 }
 
-static int set_dmac(struct eng_config *c, const char *v) { c->dst_mac_set = true; return mac_arg("dst-mac", v, c->dst_mac); }
-static int set_smac(struct eng_config *c, const char *v) { c->src_mac_set = true; return mac_arg("src-mac", v, c->src_mac); }
-static int set_sip(struct eng_config *c, const char *v) { return ip_arg("src-ip", v, &c->src_ip); }
-static int set_dip(struct eng_config *c, const char *v) { return ip_arg("dst-ip", v, &c->dst_ip); }
+static int set_dmac(struct eng_config *c, const char *v)
+{
+	c->dst_mac_set = true;
+	return mac_arg("dst-mac", v, c->dst_mac);
+}
+static int set_smac(struct eng_config *c, const char *v)
+{
+	c->src_mac_set = true;
+	return mac_arg("src-mac", v, c->src_mac);
+}
+static int set_sip(struct eng_config *c, const char *v)
+{
+	return ip_arg("src-ip", v, &c->src_ip);
+}
+static int set_dip(struct eng_config *c, const char *v)
+{
+	return ip_arg("dst-ip", v, &c->dst_ip);
+}
 
 static int set_sport(struct eng_config *c, const char *v)
 {
@@ -321,46 +433,99 @@ static int set_dport(struct eng_config *c, const char *v)
 }
 
 static const struct opt opts[] = {
-	{ "iface", "IFACE[:QUEUES]", "Interface and RX queues to serve (QUEUES like 0 or 0-3 or 0,2; default 0). Repeat for more ports; fwd takes two with the same queues.", set_iface, "Ports and cores" },
-	{ "cores", "LIST", "Cores for the workers (default 0). Queue j of each port goes to core LIST[j % n], unless `xpile-loader wire` wrote a queue->core plan for the first port, which wins. One pinned worker per core owns its sockets and their rings.", set_cores, NULL },
+	{ "iface", "IFACE[:QUEUES]",
+	  "Interface and RX queues to serve (QUEUES like 0 or 0-3 or 0,2; default 0). Repeat for more ports; fwd takes two with the same queues.",
+	  set_iface, "Ports and cores" },
+	{ "cores", "LIST",
+	  "Cores for the workers (default 0). Queue j of each port goes to core LIST[j % n], unless `xpile-loader wire` wrote a queue->core plan for the first port, which wins. One pinned worker per core owns its sockets and their rings.",
+	  set_cores, NULL },
 	{ "mode", "MODE", "rxdrop | txonly | l2fwd | fwd (see MODES). Required.", set_mode, NULL },
-	{ "duration", "S", "Stop after S seconds (default: run until SIGINT/SIGTERM; txonly with --count stops when done).", set_duration, "Output" },
+	{ "duration", "S",
+	  "Stop after S seconds (default: run until SIGINT/SIGTERM; txonly with --count stops when done).",
+	  set_duration, "Output" },
 	{ "interval", "S", "Seconds between live stats lines (default 1).", set_interval, NULL },
-	{ "json", NULL, "Print one JSON object per line on stdout per port/queue instead of text (see OUTPUT).", set_json, NULL },
-	{ "quiet", NULL, "No live text lines; the summary only (with --json the interval objects stay).", set_quiet, NULL },
-	{ "verbose", NULL, "More detail (library debug messages, ring split in audits).", set_verbose, NULL },
+	{ "json", NULL,
+	  "Print one JSON object per line on stdout per port/queue instead of text (see OUTPUT).",
+	  set_json, NULL },
+	{ "quiet", NULL,
+	  "No live text lines; the summary only (with --json the interval objects stay).",
+	  set_quiet, NULL },
+	{ "verbose", NULL, "More detail (library debug messages, ring split in audits).",
+	  set_verbose, NULL },
 	{ "copy", NULL, "Force copy mode (XDP_COPY).", set_copy, "AF_XDP sockets" },
-	{ "zero-copy", NULL, "Require zero-copy (XDP_ZEROCOPY); fail if the driver lacks it.", set_zc, NULL },
-	{ "xsk-mode", "MODE", "auto | copy | zero-copy (default auto: zero-copy where the driver has it, else copy; the mode of each socket is printed).", set_xsk_mode, NULL },
+	{ "zero-copy", NULL, "Require zero-copy (XDP_ZEROCOPY); fail if the driver lacks it.",
+	  set_zc, NULL },
+	{ "xsk-mode", "MODE",
+	  "auto | copy | zero-copy (default auto: zero-copy where the driver has it, else copy; the mode of each socket is printed).",
+	  set_xsk_mode, NULL },
 	{ "rx-ring", "N", "RX ring entries (power of two, default 2048).", set_rx_ring, NULL },
 	{ "tx-ring", "N", "TX ring entries (default 2048).", set_tx_ring, NULL },
 	{ "fill-ring", "N", "Fill ring entries (default 2 x RX).", set_fill_ring, NULL },
 	{ "comp-ring", "N", "Completion ring entries (default = TX).", set_comp_ring, NULL },
-	{ "batch", "N", "Descriptors per ring operation (1..256, default 64; at least 32 with multi-buffer, so a batch holds a whole chain). A partial batch is never held back.", set_batch, NULL },
-	{ "no-need-wakeup", NULL, "Disable XDP_USE_NEED_WAKEUP (on by default): kick the kernel after every TX batch.", set_no_wakeup, NULL },
-	{ "busy-poll", NULL, "Set SO_PREFER_BUSY_POLL, SO_BUSY_POLL and SO_BUSY_POLL_BUDGET on every socket.", set_busy, NULL },
-	{ "busy-budget", "N", "SO_BUSY_POLL_BUDGET with --busy-poll (default 64).", set_busy_budget, NULL },
-	{ "multi-buffer", NULL, "Bind with XDP_USE_SG so packets larger than a frame arrive as chains (automatic when an interface's MTU exceeds a frame).", set_mb, NULL },
+	{ "batch", "N",
+	  "Descriptors per ring operation (1..256, default 64; at least 32 with multi-buffer, so a batch holds a whole chain). A partial batch is never held back.",
+	  set_batch, NULL },
+	{ "no-need-wakeup", NULL,
+	  "Disable XDP_USE_NEED_WAKEUP (on by default): kick the kernel after every TX batch.",
+	  set_no_wakeup, NULL },
+	{ "busy-poll", NULL,
+	  "Set SO_PREFER_BUSY_POLL, SO_BUSY_POLL and SO_BUSY_POLL_BUDGET on every socket.",
+	  set_busy, NULL },
+	{ "busy-budget", "N", "SO_BUSY_POLL_BUDGET with --busy-poll (default 64).", set_busy_budget,
+	  NULL },
+	{ "multi-buffer", NULL,
+	  "Bind with XDP_USE_SG so packets larger than a frame arrive as chains (automatic when an interface's MTU exceeds a frame).",
+	  set_mb, NULL },
 	{ "no-multi-buffer", NULL, "Never use XDP_USE_SG.", set_no_mb, NULL },
-	{ "spin", NULL, "Never sleep when idle (lowest latency, one core at 100%). By default an idle worker sleeps in poll() for up to 1 ms.", set_spin, NULL },
-	{ "layout", "KIND", "interleaved (default: padded stride, unaligned chunks) | aligned (classic power-of-two chunks).", set_layout, "UMEM and frames" },
-	{ "frame-size", "N", "Bytes per frame, 2048..4096 (default 2048). Packet room = N - headroom - 256.", set_frame, NULL },
-	{ "headroom", "N", "UMEM headroom before each packet, on top of the kernel's 256 bytes (default 0).", set_headroom, NULL },
-	{ "frames", "N", "Frames in the UMEM (default: enough for every fill and TX ring plus the caches). Fewer than the rings hold is allowed (the fill rings starve, nothing is lost).", set_frames, NULL },
-	{ "hugepages", "WHEN", "auto (default: 2 MiB pages when enough are reserved) | require (fail otherwise) | never.", set_huge, NULL },
+	{ "spin", NULL,
+	  "Never sleep when idle (lowest latency, one core at 100%). By default an idle worker sleeps in poll() for up to 1 ms.",
+	  set_spin, NULL },
+	{ "layout", "KIND",
+	  "interleaved (default: padded stride, unaligned chunks) | aligned (classic power-of-two chunks).",
+	  set_layout, "UMEM and frames" },
+	{ "frame-size", "N",
+	  "Bytes per frame, 2048..4096 (default 2048). Packet room = N - headroom - 256.",
+	  set_frame, NULL },
+	{ "headroom", "N",
+	  "UMEM headroom before each packet, on top of the kernel's 256 bytes (default 0).",
+	  set_headroom, NULL },
+	{ "frames", "N",
+	  "Frames in the UMEM (default: enough for every fill and TX ring plus the caches). Fewer than the rings hold is allowed (the fill rings starve, nothing is lost).",
+	  set_frames, NULL },
+	{ "hugepages", "WHEN",
+	  "auto (default: 2 MiB pages when enough are reserved) | require (fail otherwise) | never.",
+	  set_huge, NULL },
 	{ "cache", "N", "Per-core pile cache size (0..4096, default 256).", set_cache, NULL },
-	{ "pool", "KIND", "pile (default: lock-free stack of bulks) | ring (MPMC ring).", set_pool, NULL },
-	{ "ledger-debug", NULL, "Track every frame's place (one byte per frame) and check each transition; the allocator runs in debug mode too.", set_ldebug, "Ledger" },
-	{ "audit", NULL, "Audit the ledger at every stats interval (stop-the-world, brief). SIGUSR1 audits once.", set_audit, NULL },
-	{ "attach-existing", NULL, "Use the steer program and maps `xpile-loader load` pinned; do not load or detach anything.", set_existing, "XDP program" },
-	{ "xdp-mode", "MODE", "auto | native | skb: how the steer program attaches (default auto).", set_xdp_mode, NULL },
-	{ "pin-path", "DIR", "Where the steer program's maps are pinned (default: the loader's per-interface directory).", set_pin, NULL },
-	{ "force", NULL, "Replace an XDP program on the interface that xpile does not own.", set_force, NULL },
-	{ "pkt-size", "N", "txonly: frame size on the wire including the 4-byte FCS (64..frame room + 4, default 64).", set_pkt, "txonly" },
-	{ "count", "K", "txonly: send exactly K packets in all, then stop (default: unlimited).", set_count, NULL },
-	{ "rate", "PPS", "txonly: at most PPS packets per second in all (default 0 = unlimited).", set_rate, NULL },
-	{ "flows", "N", "txonly: UDP source ports src-port .. src-port+N-1, round robin (default 1).", set_flows, NULL },
-	{ "dst-mac", "MAC", "txonly: destination MAC (default ff:ff:ff:ff:ff:ff).", set_dmac, NULL },
+	{ "pool", "KIND", "pile (default: lock-free stack of bulks) | ring (MPMC ring).", set_pool,
+	  NULL },
+	{ "ledger-debug", NULL,
+	  "Track every frame's place (one byte per frame) and check each transition; the allocator runs in debug mode too.",
+	  set_ldebug, "Ledger" },
+	{ "audit", NULL,
+	  "Audit the ledger at every stats interval (stop-the-world, brief). SIGUSR1 audits once.",
+	  set_audit, NULL },
+	{ "attach-existing", NULL,
+	  "Use the steer program and maps `xpile-loader load` pinned; do not load or detach anything.",
+	  set_existing, "XDP program" },
+	{ "xdp-mode", "MODE", "auto | native | skb: how the steer program attaches (default auto).",
+	  set_xdp_mode, NULL },
+	{ "pin-path", "DIR",
+	  "Where the steer program's maps are pinned (default: the loader's per-interface directory).",
+	  set_pin, NULL },
+	{ "force", NULL, "Replace an XDP program on the interface that xpile does not own.",
+	  set_force, NULL },
+	{ "pkt-size", "N",
+	  "txonly: frame size on the wire including the 4-byte FCS (64..frame room + 4, default 64).",
+	  set_pkt, "txonly" },
+	{ "count", "K", "txonly: send exactly K packets in all, then stop (default: unlimited).",
+	  set_count, NULL },
+	{ "rate", "PPS", "txonly: at most PPS packets per second in all (default 0 = unlimited).",
+	  set_rate, NULL },
+	{ "flows", "N",
+	  "txonly: UDP source ports src-port .. src-port+N-1, round robin (default 1).", set_flows,
+	  NULL },
+	{ "dst-mac", "MAC", "txonly: destination MAC (default ff:ff:ff:ff:ff:ff).", set_dmac,
+	  NULL },
 	{ "src-mac", "MAC", "txonly: source MAC (default: the interface's).", set_smac, NULL },
 	{ "src-ip", "IP", "txonly: source IPv4 (default 198.18.0.1).", set_sip, NULL },
 	{ "dst-ip", "IP", "txonly: destination IPv4 (default 198.18.0.2).", set_dip, NULL },
@@ -406,7 +571,9 @@ static void usage(FILE *f)
 	      "    xpile --help | --version\n\n"
 	      "DESCRIPTION\n",
 	      f);
-	wrap(f, "Attaches one AF_XDP socket to each given interface queue and serves them with one pinned worker thread per core. All sockets share one UMEM (XDP_SHARED_UMEM), laid out on a channel-interleaved stride by default, so a frame received on one port leaves on another without a copy. Frames come from the pile allocator: each worker's cache refills its fill rings and takes completed TX frames back in bulk. Unless --attach-existing, xpile loads the steer program on every port (default rule: all traffic on the served queues to the sockets; other queues and a closed socket fall back to the kernel) and removes it at exit.", 4, 88);
+	wrap(f,
+	     "Attaches one AF_XDP socket to each given interface queue and serves them with one pinned worker thread per core. All sockets share one UMEM (XDP_SHARED_UMEM), laid out on a channel-interleaved stride by default, so a frame received on one port leaves on another without a copy. Frames come from the pile allocator: each worker's cache refills its fill rings and takes completed TX frames back in bulk. Unless --attach-existing, xpile loads the steer program on every port (default rule: all traffic on the served queues to the sockets; other queues and a closed socket fall back to the kernel) and removes it at exit.",
+	     4, 88);
 	fputs("\nMODES\n"
 	      "    rxdrop   receive and free\n"
 	      "    txonly   generate UDP/IPv4 packets (see txonly options)\n"
@@ -425,22 +592,30 @@ static void usage(FILE *f)
 	}
 	fputs("\n    -h, --help     this text          -V, --version   print the version\n", f);
 	fputs("\nOUTPUT\n", f);
-	wrap(f, "Text: one live line per port/queue on stderr every --interval (packets and bits per second, totals, drops, kernel counters), then a summary, allocator statistics and the ledger audit. With --json, stdout gets one object per line: {\"type\":\"interval\"|\"summary\", \"time\", \"port\", \"queue\", \"mode\", \"zerocopy\", \"rx_packets\", \"tx_packets\", \"rx_bytes\", \"tx_bytes\", \"rx_pps\", \"tx_pps\", \"rx_bps\", \"tx_bps\", \"tx_dropped\", \"bad_descs\", \"fill_starved\", \"tx_kicks\", and the kernel's XDP_STATISTICS: \"rx_dropped\", \"rx_invalid_descs\", \"tx_invalid_descs\", \"rx_ring_full\", \"rx_fill_ring_empty_descs\", \"tx_ring_empty_descs\"}, then {\"type\":\"allocator\",...} and {\"type\":\"ledger\",\"ok\":true|false,...}.", 4, 88);
+	wrap(f,
+	     "Text: one live line per port/queue on stderr every --interval (packets and bits per second, totals, drops, kernel counters), then a summary, allocator statistics and the ledger audit. With --json, stdout gets one object per line: {\"type\":\"interval\"|\"summary\", \"time\", \"port\", \"queue\", \"mode\", \"zerocopy\", \"rx_packets\", \"tx_packets\", \"rx_bytes\", \"tx_bytes\", \"rx_pps\", \"tx_pps\", \"rx_bps\", \"tx_bps\", \"tx_dropped\", \"bad_descs\", \"fill_starved\", \"tx_kicks\", and the kernel's XDP_STATISTICS: \"rx_dropped\", \"rx_invalid_descs\", \"tx_invalid_descs\", \"rx_ring_full\", \"rx_fill_ring_empty_descs\", \"tx_ring_empty_descs\"}, then {\"type\":\"allocator\",...} and {\"type\":\"ledger\",\"ok\":true|false,...}.",
+	     4, 88);
 	fputs("\nFRAME LEDGER\n", f);
-	wrap(f, "Every UMEM frame is always in exactly one place: free (pile or a core's cache), fill (fill ring, kernel, RX ring), app (being processed) or tx (TX ring, kernel, completion ring). At exit the engine stops receiving, drains, closes its sockets, takes every frame back and proves each is in the pile exactly once; SIGUSR1 (or --audit) audits while running. A discrepancy is reported as frames lost or held twice and makes the exit status 3.", 4, 88);
+	wrap(f,
+	     "Every UMEM frame is always in exactly one place: free (pile or a core's cache), fill (fill ring, kernel, RX ring), app (being processed) or tx (TX ring, kernel, completion ring). At exit the engine stops receiving, drains, closes its sockets, takes every frame back and proves each is in the pile exactly once; SIGUSR1 (or --audit) audits while running. A discrepancy is reported as frames lost or held twice and makes the exit status 3.",
+	     4, 88);
 	fputs("\nSIGNALS\n"
 	      "    SIGINT, SIGTERM  stop: detach the sockets from the steer map (packets fall back to\n"
 	      "                     the kernel), drain, audit, return every frame, remove the program\n"
 	      "    SIGUSR1          audit the ledger now\n",
 	      f);
 	fputs("\nENVIRONMENT\n", f);
-	wrap(f, "XPILE_BPF_DIR: where steer.o is (default: next to the binary, then the install directory). XPILE_FAULT=lose-frame|free-twice: test hook; at stop every worker loses one frame, or frees one still in a fill ring, so the ledger audit must fail (exit status 3).", 4, 88);
+	wrap(f,
+	     "XPILE_BPF_DIR: where steer.o is (default: next to the binary, then the install directory). XPILE_FAULT=lose-frame|free-twice: test hook; at stop every worker loses one frame, or frees one still in a fill ring, so the ledger audit must fail (exit status 3).",
+	     4, 88);
 	fputs("\nEXIT STATUS\n"
 	      "    0 success; 1 set-up error (one line names the cause and the fix); 2 bad usage;\n"
 	      "    3 the ledger audit failed\n",
 	      f);
 	fputs("\nNOTES\n", f);
-	wrap(f, "veth hosts: frames forwarded through AF_XDP carry no checksum offload state, so the hosts sending through xpile must compute checksums and segment themselves: `ethtool -K IF tx off tso off gso off` on the hosts' interfaces. Copy mode on veth is the expected mode (veth has no zero-copy). Multi-buffer (MTU above a frame) needs the frags-aware steer program (it is) and kernel >= 6.6.", 4, 88);
+	wrap(f,
+	     "veth hosts: frames forwarded through AF_XDP carry no checksum offload state, so the hosts sending through xpile must compute checksums and segment themselves: `ethtool -K IF tx off tso off gso off` on the hosts' interfaces. Copy mode on veth is the expected mode (veth has no zero-copy). Multi-buffer (MTU above a frame) needs the frags-aware steer program (it is) and kernel >= 6.6.",
+	     4, 88);
 	fputs("\nEXAMPLES\n"
 	      "    xpile run --iface eth0:0-1 --cores 0,1 --mode rxdrop --duration 10\n"
 	      "    xpile run --iface veth0 --iface veth1 --cores 1 --mode fwd --json\n"
@@ -496,30 +671,36 @@ static int parse(int argc, char **argv, struct eng_config *c)
 			exit(0);
 		}
 		if (ch == '?') {
-			fprintf(stderr, "xpile: unknown option %s (see xpile run --help)\n", argv[optind - 1]);
+			fprintf(stderr, "xpile: unknown option %s (see xpile run --help)\n",
+				argv[optind - 1]);
 			return -1;
 		}
 		if (ch == ':') {
-			fprintf(stderr, "xpile: %s needs a value (see xpile run --help)\n", argv[optind - 1]);
+			fprintf(stderr, "xpile: %s needs a value (see xpile run --help)\n",
+				argv[optind - 1]);
 			return -1;
 		}
 		if (ch >= 1000 && opts[ch - 1000].set(c, optarg))
 			return -1;
 	}
 	if (optind < argc) {
-		fprintf(stderr, "xpile: unexpected argument '%s' (see xpile run --help)\n", argv[optind]);
+		fprintf(stderr, "xpile: unexpected argument '%s' (see xpile run --help)\n",
+			argv[optind]);
 		return -1;
 	}
 	if (!c->mode) {
-		fprintf(stderr, "xpile: --mode is required: rxdrop, txonly, l2fwd or fwd (see xpile run --help)\n");
+		fprintf(stderr,
+			"xpile: --mode is required: rxdrop, txonly, l2fwd or fwd (see xpile run --help)\n");
 		return -1;
 	}
 	if (!c->nports) {
-		fprintf(stderr, "xpile: --iface is required, e.g. --iface eth0:0 (see xpile run --help)\n");
+		fprintf(stderr,
+			"xpile: --iface is required, e.g. --iface eth0:0 (see xpile run --help)\n");
 		return -1;
 	}
 	if (c->headroom + XP_XDP_HEADROOM + 128 > c->frame_size) {
-		fprintf(stderr, "xpile: --headroom %u leaves too little room in a %u-byte frame; lower it or raise --frame-size\n",
+		fprintf(stderr,
+			"xpile: --headroom %u leaves too little room in a %u-byte frame; lower it or raise --frame-size\n",
 			c->headroom, c->frame_size);
 		return -1;
 	}
@@ -559,7 +740,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(argv[1], "run")) {
-		fprintf(stderr, "xpile: unknown command '%s'; the command is `xpile run` (see xpile --help)\n",
+		fprintf(stderr,
+			"xpile: unknown command '%s'; the command is `xpile run` (see xpile --help)\n",
 			argv[1]);
 		return 2;
 	}
@@ -570,7 +752,8 @@ int main(int argc, char **argv)
 		const char *f = getenv("XPILE_FAULT");
 
 		e.cfg.fault = !strcmp(f, "lose-frame") ? ENG_FAULT_LOSE :
-			      !strcmp(f, "free-twice") ? ENG_FAULT_TWICE : ENG_FAULT_NONE;
+			      !strcmp(f, "free-twice") ? ENG_FAULT_TWICE :
+							 ENG_FAULT_NONE;
 	}
 	if (e.cfg.verbose) {
 		xp_set_log_level(XP_LOG_DEBUG);

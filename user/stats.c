@@ -18,8 +18,8 @@ static void snap(const struct eng_q *q, struct eng_counters *out)
 		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
 }
 
-static void line_json(struct engine *e, struct eng_q *q, const struct eng_counters *c,
-		      double dt, double t, bool final)
+static void line_json(struct engine *e, struct eng_q *q, const struct eng_counters *c, double dt,
+		      double t, bool final)
 {
 	struct xp_xsk_stats ks = {};
 	const struct eng_counters *p = &q->shown;
@@ -48,8 +48,8 @@ static void line_json(struct engine *e, struct eng_q *q, const struct eng_counte
 	       (unsigned long long)ks.tx_ring_empty_descs);
 }
 
-static void line_text(struct engine *e, struct eng_q *q, const struct eng_counters *c,
-		      double dt, double t, bool final)
+static void line_text(struct engine *e, struct eng_q *q, const struct eng_counters *c, double dt,
+		      double t, bool final)
 {
 	struct xp_xsk_stats ks = {};
 	const struct eng_counters *p = &q->shown;

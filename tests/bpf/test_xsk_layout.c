@@ -124,8 +124,8 @@ static int kick_until_done(struct side *tx, __u32 n, const __u64 *sent_addr)
 }
 
 /* Frames [txf, txf + n) transmit on @tx; frames [rxf, rxf + n) wait in @rx's fill ring. */
-static void one_direction(const struct xp_layout *l, void *area, struct side *tx,
-			  struct side *rx, __u32 txf, __u32 rxf, __u32 n, __u32 seq0)
+static void one_direction(const struct xp_layout *l, void *area, struct side *tx, struct side *rx,
+			  __u32 txf, __u32 rxf, __u32 n, __u32 seq0)
 {
 	__u32 room = l->chunk_size - l->data_off, i, idx, got = 0;
 	__u64 addrs[BATCH];
@@ -193,8 +193,12 @@ static void one_direction(const struct xp_layout *l, void *area, struct side *tx
 
 static void run_layout(enum xp_layout_kind kind, __u32 headroom)
 {
-	struct xp_layout_opts lo = { .sz = sizeof(lo), .frame_size = 2048, .headroom = headroom,
-				     .nframes = NFRAMES, .kind = kind, .page_size = XP_PAGE_4K };
+	struct xp_layout_opts lo = { .sz = sizeof(lo),
+				     .frame_size = 2048,
+				     .headroom = headroom,
+				     .nframes = NFRAMES,
+				     .kind = kind,
+				     .page_size = XP_PAGE_4K };
 	struct xp_mem_opts mo = { .sz = sizeof(mo), .hugepages = XP_HUGE_NEVER, .numa_node = -1 };
 	struct xp_umem_opts uo = { .sz = sizeof(uo) };
 	struct xp_layout l;
@@ -215,9 +219,14 @@ static void run_layout(enum xp_layout_kind kind, __u32 headroom)
 	uo.flags = l.umem_flags;
 	XT_REQUIRE(xp_umem_create(&uo, &u) == 0);
 	for (i = 0; i < 2; i++) {
-		struct xp_xsk_opts xo = { .sz = sizeof(xo), .ifname = ifn[i], .queue = 0,
-					  .rx_size = 512, .tx_size = 512, .fill_size = 512,
-					  .comp_size = 512, .mode = XP_XSK_COPY };
+		struct xp_xsk_opts xo = { .sz = sizeof(xo),
+					  .ifname = ifn[i],
+					  .queue = 0,
+					  .rx_size = 512,
+					  .tx_size = 512,
+					  .fill_size = 512,
+					  .comp_size = 512,
+					  .mode = XP_XSK_COPY };
 		struct xp_steer_opts so = { .sz = sizeof(so), .ifname = ifn[i] };
 
 		if (!XT_CHECK(xp_xsk_create(u, &xo, &sides[i]->x) == 0))
@@ -227,7 +236,8 @@ static void run_layout(enum xp_layout_kind kind, __u32 headroom)
 		if (!XT_CHECK(xp_steer_xsk_set(sides[i]->s, 0, sides[i]->x->fd) == 0))
 			goto out;
 	}
-	fprintf(stderr, "  layout %s: stride %u, chunk %u, data offset %u, %u frames over %llu bytes\n",
+	fprintf(stderr,
+		"  layout %s: stride %u, chunk %u, data offset %u, %u frames over %llu bytes\n",
 		kind == XP_LAYOUT_ALIGNED ? "aligned" : "interleaved", l.stride, l.chunk_size,
 		l.data_off, l.nframes, (unsigned long long)l.area_size);
 	/* v0 -> v1 with the first half transmitting, then v1 -> v0 with the second. */

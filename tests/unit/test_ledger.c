@@ -22,8 +22,12 @@ static __u64 strip(void *ctx, __u64 addr)
 
 static struct xp_ledger *make(bool debug)
 {
-	struct xp_ledger_opts o = { .sz = sizeof(o), .handles = handles, .nframes = N,
-				    .max_accts = 4, .debug = debug, .handle_of = strip };
+	struct xp_ledger_opts o = { .sz = sizeof(o),
+				    .handles = handles,
+				    .nframes = N,
+				    .max_accts = 4,
+				    .debug = debug,
+				    .handle_of = strip };
 	struct xp_ledger *l = NULL;
 	__u32 i;
 

@@ -33,7 +33,8 @@ int eng_txonly_prepare(struct engine *e)
 	__u16 v;
 
 	if (c->pkt_size < 64 || c->pkt_size - FCS_LEN > room) {
-		fprintf(stderr, "xpile: --pkt-size %u out of range: 64..%u with --frame-size %u (raise --frame-size for bigger packets)\n",
+		fprintf(stderr,
+			"xpile: --pkt-size %u out of range: 64..%u with --frame-size %u (raise --frame-size for bigger packets)\n",
 			c->pkt_size, room + FCS_LEN, e->layout.chunk_size);
 		return -1;
 	}

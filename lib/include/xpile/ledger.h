@@ -55,8 +55,8 @@ struct xp_ledger_opts {
 	size_t sz;
 	const __u64 *handles; /* every frame's handle (copied), any order */
 	__u32 nframes;
-	__u32 max_accts;      /* threads that will move frames (default 64) */
-	bool debug;           /* per-frame state byte, every transition checked */
+	__u32 max_accts; /* threads that will move frames (default 64) */
+	bool debug; /* per-frame state byte, every transition checked */
 	/* Maps a ring address (upper bits allowed) to its frame handle (debug lookups). */
 	__u64 (*handle_of)(void *ctx, __u64 addr);
 	void *ctx;
@@ -87,19 +87,19 @@ static inline void xp_ledger_move_strided(struct xp_ledger_acct *a, enum xp_plac
 		xp_ledger_check(a, from, to, (const __u64 *)addrs, n, stride);
 }
 
-static inline void xp_ledger_move(struct xp_ledger_acct *a, enum xp_place from,
-				  enum xp_place to, const __u64 *addrs, __u32 n)
+static inline void xp_ledger_move(struct xp_ledger_acct *a, enum xp_place from, enum xp_place to,
+				  const __u64 *addrs, __u32 n)
 {
 	xp_ledger_move_strided(a, from, to, addrs, n, sizeof(__u64));
 }
 
 struct xp_ledger_report {
-	__s64 place[XP_PLACE_MAX];  /* frames per place, summed over accounts */
-	__s64 state[XP_PLACE_MAX];  /* debug: frames per state byte (else -1) */
-	__u64 bad_transitions;      /* debug: transitions that did not match the state */
+	__s64 place[XP_PLACE_MAX]; /* frames per place, summed over accounts */
+	__s64 state[XP_PLACE_MAX]; /* debug: frames per state byte (else -1) */
+	__u64 bad_transitions; /* debug: transitions that did not match the state */
 	__u32 nframes;
 	bool ok;
-	char why[256];              /* first discrepancy, when !ok */
+	char why[256]; /* first discrepancy, when !ok */
 };
 
 /*

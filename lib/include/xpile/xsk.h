@@ -59,15 +59,15 @@ struct xp_umem;
 
 struct xp_umem_opts {
 	size_t sz;
-	void *area;      /* page-aligned, caller-owned, outlives the UMEM */
-	__u64 size;      /* bytes */
+	void *area; /* page-aligned, caller-owned, outlives the UMEM */
+	__u64 size; /* bytes */
 	__u32 chunk_size; /* frame stride; any value >= 2048 with XDP_UMEM_UNALIGNED_CHUNK_FLAG */
-	__u32 headroom;  /* bytes before the packet, on top of the kernel's XDP_PACKET_HEADROOM */
-	__u32 flags;     /* XDP_UMEM_UNALIGNED_CHUNK_FLAG */
+	__u32 headroom; /* bytes before the packet, on top of the kernel's XDP_PACKET_HEADROOM */
+	__u32 flags; /* XDP_UMEM_UNALIGNED_CHUNK_FLAG */
 };
 
 enum xp_xsk_mode {
-	XP_XSK_AUTO,     /* zero-copy when the driver has it, else copy (kernel fallback) */
+	XP_XSK_AUTO, /* zero-copy when the driver has it, else copy (kernel fallback) */
 	XP_XSK_COPY,
 	XP_XSK_ZEROCOPY, /* fail with -EOPNOTSUPP when the driver lacks it */
 };
@@ -76,16 +76,16 @@ struct xp_xsk_opts {
 	size_t sz;
 	const char *ifname;
 	__u32 queue;
-	__u32 rx_size;   /* ring entries, powers of two; 0 = 2048 */
+	__u32 rx_size; /* ring entries, powers of two; 0 = 2048 */
 	__u32 tx_size;
 	__u32 fill_size; /* 0 = 2 * rx_size */
 	__u32 comp_size; /* 0 = tx_size */
-	enum xp_xsk_mode mode;      /* ignored for sockets after the first: they inherit it */
-	bool no_need_wakeup;        /* need_wakeup is on unless set */
-	bool multi_buffer;          /* XDP_USE_SG; inherited likewise */
-	bool busy_poll;             /* SO_PREFER_BUSY_POLL + SO_BUSY_POLL(_BUDGET) */
-	__u32 busy_poll_usecs;      /* 0 = 20 */
-	__u32 busy_poll_budget;     /* 0 = 64 */
+	enum xp_xsk_mode mode; /* ignored for sockets after the first: they inherit it */
+	bool no_need_wakeup; /* need_wakeup is on unless set */
+	bool multi_buffer; /* XDP_USE_SG; inherited likewise */
+	bool busy_poll; /* SO_PREFER_BUSY_POLL + SO_BUSY_POLL(_BUDGET) */
+	__u32 busy_poll_usecs; /* 0 = 20 */
+	__u32 busy_poll_budget; /* 0 = 64 */
 };
 
 struct xp_xsk {
