@@ -126,7 +126,7 @@ static int queue_irq(const char *ifname, unsigned queue)
 		name++;
 		name[strcspn(name, "\n")] = 0;
 		snprintf(want, sizeof(want), "%s-", ifname);
-		if (strncmp(name, want, strlen(want)))
+		if (!strstr(name, want)) /* "eth0-TxRx-3", "ice-eth0-TxRx-3" */
 			continue;
 		dash = strrchr(name, '-');
 		if (dash && (unsigned)atoi(dash + 1) == queue && dash[1] >= '0' && dash[1] <= '9')
