@@ -117,26 +117,61 @@ static __u32 nd_depth(const struct pile *pl, __u32 x)
 }
 
 /*
- * Pushes the privately linked chain first..last (next, rem, tail set) with one CAS.
- * What depends on the old head (depth, after, last->next) is rewritten on a retry:
- * local lines only.
+ * A private chain built bottom-up (each node added goes on top), for one stack.
+ * What depends on that stack's head (the node under the chain, and depths) is
+ * written while building, from the head seen at chain_begin(); lfs_push() rewrites
+ * it only if the head moved meanwhile, so a push normally walks nothing.
  */
-static void lfs_push(struct pile *pl, struct lfs *s, __u32 first, __u32 last)
+struct chain {
+	__u32 top, bottom, k;
+	__u32 h, hd; /* the head the chain expects to sit on, and its depth */
+};
+
+static void chain_begin(const struct pile *pl, struct chain *c, const struct lfs *s)
+{
+	__u32 h = (__u32)__atomic_load_n(&s->head, __ATOMIC_RELAXED);
+
+	*c = (struct chain){ .top = NIL, .bottom = NIL, .h = h, .hd = nd_depth(pl, h) };
+}
+
+static void chain_add(struct pile *pl, struct chain *c, __u32 x)
+{
+	struct node *X = nd(pl, x);
+
+	if (c->bottom == NIL)
+		c->bottom = x;
+	ST(X->next, c->top == NIL ? c->h : c->top);
+	ST(X->rem, ++c->k);
+	ST(X->tail, c->bottom);
+	ST(X->after, c->h);
+	ST(X->depth, c->hd + c->k);
+	ST(X->contig, c->top == NIL || (c->top == x + 1 && LD(nd(pl, c->top)->contig)));
+	c->top = x;
+}
+
+/* Pushes a chain with one CAS. */
+static void lfs_push(struct pile *pl, struct lfs *s, struct chain *c)
 {
 	__u64 old = __atomic_load_n(&s->head, __ATOMIC_RELAXED);
 
 	for (;;) {
-		__u32 h = (__u32)old, d = h == NIL ? 0 : nd_depth(pl, h), x = first;
+		__u32 h = (__u32)old, d = nd_depth(pl, h);
 
-		ST(nd(pl, last)->next, h);
-		for (;;) {
-			ST(nd(pl, x)->depth, d + LD(nd(pl, x)->rem));
-			ST(nd(pl, x)->after, h);
-			if (x == last)
-				break;
-			x = LD(nd(pl, x)->next);
+		if (h != c->h || d != c->hd) {
+			__u32 x = c->top;
+
+			ST(nd(pl, c->bottom)->next, h);
+			for (;;) {
+				ST(nd(pl, x)->depth, d + LD(nd(pl, x)->rem));
+				ST(nd(pl, x)->after, h);
+				if (x == c->bottom)
+					break;
+				x = LD(nd(pl, x)->next);
+			}
+			c->h = h;
+			c->hd = d;
 		}
-		if (__atomic_compare_exchange_n(&s->head, &old, mkhead(first, old), true,
+		if (__atomic_compare_exchange_n(&s->head, &old, mkhead(c->top, old), true,
 						__ATOMIC_RELEASE, __ATOMIC_RELAXED))
 			return;
 	}
@@ -212,44 +247,22 @@ static int lfs_pop(struct pile *pl, struct lfs *s, __u32 k, __u32 slack, __u32 *
 	}
 }
 
-/* A private chain built bottom-up: each node added goes on top. */
-struct chain {
-	__u32 top, bottom, k;
-};
-
-#define CHAIN_INIT          \
-	{                   \
-		NIL, NIL, 0 \
-	}
-
-static void chain_add(struct pile *pl, struct chain *c, __u32 x)
-{
-	struct node *X = nd(pl, x);
-
-	if (c->bottom == NIL)
-		c->bottom = x;
-	ST(X->next, c->top);
-	ST(X->rem, ++c->k);
-	ST(X->tail, c->bottom);
-	ST(X->contig, c->top == NIL || (c->top == x + 1 && LD(nd(pl, c->top)->contig)));
-	c->top = x;
-}
-
 /* ---- empty nodes: stash first, then the shared free stack ---- */
 
 static void node_release(struct pile *pl, struct stash *st, const __u32 *idx, __u32 k)
 {
-	struct chain c = CHAIN_INIT;
+	struct chain c;
 	__u32 i = 0;
 
 	if (st)
 		for (; i < k && st->n < st->lim; i++)
 			st->idx[st->n++] = idx[i];
 	/* Bottom-up from the last: nodes popped in index order stay contiguous. */
+	chain_begin(pl, &c, &pl->free);
 	while (k > i)
 		chain_add(pl, &c, idx[--k]);
 	if (c.k)
-		lfs_push(pl, &pl->free, c.top, c.bottom);
+		lfs_push(pl, &pl->free, &c);
 }
 
 /* A chain walker over empty nodes taken from a stash and from the free stack. */
@@ -362,10 +375,11 @@ static __u32 odd_take(struct pile *pl)
 
 static void push_one(struct pile *pl, __u32 x)
 {
-	struct chain c = CHAIN_INIT;
+	struct chain c;
 
+	chain_begin(pl, &c, &pl->full);
 	chain_add(pl, &c, x);
-	lfs_push(pl, &pl->full, x, x);
+	lfs_push(pl, &pl->full, &c);
 }
 
 /* Publishes partial node @x, merging with whatever partial node got there first. */
@@ -467,7 +481,7 @@ static int pile_get(struct pile *pl, __u64 *dst, __u32 n, struct stash *st)
 static int pile_put(struct pile *pl, const __u64 *src, __u32 n, struct stash *st)
 {
 	__u32 q = n / B, r = n % B, spare = NIL, o;
-	struct chain c = CHAIN_INIT;
+	struct chain c;
 	struct node_src ns;
 	int err;
 
@@ -477,6 +491,7 @@ static int pile_put(struct pile *pl, const __u64 *src, __u32 n, struct stash *st
 	if (err)
 		return err;
 	/* Fill bottom-up: the first (coldest) handles sink deepest. */
+	chain_begin(pl, &c, &pl->full);
 	for (__u32 i = 0; i < q; i++) {
 		__u32 x = node_src_next(pl, &ns);
 		struct node *X = nd(pl, x);
@@ -505,7 +520,7 @@ static int pile_put(struct pile *pl, const __u64 *src, __u32 n, struct stash *st
 		}
 	}
 	if (c.k)
-		lfs_push(pl, &pl->full, c.top, c.bottom);
+		lfs_push(pl, &pl->full, &c);
 	if (r) {
 		nd(pl, spare)->count = r;
 		memcpy(nd(pl, spare)->objs, src, r * sizeof(__u64));
@@ -529,7 +544,7 @@ static __u32 pile_avail(const struct pile *pl)
 static int pile_init(struct pile *pl, const __u64 *handles, __u32 n, __u32 max_caches)
 {
 	__u32 q = n / B, r = n % B, f = q + (r != 0), i;
-	struct chain full = CHAIN_INIT, free = CHAIN_INIT;
+	struct chain full, free;
 
 	pl->nnodes = q + 1 + SPARE_NODES + max_caches * STASH_MAX;
 	if (posix_memalign((void **)&pl->nodes, 64, (size_t)pl->nnodes * sizeof(struct node)))
@@ -538,6 +553,8 @@ static int pile_init(struct pile *pl, const __u64 *handles, __u32 n, __u32 max_c
 	pl->full.head = NIL;
 	pl->free.head = NIL;
 	pl->odd = 0;
+	chain_begin(pl, &full, &pl->full);
+	chain_begin(pl, &free, &pl->free);
 	/* Node i holds handles[32i..32i+31]; node 0 ends on top: one contiguous chain. */
 	for (i = q; i-- > 0;) {
 		memcpy(nd(pl, i)->objs, handles + (size_t)i * B, B * sizeof(__u64));
@@ -545,7 +562,7 @@ static int pile_init(struct pile *pl, const __u64 *handles, __u32 n, __u32 max_c
 		chain_add(pl, &full, i);
 	}
 	if (q)
-		lfs_push(pl, &pl->full, full.top, full.bottom);
+		lfs_push(pl, &pl->full, &full);
 	if (r) {
 		memcpy(nd(pl, q)->objs, handles + (size_t)q * B, r * sizeof(__u64));
 		nd(pl, q)->count = r;
@@ -553,7 +570,7 @@ static int pile_init(struct pile *pl, const __u64 *handles, __u32 n, __u32 max_c
 	}
 	for (i = pl->nnodes; i-- > f;)
 		chain_add(pl, &free, i);
-	lfs_push(pl, &pl->free, free.top, free.bottom);
+	lfs_push(pl, &pl->free, &free);
 	return 0;
 }
 
