@@ -478,7 +478,7 @@ static const struct opt opts[] = {
 	  set_mb, NULL },
 	{ "no-multi-buffer", NULL, "Never use XDP_USE_SG.", set_no_mb, NULL },
 	{ "spin", NULL,
-	  "Never sleep when idle (lowest latency, one core at 100%). By default an idle worker sleeps in poll() for up to 1 ms.",
+	  "Never sleep when idle (lowest latency, one core at 100%). By default a worker with no work for ~50 us sleeps in poll() (woken by traffic, 1 ms at most).",
 	  set_spin, NULL },
 	{ "layout", "KIND",
 	  "interleaved (default: padded stride, unaligned chunks) | aligned (classic power-of-two chunks).",
