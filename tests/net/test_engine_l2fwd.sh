@@ -4,7 +4,7 @@
 # xpile l2fwd on b0 swaps the MACs and sends them back, so A's kernel takes every one
 # as addressed to itself and counts it in Udp NoPorts (a packet whose MACs were not
 # swapped would be dropped as for another host before UDP). Then the same with the
-# aligned layout and a headroom.
+# aligned layout and a headroom; with busy-poll; without need_wakeup.
 set -u
 cd "$(dirname "$0")/../.."
 source tests/lib/netns.sh
@@ -46,7 +46,7 @@ round_trip() { # label, engine options...
 	eng_no_xdp "$B" b0 || xt_fail "$label: XDP program left attached"
 }
 
-round_trip interleaved
-round_trip interleaved+headroom --headroom 192
+round_trip interleaved+busy-poll --busy-poll
+round_trip interleaved+headroom+no-need-wakeup --headroom 192 --no-need-wakeup --batch 16
 round_trip aligned+headroom --layout aligned --headroom 128 --frame-size 4096
 echo ok
