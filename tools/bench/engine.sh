@@ -205,10 +205,18 @@ start_dut() { # contender mode
 log=$(mktemp -d /tmp/xpile-bench-engine.XXXXXX)
 xt_on_exit "rm -rf '$log'"
 
+# The previous contender's sockets and programs go away asynchronously after it exits;
+# the next one would find its queues busy.
+wait_idle() {
+	xt_wait_for 10 bash -c "[ -z \"\$(ip netns exec '$dns' ss --xdp -a -H)\" ] &&
+		! ip -n '$dns' link show | grep -q 'prog/xdp'"
+}
+
 # One measurement: prints "MPPS NS_PER_PKT", or "failed -" with the reason on stderr.
 measure() { # contender mode
 	local c=$1 m=$2 ifs=(d0) a b t0 t1 c0 c1 s0 s1
 	[ "$m" = fwd ] && ifs+=(d1)
+	wait_idle || echo "# $c $m: the previous contender's sockets are still there" >&2
 	start_dut "$c" "$m"
 	if ! wait_xdp "$dpid" "$dns" "${ifs[@]}"; then
 		echo "# $c $m: never attached; its log:" >&2
