@@ -274,6 +274,7 @@ static int setup_steer(struct engine *e)
 			/* Our program is there already (the loader's, or left by an engine that
 			 * was killed): serve through it and leave it as found. */
 			so.attach_existing = true;
+			steer_msg[0] = 0;
 			err = xp_steer_open(&so, &p->steer);
 			p->steer_borrowed = !err;
 		}
@@ -283,10 +284,6 @@ static int setup_steer(struct engine *e)
 				steer_msg[0] ? steer_msg : "steer program: open failed\n");
 			return -1;
 		}
-		if (p->steer_borrowed && !c->quiet && !c->json)
-			fprintf(stderr,
-				"xpile: %s: using the steer program already attached; it stays at exit\n",
-				p->ifname);
 	}
 	return 0;
 }
@@ -314,19 +311,6 @@ static int setup_sockets(struct engine *e, bool sg)
 			xo.busy_poll_budget = c->busy_budget;
 			if (xp_xsk_create(e->umem, &xo, &q->xsk))
 				return -1; /* logged by the library */
-			if (c->json)
-				printf("{\"type\":\"socket\",\"port\":\"%s\",\"queue\":%u,\"core\":%d,\"zerocopy\":%s,\"need_wakeup\":%s,\"multi_buffer\":%s}\n",
-				       q->port->ifname, q->queue, q->w->core,
-				       q->xsk->zerocopy ? "true" : "false",
-				       q->xsk->need_wakeup ? "true" : "false",
-				       sg ? "true" : "false");
-			else if (!c->quiet)
-				fprintf(stderr, "xpile: %s:%u on core %d: %s mode%s%s%s\n",
-					q->port->ifname, q->queue, q->w->core,
-					q->xsk->zerocopy ? "zero-copy" : "copy",
-					q->xsk->need_wakeup ? ", need_wakeup" : "",
-					sg ? ", multi-buffer" : "",
-					c->busy_poll ? ", busy-poll" : "");
 		}
 	}
 	if (c->mode == &eng_mode_fwd) {
@@ -355,8 +339,7 @@ int eng_setup(struct engine *e)
 
 	if (check_ports(e, &sg) || assign_workers(e))
 		return -1;
-	if (sg && !c->multi_buffer && !c->quiet && !c->json)
-		fprintf(stderr, "xpile: MTU exceeds a frame: multi-buffer (XDP_USE_SG) on\n");
+	e->sg_auto = sg && !c->multi_buffer;
 	sg = sg || c->multi_buffer;
 	/* A batch must hold a whole chain (up to 18 buffers) so modes see whole packets. */
 	if (sg && c->batch < 32)
@@ -369,6 +352,35 @@ int eng_setup(struct engine *e)
 	if (setup_memory(e) || setup_frames(e) || setup_sockets(e, sg) || setup_steer(e))
 		return -1;
 	return 0;
+}
+
+/* Printed once set-up succeeded, so a set-up error stays the only line. */
+static void print_sockets(struct engine *e)
+{
+	const struct eng_config *c = &e->cfg;
+	__u32 i;
+
+	if (e->sg_auto && !c->quiet && !c->json)
+		fprintf(stderr, "xpile: MTU exceeds a frame: multi-buffer (XDP_USE_SG) on\n");
+	for (i = 0; i < e->nq; i++) {
+		const struct eng_q *q = &e->qs[i];
+		const struct xp_xsk *x = q->xsk;
+
+		if (c->json)
+			printf("{\"type\":\"socket\",\"port\":\"%s\",\"queue\":%u,\"core\":%d,\"zerocopy\":%s,\"need_wakeup\":%s,\"multi_buffer\":%s}\n",
+			       q->port->ifname, q->queue, q->w->core, x->zerocopy ? "true" : "false",
+			       x->need_wakeup ? "true" : "false", x->multi_buffer ? "true" : "false");
+		else if (!c->quiet)
+			fprintf(stderr, "xpile: %s:%u on core %d: %s mode%s%s%s\n", q->port->ifname,
+				q->queue, q->w->core, x->zerocopy ? "zero-copy" : "copy",
+				x->need_wakeup ? ", need_wakeup" : "",
+				x->multi_buffer ? ", multi-buffer" : "",
+				c->busy_poll ? ", busy-poll" : "");
+	}
+	for (i = 0; i < c->nports; i++)
+		if (e->ports[i].steer_borrowed && !c->quiet && !c->json)
+			fprintf(stderr, "xpile: %s: using the steer program already attached; it stays at exit\n",
+				e->ports[i].ifname);
 }
 
 /* ---- audits ---- */
@@ -564,6 +576,7 @@ int eng_run(struct engine *e)
 	sigaddset(&set, SIGUSR1);
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL); /* workers inherit the mask */
+	print_sockets(e);
 
 	for (i = 0; i < e->nworkers; i++) {
 		if (pthread_create(&e->workers[i].thread, NULL, eng_worker_main, &e->workers[i])) {

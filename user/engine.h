@@ -135,6 +135,7 @@ struct engine {
 	bool mem_ok;
 	struct xp_layout layout;
 	bool unaligned;
+	bool sg_auto; /* multi-buffer turned on because an MTU exceeds a frame */
 	__u64 *handles;
 	struct xp_pool *pool;
 	struct xp_umem *umem;
