@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <net/if.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -111,6 +112,13 @@ static int assign_workers(struct engine *e)
 	bool have_plan = xp_wire_plan_read(e->ports[0].ifname, &plan) == 0 && plan.n;
 	__u32 i, j, k;
 
+	cpu_set_t allowed;
+
+	if (!sched_getaffinity(0, sizeof(allowed), &allowed))
+		for (i = 0; i < c->ncores; i++)
+			if (!CPU_ISSET(c->cores[i], &allowed))
+				return fail("core %d is not available to this process; pick cores from `taskset -p $$` / nproc",
+					    c->cores[i]);
 	for (i = 0; i < c->nports; i++) {
 		for (j = 0; j < e->ports[i].nqueues; j++) {
 			__u32 queue = e->ports[i].queues[j];

@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -762,6 +763,9 @@ int main(int argc, char **argv)
 		libbpf_set_print(quiet_print);
 		libxdp_set_print(quiet_xdp_print);
 	}
+	/* A closed stdout/stderr pipe (`xpile ... | head`) must not kill the engine before
+	 * it detaches its program and returns its frames: writes just fail. */
+	signal(SIGPIPE, SIG_IGN);
 	if (eng_setup(&e)) {
 		eng_teardown(&e);
 		return 1;
