@@ -45,4 +45,9 @@ NOXDP=0 expect "busy queue" "queue 0 is busy.*(stop|pick another)" --iface b0 --
 grep -q '"type":"ready"' "$XT_TMP/ONE.json" && kill -0 "$ONE" || xt_fail "the busy queue's engine was disturbed"
 eng_stop "$ONE" || xt_fail "first engine exited with status $?"
 eng_no_xdp "$B" b0 || xt_fail "XDP program left attached"
+
+# Output into a pipe that closes early (`| head -1`): the engine must still clean up.
+ip netns exec "$B" timeout 20 "$XPILE" run --iface b0 --mode rxdrop --duration 1 --interval 0.05 \
+	2>&1 | head -1 >/dev/null
+eng_no_xdp "$B" b0 || xt_fail "a closed output pipe left the program attached"
 echo ok
