@@ -729,6 +729,7 @@ static int quiet_xdp_print(enum libxdp_print_level level, const char *fmt, va_li
 int main(int argc, char **argv)
 {
 	static struct engine e; /* large: keep it off the stack */
+	sigset_t stop;
 	int status;
 
 	if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "-h") ||
@@ -766,6 +767,13 @@ int main(int argc, char **argv)
 	/* A closed stdout/stderr pipe (`xpile ... | head`) must not kill the engine before
 	 * it detaches its program and returns its frames: writes just fail. */
 	signal(SIGPIPE, SIG_IGN);
+	/* A stop request during set-up waits for the main loop, which then tears down. */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	sigaddset(&stop, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &stop, NULL);
 	if (eng_setup(&e)) {
 		eng_teardown(&e);
 		return 1;
