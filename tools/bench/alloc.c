@@ -97,7 +97,8 @@ static void usage(FILE *f)
 		"\n"
 		"Every run prints one line, e.g.\n"
 		"  xpile backend=pile cache=512 cores=2 n_get_bulk=32 n_put_bulk=32 n_keep=128 "
-		"touch=0 run=1 rate_persec=N\n"
+		"touch=0 run=1 cpu=0.98 rate_persec=N\n"
+		"(cpu: the share of its cores the run really got, below 1 on a loaded machine)\n"
 		"then one 'median' line per backend and, with more than one backend, 'ratio'\n"
 		"lines of each backend's median over the others'. Backends are run\n"
 		"interleaved (A B C A B C ...) so load from elsewhere hits all alike.\n"
@@ -311,8 +312,8 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* Returns the rate of one run, or a negative value on failure. */
-static double run_once(const struct backend *be, char *umem, const __u64 *handles)
+/* Returns the rate of one run, or a negative value on failure; *cpu the CPU share. */
+static double run_once(const struct backend *be, char *umem, const __u64 *handles, double *cpu)
 {
 	struct worker w[MAX_CORES];
 	struct run r = { .be = be, .umem = umem };
@@ -341,6 +342,7 @@ static double run_once(const struct backend *be, char *umem, const __u64 *handle
 			rate = -1;
 		} else if (rate >= 0) {
 			rate += (double)w[i].res.objs / w[i].res.secs;
+			*cpu += w[i].res.cpu_secs / w[i].res.secs / P.cores;
 		}
 	}
 	pthread_barrier_destroy(&r.start);
@@ -358,7 +360,7 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void print_line(const char *what, const struct backend *be, int run, double rate)
+static void print_line(const char *what, const struct backend *be, int run, double rate, double cpu)
 {
 	/* Run lines say "dpdk backend=ring_mp_mc"; summary lines need the full name. */
 	const char *name = be->dpdk_ops && run > 0 ? be->dpdk_ops : be->name;
@@ -367,7 +369,7 @@ static void print_line(const char *what, const struct backend *be, int run, doub
 	       what, name, want_debug && !be->dpdk_ops ? "+debug" : "", P.cache, P.cores, P.get,
 	       P.put, P.keep, P.touch);
 	if (run > 0)
-		printf(" run=%d", run);
+		printf(" run=%d cpu=%.2f", run, cpu);
 	printf(" rate_persec=%.0f\n", rate);
 	fflush(stdout);
 }
@@ -404,17 +406,19 @@ int bench_alloc(int argc, char **argv)
 		handles[i] = (__u64)i * P.frame;
 	for (unsigned int r = 0; r < runs; r++)
 		for (unsigned int b = 0; b < nbe; b++) {
-			rates[b][r] = run_once(be[b], umem, handles);
+			double cpu = 0;
+
+			rates[b][r] = run_once(be[b], umem, handles, &cpu);
 			if (rates[b][r] < 0)
 				status = 1;
 			print_line(be[b]->dpdk_ops ? "dpdk" : "xpile", be[b], (int)r + 1,
-				   rates[b][r]);
+				   rates[b][r], cpu);
 		}
 	for (unsigned int b = 0; b < nbe; b++) {
 		qsort(rates[b], runs, sizeof(double), cmp_double);
 		med[b] = runs % 2 ? rates[b][runs / 2] :
 				    (rates[b][runs / 2 - 1] + rates[b][runs / 2]) / 2;
-		print_line("median", be[b], 0, med[b]);
+		print_line("median", be[b], 0, med[b], 0);
 	}
 	for (unsigned int a = 0; a < nbe; a++)
 		for (unsigned int b = 0; b < nbe; b++)

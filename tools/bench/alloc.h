@@ -21,15 +21,21 @@ struct alloc_params {
 struct alloc_result {
 	uint64_t objs; /* each object counted once per get + put */
 	double secs;
+	double cpu_secs; /* CPU time the thread got: less than secs on a loaded machine */
 	int err;
 };
 
-static inline double alloc_now(void)
+static inline double alloc_clock(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static inline double alloc_now(void)
+{
+	return alloc_clock(CLOCK_MONOTONIC);
 }
 
 /*
@@ -40,7 +46,7 @@ static inline double alloc_now(void)
 #define ALLOC_LOOP(p, res, objs, GET, PUT, ADDR)                                               \
 	do {                                                                                   \
 		unsigned int iters_ = (p)->keep >= 16384 ? 1 : 16384 / (p)->keep;              \
-		double t0_ = alloc_now(), t_;                                                  \
+		double t0_ = alloc_now(), c0_ = alloc_clock(CLOCK_THREAD_CPUTIME_ID), t_;      \
 		uint64_t n_ = 0;                                                               \
 		(res)->err = 0;                                                                \
 		do {                                                                           \
@@ -63,6 +69,7 @@ static inline double alloc_now(void)
 		} while (t_ - t0_ < (p)->seconds);                                             \
 		(res)->objs = n_;                                                              \
 		(res)->secs = t_ - t0_;                                                        \
+		(res)->cpu_secs = alloc_clock(CLOCK_THREAD_CPUTIME_ID) - c0_;                  \
 alloc_out_:;                                                                                   \
 	} while (0)
 
