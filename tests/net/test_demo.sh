@@ -23,9 +23,10 @@ out=$(DEMO_QUICK=1 timeout --kill-after=5 50 tools/setup/demo.sh 2>&1)
 rc=$?
 echo "$out"
 [ $rc = 0 ] || fail "demo exited with status $rc"
-grep -q 'demo OK: 3/3 pings answered, iperf3 TCP [0-9.]* [MG]bits/sec through xpile' <<<"$out" ||
+grep -q 'demo OK: 3/3 pings answered, iperf3 TCP [0-9.]* [MG]bits/sec through xpile (ledger clean)' <<<"$out" ||
 	fail "no 'demo OK' verdict"
-grep -q '\[xpile\]' <<<"$out" || fail "no live engine line in the output"
+grep -q '\[xpile\] .*xa:0 rx' <<<"$out" || fail "no live engine line in the output"
+grep -q '\[xpile\] .*ledger: ok' <<<"$out" || fail "no clean ledger audit from the engine"
 grep -q 'receiver' <<<"$out" || fail "iperf3 printed no receiver summary"
 
 # Nothing left behind: its namespaces xp<pid>-{h1,xp,h2}, processes, temporary files,

@@ -154,6 +154,9 @@ if [ -n "$epid" ]; then
 			die "the engine left its XDP program on $d"
 	done
 	[ $erc = 0 ] || die "the engine exited with status $erc"
+	sleep 0.2 # the last lines still pass through sed
+	grep -q 'ledger: ok' "$elog" || die "the engine printed no clean ledger audit at exit"
+	fwd="xpile (ledger clean)"
 fi
 
 say "demo OK: $npings/$npings pings answered, iperf3 TCP $rate through $fwd; cleaning up"
