@@ -317,6 +317,14 @@ int xp_xsk_create(struct xp_umem *u, const struct xp_xsk_opts *o, struct xp_xsk 
 
 	if (o->busy_poll && (err = set_busy_poll(x->fd, o)))
 		goto fail;
+	if (o->sz >= offsetof(struct xp_xsk_opts, tx_budget) + sizeof(o->tx_budget) &&
+	    o->tx_budget &&
+	    setsockopt(x->fd, SOL_XDP, XDP_MAX_TX_SKB_BUDGET, &o->tx_budget, sizeof(o->tx_budget))) {
+		err = -errno;
+		xp_err("xsk: TX budget %u refused (%s): it must be 32..%u (the TX ring) and needs kernel 6.15+\n",
+		       o->tx_budget, strerror(errno), tx_size);
+		goto fail;
+	}
 
 	sxdp.sxdp_family = AF_XDP;
 	sxdp.sxdp_ifindex = ifindex;

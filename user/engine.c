@@ -317,6 +317,7 @@ static int setup_sockets(struct engine *e, bool sg)
 			xo.multi_buffer = sg;
 			xo.busy_poll = c->busy_poll;
 			xo.busy_poll_budget = c->busy_budget;
+			xo.tx_budget = c->tx_budget;
 			if (xp_xsk_create(e->umem, &xo, &q->xsk))
 				return -1; /* logged by the library */
 		}

@@ -108,7 +108,7 @@ struct eng_config {
 	enum xp_hugepages hugepages;
 	__u32 frame_size, headroom, frames, rx_ring, tx_ring, fill_ring, comp_ring, batch, cache;
 	bool no_need_wakeup, busy_poll, multi_buffer, multi_buffer_set, attach_existing, force;
-	__u32 busy_budget;
+	__u32 busy_budget, tx_budget;
 	const char *pin_path;
 	bool ledger_debug, audit_each_interval;
 	bool spin; /* never sleep in poll() when idle */

@@ -322,6 +322,10 @@ static int set_busy_budget(struct eng_config *c, const char *v)
 {
 	return u32_arg("busy-budget", v, 1, 1024, &c->busy_budget);
 }
+static int set_tx_budget(struct eng_config *c, const char *v)
+{
+	return u32_arg("tx-budget", v, 32, 1u << 16, &c->tx_budget);
+}
 static int set_mb(struct eng_config *c, const char *v)
 {
 	c->multi_buffer = c->multi_buffer_set = true;
@@ -474,6 +478,9 @@ static const struct opt opts[] = {
 	  set_busy, NULL },
 	{ "busy-budget", "N", "SO_BUSY_POLL_BUDGET with --busy-poll (default 64).", set_busy_budget,
 	  NULL },
+	{ "tx-budget", "N",
+	  "Copy mode: descriptors one TX kick may send (XDP_MAX_TX_SKB_BUDGET, kernel 6.15+; 32..TX ring; default: the kernel's 32). Fewer sendto() calls per packet.",
+	  set_tx_budget, NULL },
 	{ "multi-buffer", NULL,
 	  "Bind with XDP_USE_SG so packets larger than a frame arrive as chains (automatic when an interface's MTU exceeds a frame).",
 	  set_mb, NULL },

@@ -34,6 +34,9 @@ extern "C" {
 #ifndef XDP_PKT_CONTD
 #define XDP_PKT_CONTD (1 << 0)
 #endif
+#ifndef XDP_MAX_TX_SKB_BUDGET
+#define XDP_MAX_TX_SKB_BUDGET 9 /* 6.15+: descriptors one copy-mode sendto() sends */
+#endif
 #ifndef SO_PREFER_BUSY_POLL
 #define SO_PREFER_BUSY_POLL 69
 #endif
@@ -86,6 +89,9 @@ struct xp_xsk_opts {
 	bool busy_poll; /* SO_PREFER_BUSY_POLL + SO_BUSY_POLL(_BUDGET) */
 	__u32 busy_poll_usecs; /* 0 = 20 */
 	__u32 busy_poll_budget; /* 0 = 64 */
+	/* Copy mode: descriptors one kick may send (XDP_MAX_TX_SKB_BUDGET, kernel 6.15+;
+	 * 32..tx_size). 0 = the kernel's default (32). */
+	__u32 tx_budget;
 };
 
 struct xp_xsk {
