@@ -351,12 +351,14 @@ int xp_xsk_create(struct xp_umem *u, const struct xp_xsk_opts *o, struct xp_xsk 
 	if (first) {
 		u->bound = true;
 		u->owner_fd = x->fd;
+		u->need_wakeup = !o->no_need_wakeup;
+		u->sg = o->multi_buffer;
 	}
 	optlen = sizeof(xopts);
 	if (getsockopt(x->fd, SOL_XDP, XDP_OPTIONS, &xopts, &optlen) == 0)
 		x->zerocopy = xopts.flags & XDP_OPTIONS_ZEROCOPY;
-	x->need_wakeup = !o->no_need_wakeup;
-	x->multi_buffer = o->multi_buffer;
+	x->need_wakeup = u->need_wakeup;
+	x->multi_buffer = u->sg;
 	u->refs++;
 	*out = x;
 	return 0;
@@ -367,7 +369,8 @@ fail:
 	ring_unmap(&x->fill);
 	ring_unmap(&x->comp);
 	if (first) {
-		/* The rings are set on the UMEM's fd now: it cannot be bound again. */
+		/* The rings are set on the UMEM's fd now: it cannot be bound again, and no
+		 * socket can share the UMEM: destroy it. */
 		u->fd_taken = true;
 		x->fd = -1;
 	} else {
