@@ -27,6 +27,8 @@ struct xp_umem {
 	int fd; /* socket the UMEM is registered on; -1 once its xp_xsk closed it */
 	bool fd_taken; /* the first socket uses fd as its own */
 	bool bound; /* first socket bound: later ones may share */
+	bool need_wakeup; /* what the first socket bound with; shared ones inherit it */
+	bool sg;
 	int owner_fd; /* fd of the bound socket others share */
 	unsigned int refs;
 	void *area;
