@@ -89,6 +89,7 @@ struct xp_pool {
 	__u32 align;
 	__u32 stash_budget; /* caches that may still get a stash (atomic) */
 	__u64 *sorted; /* the N handles, sorted: membership and state index */
+	__u64 stride; /* sorted[i] == sorted[0] + i * stride for all i (0: no) */
 	__u8 *state; /* debug: ST_* per sorted index (atomic) */
 	pthread_mutex_t lock;
 	struct cpriv *caches;
@@ -596,6 +597,14 @@ static long handle_index(const struct xp_pool *p, __u64 h)
 {
 	size_t lo = 0, hi = p->n;
 
+	/* UMEM frames are nearly always evenly spaced: then no search at all. */
+	if (p->stride) {
+		__u64 off = h - p->sorted[0];
+
+		return h >= p->sorted[0] && off % p->stride == 0 && off / p->stride < p->n ?
+			       (long)(off / p->stride) :
+			       -1;
+	}
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
@@ -743,9 +752,12 @@ int xp_pool_create(const __u64 *handles, __u32 n, const struct xp_pool_opts *opt
 	memcpy(p->sorted, handles, (size_t)n * sizeof(__u64));
 	qsort(p->sorted, n, sizeof(__u64), cmp_u64);
 	err = -EINVAL;
+	p->stride = n > 1 ? p->sorted[1] - p->sorted[0] : 1;
 	for (__u32 i = 0; i < n; i++) {
 		if (handle_check(p, p->sorted[i], "creation"))
 			goto fail;
+		if (i && p->sorted[i] - p->sorted[i - 1] != p->stride)
+			p->stride = 0;
 		if (i && p->sorted[i] == p->sorted[i - 1]) {
 			xp_err("pool: handle 0x%llx is given twice\n",
 			       (unsigned long long)p->sorted[i]);

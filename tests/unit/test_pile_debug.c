@@ -149,6 +149,33 @@ static void audit_catches(void)
 	free(h);
 }
 
+/* Handles that are not evenly spaced take the searched path: same detections. */
+static void uneven_handles(void)
+{
+	__u32 n = 100;
+	__u64 *h = pc_handles(n + 1), buf[100], gap;
+	struct xp_pool_opts o = { .sz = sizeof(o), .backend = backend, .flags = XP_POOL_F_DEBUG };
+	struct xp_pool *p = NULL;
+
+	gap = h[7];
+	h[7] = h[n]; /* frame 7 missing, frame n present */
+	XT_EQ(xp_pool_create(h, n, &o, &p), 0);
+	XT_REQUIRE(p);
+	XT_EQ(xp_pool_get(p, buf, n), 0);
+	XT_EQ(xp_pool_put(p, &gap, 1), -EINVAL);
+	XT_CHECK(pc_logged("not from this pool"));
+	XT_EQ(xp_pool_put(p, buf, 50), 0);
+	XT_EQ(xp_pool_put(p, buf + 49, 1), -EINVAL);
+	XT_CHECK(pc_logged("double free"));
+	XT_EQ(xp_pool_in_use(p), 50);
+	XT_EQ(xp_pool_audit(p), 0);
+	XT_EQ(xp_pool_put(p, buf + 50, 50), 0);
+	XT_EQ(xp_pool_avail(p), n);
+	XT_EQ(xp_pool_audit(p), 0);
+	xp_pool_destroy(p);
+	free(h);
+}
+
 int main(void)
 {
 	const __u32 sizes[] = { 0, 1, 33, 512 };
@@ -161,8 +188,10 @@ int main(void)
 				cache_size);
 			XT_RUN(detections);
 			XT_RUN(audit_proves);
-			if (!s)
+			if (!s) {
 				XT_RUN(audit_catches);
+				XT_RUN(uneven_handles);
+			}
 		}
 	return xt_done();
 }
