@@ -662,7 +662,7 @@ int eng_run(struct engine *e)
 			pthread_join(e->workers[i].thread, NULL);
 	if (e->nq && e->qs[e->nq - 1].xsk)
 		eng_stats_tick(e, true);
-	eng_stats_allocator(e);
+	eng_stats_allocator(e, true);
 	audit_err |= audit_quiescent(e, "exit");
 	for (i = 0; i < e->nq; i++) {
 		xp_xsk_destroy(e->qs[i].xsk);

@@ -171,7 +171,7 @@ static inline void *eng_data(struct engine *e, __u64 addr)
 }
 /* stats.c */
 void eng_stats_tick(struct engine *e, bool final);
-void eng_stats_allocator(struct engine *e);
+void eng_stats_allocator(struct engine *e, bool final);
 /* modes/txonly.c */
 int eng_txonly_prepare(struct engine *e);
 

@@ -8,13 +8,14 @@
 
 #include "engine.h"
 
-static void snap(const struct eng_q *q, struct eng_counters *out)
+/* Copies a struct of __u64 counters another thread is updating, one load each. */
+static void snap_u64s(const void *from, void *to, size_t bytes)
 {
-	const __u64 *src = (const __u64 *)&q->c;
-	__u64 *dst = (__u64 *)out;
+	const __u64 *src = from;
+	__u64 *dst = to;
 	size_t i;
 
-	for (i = 0; i < sizeof(*out) / sizeof(__u64); i++)
+	for (i = 0; i < bytes / sizeof(__u64); i++)
 		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
 }
 
@@ -81,20 +82,22 @@ void eng_stats_tick(struct engine *e, bool final)
 	for (i = 0; i < e->nq; i++) {
 		struct eng_q *q = &e->qs[i];
 
-		snap(q, &c);
+		snap_u64s(&q->c, &c, sizeof(c));
 		if (e->cfg.json)
 			line_json(e, q, &c, dt, t, final);
 		else if (!e->cfg.quiet || final)
 			line_text(e, q, &c, dt, t, final);
 		q->shown = c;
 	}
+	if (!final && (e->cfg.json || !e->cfg.quiet))
+		eng_stats_allocator(e, false);
 	if (e->cfg.json)
 		fflush(stdout);
 	e->last_tick_ns = now;
 }
 
-/* Allocator figures at exit (workers gone: the caches' stats are stable). */
-void eng_stats_allocator(struct engine *e)
+/* Allocator figures: exact at exit (workers gone), estimates while they run. */
+void eng_stats_allocator(struct engine *e, bool final)
 {
 	struct xp_cache_stats s, sum = {};
 	__u32 i;
@@ -102,7 +105,7 @@ void eng_stats_allocator(struct engine *e)
 	for (i = 0; i < e->nworkers; i++) {
 		if (!e->workers[i].cache)
 			continue;
-		xp_cache_stats_get(e->workers[i].cache, &s);
+		snap_u64s(&e->workers[i].cache->st, &s, sizeof(s));
 		sum.get_hits += s.get_hits;
 		sum.put_hits += s.put_hits;
 		sum.get_misses += s.get_misses;
@@ -112,9 +115,10 @@ void eng_stats_allocator(struct engine *e)
 		sum.fails += s.fails;
 	}
 	if (e->cfg.json)
-		printf("{\"type\":\"allocator\",\"backend\":\"%s\",\"frames\":%u,\"avail\":%u,"
+		printf("{\"type\":\"allocator\",\"when\":\"%s\",\"backend\":\"%s\",\"frames\":%u,\"avail\":%u,"
 		       "\"cached\":%u,\"get_hits\":%llu,\"put_hits\":%llu,\"get_misses\":%llu,"
 		       "\"put_misses\":%llu,\"refills\":%llu,\"flushes\":%llu,\"fails\":%llu}\n",
+		       final ? "exit" : "interval",
 		       xp_pool_backend_name(xp_pool_backend(e->pool)), xp_pool_size(e->pool),
 		       xp_pool_avail(e->pool), xp_pool_cached(e->pool),
 		       (unsigned long long)sum.get_hits, (unsigned long long)sum.put_hits,
@@ -123,9 +127,9 @@ void eng_stats_allocator(struct engine *e)
 		       (unsigned long long)sum.fails);
 	else
 		fprintf(stderr,
-			"allocator: %s, %u frames, %u in pile, %u cached; cache gets %llu hit %llu miss, puts %llu hit %llu miss, %llu refills, %llu flushes, %llu refused\n",
-			xp_pool_backend_name(xp_pool_backend(e->pool)), xp_pool_size(e->pool),
-			xp_pool_avail(e->pool), xp_pool_cached(e->pool),
+			"%sallocator: %s, %u frames, %u in pile, %u cached; cache gets %llu hit %llu miss, puts %llu hit %llu miss, %llu refills, %llu flushes, %llu refused\n",
+			final ? "" : "         ", xp_pool_backend_name(xp_pool_backend(e->pool)),
+			xp_pool_size(e->pool), xp_pool_avail(e->pool), xp_pool_cached(e->pool),
 			(unsigned long long)sum.get_hits, (unsigned long long)sum.get_misses,
 			(unsigned long long)sum.put_hits, (unsigned long long)sum.put_misses,
 			(unsigned long long)sum.refills, (unsigned long long)sum.flushes,
