@@ -58,12 +58,13 @@ struct lfs {
 	__u64 head; /* tag << 32 | index */
 } __attribute__((aligned(64)));
 
+/* Each written word has a line of its own, away from the read-mostly ones. */
 struct pile {
-	struct lfs full;
-	struct lfs free;
-	__u64 odd __attribute__((aligned(64))); /* 0 or index + 1 */
 	struct node *nodes;
 	__u32 nnodes;
+	struct lfs full;
+	struct lfs free;
+	struct lfs odd; /* the partial node: 0 or index + 1 (no tag: see odd_give) */
 };
 
 struct stash {
@@ -369,7 +370,7 @@ static int node_alloc(struct pile *pl, struct stash *st, __u32 k, struct node_sr
 
 static __u32 odd_take(struct pile *pl)
 {
-	__u64 o = __atomic_exchange_n(&pl->odd, 0, __ATOMIC_ACQ_REL);
+	__u64 o = __atomic_exchange_n(&pl->odd.head, 0, __ATOMIC_ACQ_REL);
 
 	return o ? (__u32)(o - 1) : NIL;
 }
@@ -383,7 +384,11 @@ static void push_one(struct pile *pl, __u32 x)
 	lfs_push(pl, &pl->full, &c);
 }
 
-/* Publishes partial node @x, merging with whatever partial node got there first. */
+/*
+ * Publishes partial node @x, merging with whatever partial node got there first.
+ * The slot needs no tag: it is only taken by exchange and only filled from empty,
+ * and "empty" means the same whatever happened in between.
+ */
 static void odd_give(struct pile *pl, struct stash *st, __u32 x)
 {
 	for (;;) {
@@ -391,7 +396,7 @@ static void odd_give(struct pile *pl, struct stash *st, __u32 x)
 		__u32 o, cx, co;
 		struct node *X, *O;
 
-		if (__atomic_compare_exchange_n(&pl->odd, &zero, (__u64)x + 1, false,
+		if (__atomic_compare_exchange_n(&pl->odd.head, &zero, (__u64)x + 1, false,
 						__ATOMIC_RELEASE, __ATOMIC_RELAXED))
 			return;
 		o = odd_take(pl);
@@ -536,7 +541,7 @@ static int pile_put(struct pile *pl, const __u64 *src, __u32 n, struct stash *st
 static __u32 pile_avail(const struct pile *pl)
 {
 	__u64 h = __atomic_load_n(&pl->full.head, __ATOMIC_ACQUIRE);
-	__u64 o = __atomic_load_n(&pl->odd, __ATOMIC_ACQUIRE);
+	__u64 o = __atomic_load_n(&pl->odd.head, __ATOMIC_ACQUIRE);
 	__u32 n = (__u32)h == NIL ? 0 : nd_depth(pl, (__u32)h) * B;
 
 	return n + (o ? LD(nd(pl, (__u32)(o - 1))->count) : 0);
@@ -553,7 +558,7 @@ static int pile_init(struct pile *pl, const __u64 *handles, __u32 n, __u32 max_c
 	memset(pl->nodes, 0, (size_t)pl->nnodes * sizeof(struct node));
 	pl->full.head = NIL;
 	pl->free.head = NIL;
-	pl->odd = 0;
+	pl->odd.head = 0;
 	chain_begin(pl, &full, &pl->full);
 	chain_begin(pl, &free, &pl->free);
 	/* Node i holds handles[32i..32i+31]; node 0 ends on top: one contiguous chain. */
@@ -567,7 +572,7 @@ static int pile_init(struct pile *pl, const __u64 *handles, __u32 n, __u32 max_c
 	if (r) {
 		memcpy(nd(pl, q)->objs, handles + (size_t)q * B, r * sizeof(__u64));
 		nd(pl, q)->count = r;
-		pl->odd = (__u64)q + 1;
+		pl->odd.head = (__u64)q + 1;
 	}
 	for (i = pl->nnodes; i-- > f;)
 		chain_add(pl, &free, i);
@@ -936,7 +941,7 @@ int xp_pool_audit(struct xp_pool *p)
 		}
 	} else {
 		struct pile *pl = &p->pile;
-		__u64 o = __atomic_load_n(&pl->odd, __ATOMIC_ACQUIRE);
+		__u64 o = __atomic_load_n(&pl->odd.head, __ATOMIC_ACQUIRE);
 
 		nodes += audit_stack(&a, &pl->full, true);
 		nodes += audit_stack(&a, &pl->free, false);
