@@ -404,22 +404,23 @@ static void odd_give(struct pile *pl, struct stash *st, __u32 x)
 			continue;
 		X = nd(pl, x);
 		O = nd(pl, o);
-		cx = X->count;
-		co = O->count;
+		cx = LD(X->count);
+		co = LD(O->count);
 		if (co + cx >= B) {
 			__u32 mv = B - co;
 
 			memcpy(&O->objs[co], &X->objs[cx - mv], mv * sizeof(__u64));
-			O->count = B;
+			ST(O->count, B);
 			push_one(pl, o);
-			X->count = cx -= mv;
+			cx -= mv;
+			ST(X->count, cx);
 			if (!cx) {
 				node_release(pl, st, &x, 1);
 				return;
 			}
 		} else {
 			memcpy(&O->objs[co], X->objs, cx * sizeof(__u64));
-			O->count = co + cx;
+			ST(O->count, co + cx);
 			node_release(pl, st, &x, 1);
 			x = o;
 		}
@@ -438,7 +439,7 @@ static int pile_get(struct pile *pl, __u64 *dst, __u32 n, struct stash *st)
 		return 0;
 	if (r) {
 		o = odd_take(pl);
-		c = o == NIL ? 0 : nd(pl, o)->count;
+		c = o == NIL ? 0 : LD(nd(pl, o)->count);
 	}
 	k = q + (r > c);
 	if (k && lfs_pop(pl, &pl->full, k, 0, &cur.x, &got)) {
@@ -461,9 +462,9 @@ static int pile_get(struct pile *pl, __u64 *dst, __u32 n, struct stash *st)
 	if (r && r <= c) {
 		struct node *O = nd(pl, o);
 
-		O->count = c - r;
+		ST(O->count, c - r);
 		memcpy(dst, &O->objs[c - r], r * sizeof(__u64));
-		if (O->count)
+		if (LD(O->count))
 			odd_give(pl, st, o);
 		else
 			emptied[ne++] = o;
@@ -475,7 +476,7 @@ static int pile_get(struct pile *pl, __u64 *dst, __u32 n, struct stash *st)
 			memcpy(dst, nd(pl, o)->objs, c * sizeof(__u64));
 			emptied[ne++] = o;
 		}
-		L->count = B - from_l;
+		ST(L->count, B - from_l);
 		memcpy(dst + c, &L->objs[B - from_l], from_l * sizeof(__u64));
 		odd_give(pl, st, l);
 	}
@@ -503,7 +504,7 @@ static int pile_put(struct pile *pl, const __u64 *src, __u32 n, struct stash *st
 		struct node *X = nd(pl, x);
 
 		memcpy(X->objs, src + (size_t)i * B, B * sizeof(__u64));
-		X->count = B;
+		ST(X->count, B);
 		chain_add(pl, &c, x);
 	}
 	src += (size_t)q * B;
@@ -512,13 +513,13 @@ static int pile_put(struct pile *pl, const __u64 *src, __u32 n, struct stash *st
 		o = odd_take(pl);
 		if (o != NIL) {
 			struct node *O = nd(pl, o);
-			__u32 co = O->count, mv = B - co < r ? B - co : r;
+			__u32 co = LD(O->count), mv = B - co < r ? B - co : r;
 
 			memcpy(&O->objs[co], src, mv * sizeof(__u64));
-			O->count = co + mv;
+			ST(O->count, co + mv);
 			src += mv;
 			r -= mv;
-			if (O->count < B) {
+			if (LD(O->count) < B) {
 				odd_give(pl, st, o);
 			} else {
 				chain_add(pl, &c, o);
@@ -528,7 +529,7 @@ static int pile_put(struct pile *pl, const __u64 *src, __u32 n, struct stash *st
 	if (c.k)
 		lfs_push(pl, &pl->full, &c);
 	if (r) {
-		nd(pl, spare)->count = r;
+		ST(nd(pl, spare)->count, r);
 		memcpy(nd(pl, spare)->objs, src, r * sizeof(__u64));
 		odd_give(pl, st, spare);
 	} else if (spare != NIL) {
@@ -564,14 +565,14 @@ static int pile_init(struct pile *pl, const __u64 *handles, __u32 n, __u32 max_c
 	/* Node i holds handles[32i..32i+31]; node 0 ends on top: one contiguous chain. */
 	for (i = q; i-- > 0;) {
 		memcpy(nd(pl, i)->objs, handles + (size_t)i * B, B * sizeof(__u64));
-		nd(pl, i)->count = B;
+		ST(nd(pl, i)->count, B);
 		chain_add(pl, &full, i);
 	}
 	if (q)
 		lfs_push(pl, &pl->full, &full);
 	if (r) {
 		memcpy(nd(pl, q)->objs, handles + (size_t)q * B, r * sizeof(__u64));
-		nd(pl, q)->count = r;
+		ST(nd(pl, q)->count, r);
 		pl->odd.head = (__u64)q + 1;
 	}
 	for (i = pl->nnodes; i-- > f;)
