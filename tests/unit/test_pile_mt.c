@@ -151,7 +151,7 @@ static void run(enum xp_pool_backend backend, __u32 flags)
 	struct xp_pool_opts o = { .sz = sizeof(o), .backend = backend, .flags = flags };
 	static struct worker w[NTHREADS];
 	unsigned long long ops = 0, objs = 0, fails = 0;
-	struct timespec ts;
+	struct timespec t0, ts;
 	__u64 *h = pc_handles(NFRAMES);
 
 	atomic_store(&stop, 0);
@@ -167,9 +167,15 @@ static void run(enum xp_pool_backend backend, __u32 flags)
 		w[i].cache_size = sizes[i];
 		XT_EQ(pthread_create(&w[i].tid, NULL, work, &w[i]), 0);
 	}
-	ts.tv_sec = (time_t)stress_seconds;
-	ts.tv_nsec = (long)((stress_seconds - (double)ts.tv_sec) * 1e9);
-	nanosleep(&ts, NULL);
+	/* avail may be read while the pool runs (an estimate, never above N). */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		if (!XT_CHECK(xp_pool_avail(pool) <= NFRAMES))
+			break;
+		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+	} while ((double)(ts.tv_sec - t0.tv_sec) + (double)(ts.tv_nsec - t0.tv_nsec) * 1e-9 <
+		 stress_seconds);
 	atomic_store(&stop, 1);
 	for (int i = 0; i < NTHREADS; i++) {
 		pthread_join(w[i].tid, NULL);
