@@ -14,9 +14,10 @@
  * - A cache belongs to one thread at a time: xp_cache_get(), xp_cache_put(),
  *   xp_cache_flush() and xp_cache_destroy() on one cache must not run concurrently
  *   (hand a cache over to another thread only with a happens-before, e.g. a join).
- * - xp_pool_avail(), xp_pool_cached(), xp_pool_in_use() and xp_pool_audit() are exact
- *   only at quiescence (no get/put running). Under load they are estimates, and
- *   an all-or-nothing get may fail while other threads hold objects in flight.
+ * - xp_pool_avail() may be called at any time (under load it is an estimate, never
+ *   above N). xp_pool_cached(), xp_pool_in_use() and xp_pool_audit() read the
+ *   caches and need quiescence (no get/put running); all are exact then. Under
+ *   load an all-or-nothing get may fail while other threads hold objects in flight.
  * - xp_pool_destroy() requires every cache of the pool destroyed first.
  *
  * Capacity contract: the pool never holds more than N handles. In debug mode a put
