@@ -233,12 +233,19 @@ measure() { # contender mode
 	sleep "$win"
 	if [ "$m" = rxdrop ]; then b=$(counter "$dns" d0 redirect); else b=$(counter "$sns" s1 rx_packets); fi
 	c1=$(cputicks "$dpid") t1=$(date +%s%N) s1=$(corestat)
-	local alive=1
+	local alive=1 galive=1
 	kill -0 "$dpid" 2>/dev/null || alive=0
+	kill -0 "$gpid" 2>/dev/null || galive=0
 	stop "$gpid"
 	stop "$dpid"
 	if [ -n "${XB_LOGS:-}" ]; then
 		mkdir -p "$XB_LOGS" && cp "$log/dut.log" "$XB_LOGS/$m-$c-$(date +%H%M%S).log"
+	fi
+	if [ $galive = 0 ] || [ "${a:-0}" = "${b:-0}" ]; then
+		echo "# $c $m: the generator died or nothing arrived; its log:" >&2
+		tail -5 "$log/gen.log" | sed 's/^/#   /' >&2
+		echo "failed -"
+		return
 	fi
 	if [ $alive = 0 ] || [ -z "$a" ] || [ -z "$b" ]; then
 		echo "# $c $m: contender died or no counter; its log:" >&2
