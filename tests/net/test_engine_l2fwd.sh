@@ -40,7 +40,7 @@ round_trip() { # label, engine options...
 	rx=$(eng_sum "$XT_TMP/L2.json" rx_packets)
 	tx=$(eng_sum "$XT_TMP/L2.json" tx_packets)
 	echo "$label: sent $K, l2fwd rx $rx tx $tx, back at A: $((after - before))"
-	[ "$((after - before))" = "$K" ] || { grep summary "$XT_TMP/L2.json"; ip netns exec "$B" ethtool -S b0; xt_fail "$label: $((after - before)) of $K came back"; }
+	[ "$((after - before))" = "$K" ] || { grep summary "$XT_TMP/L2.json"; ip netns exec "$B" ethtool -S b0; ip -n "$A" -s link show a0; ip -n "$B" -s link show b0; xt_fail "$label: $((after - before)) of $K came back"; }
 	[ "$rx" -ge "$K" ] && [ "$tx" = "$rx" ] || xt_fail "$label: l2fwd rx $rx tx $tx"
 	eng_ledger_ok "$XT_TMP/L2.json" || xt_fail "$label: ledger not clean"
 	eng_no_xdp "$B" b0 || xt_fail "$label: XDP program left attached"
