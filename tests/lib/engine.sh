@@ -10,6 +10,8 @@
 #   eng_start VAR NS ARGS...     start `xpile run ARGS --json` in NS; VAR gets its pid,
 #                                output in $XT_TMP/VAR.json (stdout) and VAR.err (stderr);
 #                                returns once the engine printed its ready line
+#   eng_pair [SUBNET]           A a0 <-> b0 B (hosts at SUBNET.1/.2 if given); A B BMAC
+#   eng_pings COUNT ADDR         pings from A, prints the number answered
 #   eng_veth NA IA NB IB Q       veth pair with Q queues each way
 #   eng_last FILE PORT QUEUE FIELD   latest value of FIELD for one socket
 #   eng_wire_hosts SUBNET MTU    H1 h1 <-> e1 [E] e2 <-> h2 H2 (sets H1 H2 E)
@@ -47,6 +49,30 @@ eng_wait_sum() { # seconds file field type min
 		[ $SECONDS -ge $deadline ] && return 1
 		sleep 0.1
 	done
+}
+
+# The two-namespace set-up most suites use: A (a0) <-veth-> B (b0), no IPv6 chatter.
+# With SUBNET (e.g. 198.18.3), a0 gets SUBNET.1/24 and b0 SUBNET.2/24 as hosts, and A
+# knows b0's MAC (no ARP needed while an engine holds b0). Sets A, B, BMAC.
+eng_pair() { # [subnet]
+	eng_ns A a
+	eng_ns B b
+	xt_veth "$A" a0 "$B" b0
+	BMAC=$(ip -n "$B" -o link show b0 | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)
+	if [ -n "${1:-}" ]; then
+		eng_host "$A" a0 "$1.1/24"
+		eng_host "$B" b0 "$1.2/24"
+		ip -n "$A" neigh add "$1.2" lladdr "$BMAC" dev a0
+	else
+		eng_quiet "$A" a0
+		eng_quiet "$B" b0
+	fi
+}
+
+# Pings from A to ADDR; prints how many were answered.
+eng_pings() { # count addr
+	ip netns exec "$A" ping -c "$1" -i 0.05 -W 1 "$2" 2>/dev/null |
+		grep -o '[0-9]* received' | cut -d' ' -f1
 }
 
 # xt_veth with N queues each way (veth picks the peer's RX queue = the sender's TX queue).

@@ -8,10 +8,7 @@ source tests/lib/netns.sh
 source tests/lib/engine.sh
 eng_require
 
-eng_ns A a; eng_ns B b
-xt_veth "$A" a0 "$B" b0
-eng_quiet "$A" a0
-eng_quiet "$B" b0
+eng_pair
 
 expect() { # label, regexp the one line must match, engine arguments...
 	local label=$1 re=$2 rc lines

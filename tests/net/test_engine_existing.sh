@@ -11,13 +11,8 @@ eng_require
 LOADER=$XT_BUILD/xpile-loader
 [ -x "$LOADER" ] || xt_skip "xpile-loader not built: run make"
 
-eng_ns A a; eng_ns B b
-xt_veth "$A" a0 "$B" b0
-eng_host "$A" a0 198.18.6.1/24
-eng_host "$B" b0 198.18.6.2/24
-ip -n "$A" neigh add 198.18.6.2 lladdr "$(ip -n "$B" -o link show b0 | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)" dev a0
-
-pings() { ip netns exec "$A" ping -c "$1" -i 0.05 -W 1 198.18.6.2 2>/dev/null | grep -o '[0-9]* received' | cut -d' ' -f1; }
+eng_pair 198.18.6
+pings() { eng_pings "$1" 198.18.6.2; }
 
 # Without the program nothing can attach to it.
 ip netns exec "$B" "$XPILE" run --iface b0 --mode rxdrop --attach-existing --duration 1 \

@@ -9,16 +9,8 @@ source tests/lib/netns.sh
 source tests/lib/engine.sh
 eng_require
 
-eng_ns A a; eng_ns B b
-xt_veth "$A" a0 "$B" b0
-eng_host "$A" a0 198.18.3.1/24
-eng_host "$B" b0 198.18.3.2/24
-ip -n "$A" neigh add 198.18.3.2 lladdr "$(ip -n "$B" -o link show b0 | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)" dev a0
-
-pings() { # count -> answered
-	ip netns exec "$A" ping -c "$1" -i 0.05 -W 1 198.18.3.2 2>/dev/null |
-		grep -o '[0-9]* received' | cut -d' ' -f1
-}
+eng_pair 198.18.3
+pings() { eng_pings "$1" 198.18.3.2; }
 
 eng_start ONE "$B" --iface b0 --mode rxdrop --interval 0.2
 ip netns exec "$A" ping -i 0.005 -c 2000 -w 8 198.18.3.2 >/dev/null 2>&1 &

@@ -12,13 +12,9 @@ source tests/lib/engine.sh
 eng_require
 
 K=${K:-20000}
-eng_ns A host; eng_ns B fwd
-xt_veth "$A" a0 "$B" b0
-eng_host "$A" a0 198.18.2.1/24
-eng_quiet "$B" b0
+eng_pair 198.18.2
 # Port-unreachable replies go to .3, a fixed neighbour: no ARP crosses the engine.
 ip -n "$A" neigh add 198.18.2.3 lladdr 02:00:00:00:00:03 dev a0
-bmac=$(ip -n "$B" -o link show b0 | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)
 
 noports() { ip netns exec "$A" awk '/^Udp: [0-9]/ {print $3}' /proc/net/snmp; }
 
@@ -29,7 +25,7 @@ round_trip() { # label, engine options...
 	eng_start L2 "$B" --iface b0 --mode l2fwd --cores 1 --ledger-debug --rx-ring 8192 --fill-ring 8192 "$@"
 	before=$(noports)
 	ip netns exec "$A" timeout 30 "$XPILE" run --iface a0 --mode txonly --cores 0 \
-		--count "$K" --rate 20000 --dst-mac "$bmac" --src-ip 198.18.2.3 \
+		--count "$K" --rate 20000 --dst-mac "$BMAC" --src-ip 198.18.2.3 \
 		--dst-ip 198.18.2.1 --dst-port 9 --quiet >"$XT_TMP/tx.out" 2>&1 ||
 		{ cat "$XT_TMP/tx.out"; xt_fail "$label: txonly exited $?"; }
 	back() { [ "$(($(noports) - before))" -ge "$K" ]; }

@@ -9,10 +9,7 @@ source tests/lib/netns.sh
 source tests/lib/engine.sh
 eng_require
 
-eng_ns A a; eng_ns B b
-xt_veth "$A" a0 "$B" b0
-eng_quiet "$A" a0
-eng_quiet "$B" b0
+eng_pair
 
 run() { # fault debug -> exit status; output in $XT_TMP/out, $XT_TMP/err
 	XPILE_FAULT=$1 ip netns exec "$B" timeout 20 "$XPILE" run --iface b0 --mode rxdrop \

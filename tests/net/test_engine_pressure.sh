@@ -14,10 +14,7 @@ source tests/lib/engine.sh
 eng_require
 
 M=${M:-500}
-eng_ns A gen; eng_ns B sink
-xt_veth "$A" a0 "$B" b0
-eng_quiet "$A" a0
-eng_quiet "$B" b0
+eng_pair
 
 send() { # count rate(0 = unlimited)
 	ip netns exec "$A" timeout 30 "$XPILE" run --iface a0 --mode txonly --count "$1" \

@@ -9,15 +9,11 @@ source tests/lib/engine.sh
 eng_require
 
 K=${K:-50000}
-eng_ns A gen; eng_ns B sink
-xt_veth "$A" a0 "$B" b0
-eng_quiet "$A" a0
-eng_quiet "$B" b0
-bmac=$(ip -n "$B" -o link show b0 | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)
+eng_pair
 
 eng_start RX "$B" --iface b0 --mode rxdrop --cores 1 --ledger-debug --quiet --rx-ring 8192 --fill-ring 8192
 ip netns exec "$A" timeout 30 "$XPILE" run --iface a0 --mode txonly --cores 0 --count "$K" \
-	--rate 50000 --flows 16 --dst-mac "$bmac" --pkt-size 64 --json --ledger-debug --tx-budget 128 \
+	--rate 50000 --flows 16 --dst-mac "$BMAC" --pkt-size 64 --json --ledger-debug --tx-budget 128 \
 	>"$XT_TMP/tx.json" 2>"$XT_TMP/tx.err" || { cat "$XT_TMP/tx.err"; xt_fail "txonly exited $?"; }
 sent=$(eng_sum "$XT_TMP/tx.json" tx_packets)
 [ "$sent" = "$K" ] || xt_fail "txonly sent $sent packets, asked $K"
