@@ -114,11 +114,15 @@ static int assign_workers(struct engine *e)
 
 	cpu_set_t allowed;
 
-	if (!sched_getaffinity(0, sizeof(allowed), &allowed))
-		for (i = 0; i < c->ncores; i++)
-			if (!CPU_ISSET(c->cores[i], &allowed))
-				return fail("core %d is not available to this process; pick cores from `taskset -p $$` / nproc",
-					    c->cores[i]);
+	if (sched_getaffinity(0, sizeof(allowed), &allowed)) {
+		CPU_ZERO(&allowed);
+		for (i = 0; i < CPU_SETSIZE; i++)
+			CPU_SET(i, &allowed);
+	}
+	for (i = 0; i < c->ncores; i++)
+		if (!CPU_ISSET(c->cores[i], &allowed))
+			return fail("core %d is not available to this process; pick cores from `taskset -p $$` / nproc",
+				    c->cores[i]);
 	for (i = 0; i < c->nports; i++) {
 		for (j = 0; j < e->ports[i].nqueues; j++) {
 			__u32 queue = e->ports[i].queues[j];
@@ -130,6 +134,9 @@ static int assign_workers(struct engine *e)
 				for (k = 0; k < plan.n; k++)
 					if (plan.map[k].queue == queue)
 						core = (int)plan.map[k].core;
+			if (core >= CPU_SETSIZE || !CPU_ISSET(core, &allowed))
+				return fail("the wiring plan of %s puts queue %u on core %d, which this process cannot use; rewire (xpile-loader wire) or run on that core",
+					    e->ports[0].ifname, queue, core);
 			for (k = 0; k < e->nworkers; k++)
 				if (e->workers[k].core == core)
 					w = &e->workers[k];
