@@ -35,7 +35,7 @@ static const struct engine_opt opts[] = {
 	  "traffic source for both contenders (auto: testpmd if installed)" },
 	{ "gen-core", "XB_GEN_CORE", "CPU", "0", "core of the generator" },
 	{ "dut-core", "XB_DUT_CORE", "CPU", "1", "core of the contender" },
-	{ "hugepages", "XB_HUGEPAGES", "N", "200",
+	{ "hugepages", "XB_HUGEPAGES", "N", "256",
 	  "2 MiB pages reserved for testpmd during the run" },
 	{ "xpile", "XB_XPILE", "PATH", "xpile next to xpile-bench", "engine binary to measure" },
 	{ "xpile-args", "XB_XPILE_ARGS", "'OPTS'", "",

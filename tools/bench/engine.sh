@@ -12,7 +12,7 @@
 #   XB_DPDK     auto             auto|yes|no: run DPDK testpmd (net_af_xdp) too
 #   XB_GEN      auto             auto|testpmd|xpile: the one traffic source for both
 #   XB_GEN_CORE 0, XB_DUT_CORE 1 cores of the generator and of the contender
-#   XB_HUGEPAGES 200             2 MiB pages reserved for testpmd while it runs
+#   XB_HUGEPAGES 256             2 MiB pages reserved while it runs (2 x testpmd -m 128)
 #   XB_XPILE    build/xpile      the engine binary
 #   XB_XPILE_ARGS ""             extra `xpile run` options (e.g. --busy-poll)
 #   XB_NAPI     ""               DEFER,TIMEOUT_NS: napi_defer_hard_irqs, gro_flush_timeout on d0,d1
@@ -42,7 +42,7 @@ want_dpdk=${XB_DPDK:-auto}
 gen=${XB_GEN:-auto}
 gcore=${XB_GEN_CORE:-0}
 dcore=${XB_DUT_CORE:-1}
-hpages=${XB_HUGEPAGES:-200}
+hpages=${XB_HUGEPAGES:-256}
 xpile=${XB_XPILE:-$XT_BUILD/xpile}
 xargs_extra=${XB_XPILE_ARGS:-}
 dargs_extra=${XB_DPDK_ARGS:-}
@@ -113,7 +113,7 @@ if [ "$use_hp" = 1 ]; then
 	[ "$hp_free" -ge "$hpages" ] || die "only $hp_free free 2 MiB hugepages, need $hpages: free memory or --hugepages"
 fi
 eal() { # core-list main-lcore prefix
-	echo "--no-pci --huge-dir $hp_dir -m $((hpages * 2 / 3)) --in-memory --no-telemetry" \
+	echo "--no-pci --huge-dir $hp_dir -m 128 --in-memory --no-telemetry" \
 		"--file-prefix ${XT_ID}$3 -l $1 --main-lcore $2"
 }
 
