@@ -21,12 +21,14 @@
 #   DEMO_TX_CSUM=on     leave the hosts' TX checksum offload on (shows why it is off)
 #   XPILE_BUILD         build directory (default build)
 #
-# Hosts' veths: TX checksum offload off (so TSO is off too). A veth hands its peer
-# packets whose TCP/UDP checksum is still to be completed (CHECKSUM_PARTIAL); XDP and
-# AF_XDP see only the bytes, the engine copies them out of the other port as they are,
-# and h2 would drop every TCP segment for a bad checksum. Ping works either way (ICMP
-# checksums are always computed in software); TCP needs this. GRO/GSO stay on: GSO
-# segments in software and fills checksums in.
+# Hosts' veths: TX checksum offload off, nothing else. A veth hands its peer packets
+# whose TCP/UDP checksum is still to be completed (CHECKSUM_PARTIAL); XDP and AF_XDP
+# see only the bytes, the engine copies them out of the other port as they are, and h2
+# drops every TCP segment for a bad checksum: with DEMO_TX_CSUM=on, iperf3 cannot even
+# connect (its SYN is dropped) while ping still works (ICMP checksums are always
+# computed in software). TSO needs no switch: attaching XDP to xa/xb makes the kernel
+# drop TSO from the hosts' veths (their peers' program is not frags-aware), and GSO,
+# which stays on, segments in software and fills the checksums in.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 
@@ -66,8 +68,8 @@ for h in "$h1" "$h2"; do
 		die "ethtool -K veth0 tx off failed in $h"
 done
 echo "  h1 ($h1)  veth0 198.18.0.1/24  <->  xa  [$xp]  xb  <->  veth0 198.18.0.2/24  h2 ($h2)"
-echo "  hosts' veth0: tx-checksumming off (TSO follows): XDP copies frames without"
-echo "  completing checksums, see the header of $0"
+echo "  hosts' veth0: tx-checksumming off: XDP/AF_XDP copy frames without completing"
+echo "  their checksums (see the header of $0)"
 
 say "2. the forwarder: $fwd"
 epid=
