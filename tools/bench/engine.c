@@ -42,6 +42,8 @@ static const struct engine_opt opts[] = {
 	  "extra 'xpile run' options, e.g. --busy-poll" },
 	{ "napi", "XB_NAPI", "DEFER,NS", "",
 	  "napi_defer_hard_irqs and gro_flush_timeout on d0,d1 (for busy polling), e.g. 2,200000" },
+	{ "napi-thread", "XB_NAPI_THREAD", "0|1", "0",
+	  "1: run d0/d1's NAPI (XDP, copy to UMEM) in a kthread pinned to --dut-core" },
 	{ "dpdk-args", "XB_DPDK_ARGS", "DEVARGS", "",
 	  "extra net_af_xdp devargs, e.g. busy_budget=0" },
 };

@@ -16,6 +16,7 @@
 #   XB_XPILE    build/xpile      the engine binary
 #   XB_XPILE_ARGS ""             extra `xpile run` options (e.g. --busy-poll)
 #   XB_NAPI     ""               DEFER,TIMEOUT_NS: napi_defer_hard_irqs, gro_flush_timeout on d0,d1
+#   XB_NAPI_THREAD 0             1: d0/d1 NAPI in a kthread pinned to the contender's core
 #   XB_LOGS     ""               directory that keeps each contender's output, per run
 #   XB_TESTPMD  (from PATH)      dpdk-testpmd binary; empty = as if DPDK were absent
 #   XB_DPDK_ARGS  ""             extra net_af_xdp devargs (e.g. busy_budget=0)
@@ -47,6 +48,7 @@ xpile=${XB_XPILE:-$XT_BUILD/xpile}
 xargs_extra=${XB_XPILE_ARGS:-}
 dargs_extra=${XB_DPDK_ARGS:-}
 napi=${XB_NAPI:-}
+napi_thread=${XB_NAPI_THREAD:-0}
 
 die() { echo "xpile-bench engine: $*" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || die "needs root (namespaces, XDP, AF_XDP): run as root"
@@ -55,6 +57,7 @@ for v in "$runs" "$win" "$warm" "$pkt" "$gcore" "$dcore" "$hpages"; do
 done
 [ "$runs" -ge 1 ] && [ "$win" -ge 1 ] || die "--runs and --seconds must be >= 1"
 [ "$pkt" -ge 60 ] && [ "$pkt" -le 1514 ] || die "--pkt-size $pkt out of range 60..1514"
+case $napi_thread in 0 | 1) ;; *) die "--napi-thread '$napi_thread': use 0 or 1" ;; esac
 IFS=, read -ra mode_list <<<"$modes"
 for m in "${mode_list[@]}"; do
 	case $m in rxdrop | fwd) ;; *) die "unknown mode '$m'; use rxdrop and/or fwd" ;; esac
@@ -205,6 +208,25 @@ start_dut() { # contender mode
 log=$(mktemp -d /tmp/xpile-bench-engine.XXXXXX)
 xt_on_exit "rm -rf '$log'"
 
+# --napi-thread: the veth's NAPI (XDP program, redirect, copy into the UMEM) leaves the
+# generator's softirq for a kthread pinned to the contender's core, as when a NIC queue's
+# interrupt and the application share a core. veth only has NAPI while a program is
+# attached, so this is done per run, after the contender attached; the kthreads are
+# the ones that appear when the switch flips.
+napi_to_dut() { # dev...
+	local d before after p
+	before=$(ps -eo pid=,comm= | awk '$2 ~ /^napi\//{print $1}' | sort)
+	for d in "$@"; do
+		ip netns exec "$dns" sh -c "echo 0 >/sys/class/net/$d/threaded; echo 1 >/sys/class/net/$d/threaded" ||
+			echo "# cannot make $d's NAPI threaded" >&2
+	done
+	sleep 0.1
+	after=$(ps -eo pid=,comm= | awk '$2 ~ /^napi\//{print $1}' | sort)
+	for p in $(comm -13 <(echo "$before") <(echo "$after")); do
+		taskset -pc "$dcore" "$p" >/dev/null || echo "# cannot pin NAPI thread $p" >&2
+	done
+}
+
 # The previous contender's sockets and programs go away asynchronously after it exits;
 # the next one would find its queues busy.
 wait_idle() {
@@ -217,14 +239,24 @@ measure() { # contender mode
 	local c=$1 m=$2 ifs=(d0) a b t0 t1 c0 c1 s0 s1
 	[ "$m" = fwd ] && ifs+=(d1)
 	wait_idle || echo "# $c $m: the previous contender's sockets are still there" >&2
-	start_dut "$c" "$m"
-	if ! wait_xdp "$dpid" "$dns" "${ifs[@]}"; then
+	# The kernel frees a closed socket's hold on its queue in deferred work that
+	# `ss` no longer shows: a start that finds the queue busy is retried.
+	local try
+	for try in 1 2 3 4; do
+		start_dut "$c" "$m"
+		wait_xdp "$dpid" "$dns" "${ifs[@]}" && break
+		grep -q busy "$log/dut.log" && [ $try -lt 4 ] || break
+		stop "$dpid"
+		sleep 1
+	done
+	if ! kill -0 "$dpid" 2>/dev/null || ! wait_xdp "$dpid" "$dns" "${ifs[@]}"; then
 		echo "# $c $m: never attached; its log:" >&2
 		tail -5 "$log/dut.log" | sed 's/^/#   /' >&2
 		stop "$dpid"
 		echo "failed -"
 		return
 	fi
+	[ "$napi_thread" = 1 ] && napi_to_dut "${ifs[@]}"
 	sleep 0.5
 	start_gen
 	sleep "$warm"
@@ -283,7 +315,7 @@ median() { # printf-format, values on stdin
 
 echo "# engine bench: gen=$gen pkt=${pkt}B runs=$runs window=${win}s cores gen=$gcore dut=$dcore" \
 	"contenders=${contenders[*]} load=$(cut -d' ' -f1-3 /proc/loadavg)" \
-	"${napi:+napi=$napi }${xargs_extra:+xpile_args='$xargs_extra' }${dargs_extra:+dpdk_args=$dargs_extra}"
+	"${napi:+napi=$napi }$([ "$napi_thread" = 1 ] && echo "napi_thread=dut_core ")${xargs_extra:+xpile_args='$xargs_extra' }${dargs_extra:+dpdk_args=$dargs_extra}"
 for m in "${mode_list[@]}"; do
 	declare -A mpps=() nspp=() this=() fails=()
 	pairs=''
