@@ -224,6 +224,7 @@ napi_to_dut() { # dev...
 	after=$(ps -eo pid=,comm= | awk '$2 ~ /^napi\//{print $1}' | sort)
 	for p in $(comm -13 <(echo "$before") <(echo "$after")); do
 		taskset -pc "$dcore" "$p" >/dev/null || echo "# cannot pin NAPI thread $p" >&2
+		[ -n "${XB_LOGS:-}" ] && echo "# napi thread $p $(grep Cpus_allowed_list /proc/$p/status)" >&2
 	done
 }
 
