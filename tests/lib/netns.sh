@@ -6,7 +6,7 @@
 # and one EXIT trap removes everything (namespaces, processes, pins) even on failure.
 #
 #   xt_require_root
-#   xt_ns NAME            -> creates namespace, prints its real name
+#   xt_ns NAME            -> creates namespace, prints its real name (safe in $(...))
 #   xt_veth NS_A IF_A NS_B IF_B   veth pair with ends renamed inside each namespace
 #   xt_bg CMD...          start a background process that cleanup kills
 #   xt_on_exit CMD...     run CMD at cleanup (before namespaces go)
@@ -25,7 +25,8 @@ xt_cleanup() {
 	for p in "${XT_PIDS[@]}"; do kill "$p" 2>/dev/null; done
 	sleep 0.1
 	for p in "${XT_PIDS[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	for n in "${XT_NS[@]}"; do
+	# Namespaces made in a subshell ($(xt_ns x)) never reach XT_NS: find them by prefix.
+	for n in "${XT_NS[@]}" $(ip netns list 2>/dev/null | awk -v p="${XT_ID}-" 'index($1, p) == 1 { print $1 }'); do
 		ip netns pids "$n" 2>/dev/null | xargs -r kill -9 2>/dev/null
 		ip netns del "$n" 2>/dev/null
 	done
