@@ -514,6 +514,8 @@ int xp_steer_open(const struct xp_steer_opts *o, struct xp_steer **out)
 	return 0;
 fail:
 	close_fds(s);
+	if (s->prog)
+		xdp_program__close(s->prog);
 	free(s);
 	return err;
 }
