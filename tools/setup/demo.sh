@@ -89,9 +89,10 @@ else
 	quiet_libs='/^libbpf: elf: skipping unrecognized data section/d
 		/^libxdp: \(No bpffs found\|Can.t use dispatcher\|Falling back to loading single\)/d'
 	# The engine's lines go through sed so they show up prefixed, live, between the
-	# ping and iperf3 lines; `ip netns exec` and stdbuf exec, so $! is the engine.
+	# ping and iperf3 lines (the engine flushes each line itself; stdbuf's preload
+	# would clash with an ASan build). `ip netns exec` execs, so $! is the engine.
 	# shellcheck disable=SC2086
-	ip netns exec "$xp" stdbuf -oL -eL "$xpile" run --iface xa --iface xb --cores "$core" \
+	ip netns exec "$xp" "$xpile" run --iface xa --iface xb --cores "$core" \
 		--mode fwd --interval 1 ${DEMO_ENGINE_ARGS:-} \
 		> >(tee "$elog" | sed -u -e "$quiet_libs" -e 's/^/  [xpile] /') 2>&1 &
 	epid=$!
