@@ -539,13 +539,24 @@ static int pile_put(struct pile *pl, const __u64 *src, __u32 n, struct stash *st
 	return 0;
 }
 
+/*
+ * The full stack and the odd slot are two words: a partial bulk merged into the stack
+ * between reading one and the other would count twice. Retry until the tagged full
+ * head stayed put around the odd read, so both describe one instant and the result
+ * never exceeds N even under load.
+ */
 static __u32 pile_avail(const struct pile *pl)
 {
-	__u64 h = __atomic_load_n(&pl->full.head, __ATOMIC_ACQUIRE);
-	__u64 o = __atomic_load_n(&pl->odd.head, __ATOMIC_ACQUIRE);
-	__u32 n = (__u32)h == NIL ? 0 : nd_depth(pl, (__u32)h) * B;
+	for (;;) {
+		__u64 h = __atomic_load_n(&pl->full.head, __ATOMIC_ACQUIRE);
+		__u64 o = __atomic_load_n(&pl->odd.head, __ATOMIC_ACQUIRE);
+		__u32 odd = o ? LD(nd(pl, (__u32)(o - 1))->count) : 0;
+		__u32 n = (__u32)h == NIL ? 0 : nd_depth(pl, (__u32)h) * B;
 
-	return n + (o ? LD(nd(pl, (__u32)(o - 1))->count) : 0);
+		if (__atomic_load_n(&pl->full.head, __ATOMIC_ACQUIRE) == h &&
+		    __atomic_load_n(&pl->odd.head, __ATOMIC_ACQUIRE) == o)
+			return n + odd;
+	}
 }
 
 static int pile_init(struct pile *pl, const __u64 *handles, __u32 n, __u32 max_caches)
