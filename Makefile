@@ -89,10 +89,15 @@ $(BUILD)/libxpile.a: $(LIB_OBJS)
 $(BUILD)/libxpile.so: $(LIB_OBJS)
 	$(CC) $(XP_CFLAGS) -shared -Wl,-soname,libxpile.so.0 -o $@ $^ $(XP_LDLIBS)
 
-$(BUILD)/xpile.pc: lib/xpile.pc.in
+PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \
+	     -e 's|@VERSION@|$(VERSION)|' lib/xpile.pc.in
+
+# Rebuilt when PREFIX changes between `make` and `make install PREFIX=...`.
+$(BUILD)/xpile.pc: lib/xpile.pc.in FORCE
 	@mkdir -p $(@D)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \
-	    -e 's|@VERSION@|$(VERSION)|' $< > $@
+	@$(PC_SED) > $@.tmp && (cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@)
+
+FORCE:
 
 $(BUILD)/bpf/%.o: bpf/%.bpf.c $(wildcard bpf/*.h)
 	@mkdir -p $(@D)
@@ -159,4 +164,4 @@ format:
 clean:
 	rm -rf build
 
-.PHONY: all deps test demo install format clean
+.PHONY: all deps test demo install format clean FORCE

@@ -279,14 +279,16 @@ int xp_bpf_obj_path(const char *name, char *buf, size_t len)
 		exe[n] = 0;
 		slash = strrchr(exe, '/');
 		if (slash) {
+			/* build/ (binaries), build/tests/<kind>/ (suites), and an installed
+			 * PREFIX/bin next to PREFIX/lib/xpile, whatever PREFIX was at build time */
+			static const char *const rel[] = { "bpf", "../../bpf", "../lib/xpile/bpf" };
+
 			*slash = 0;
-			snprintf(buf, len, "%s/bpf/%s", exe, name);
-			if (!access(buf, R_OK))
-				return 0;
-			/* tests live in build/tests/<kind>/: look in build/bpf too */
-			snprintf(buf, len, "%s/../../bpf/%s", exe, name);
-			if (!access(buf, R_OK))
-				return 0;
+			for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+				snprintf(buf, len, "%s/%s/%s", exe, rel[i], name);
+				if (!access(buf, R_OK))
+					return 0;
+			}
 		}
 	}
 	snprintf(buf, len, "%s/bpf/%s", XPILE_DATADIR, name);
