@@ -164,6 +164,17 @@ int xp_layout_compute(const struct xp_layout_opts *o, struct xp_layout *out)
 		       l.nframes, (unsigned long long)l.area_size);
 		return -EINVAL;
 	}
+	{
+		__u64 round = (__u64)l.topo.interleave / XP_CACHE_LINE * l.topo.channels *
+			      l.topo.ranks;
+		__u64 q = round / xp_gcd64(round, l.topo.l1_sets) * l.topo.l1_sets;
+
+		if (q <= XP_M3_CLASSES_MAX &&
+		    (__u64)l.topo.channels * l.topo.ranks <= XP_M3_CHANNELS_MAX) {
+			l.m3_classes = (__u32)q;
+			l.m3_magic = ~0ull / q + 1;
+		}
+	}
 	if (l.kind == XP_LAYOUT_INTERLEAVED && l.rot_lines == 1 && l.frames_per_page == 1)
 		xp_warn("layout: %u-byte frames on %u-byte pages cannot be interleaved; frames "
 			"sit at page starts like the aligned layout\n",

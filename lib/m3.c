@@ -158,3 +158,92 @@ void xp_layout_core_slice(const struct xp_layout *l, __u32 ncores, __u32 core, _
 	*first = (__u32)(n * core / ncores);
 	*count = (__u32)(n * (core + 1) / ncores) - *first;
 }
+
+/*
+ * One chunk of xp_layout_disperse(): counting sort by class, then nested rounds,
+ * channels outside, each channel's classes inside. Everything is O(n + classes)
+ * with no divide: classes are walked in order with the channel kept incrementally.
+ */
+static void disperse_chunk(const struct xp_layout *l, __u64 *h, __u32 n, __u64 *rng)
+{
+	__u32 q = l->m3_classes, g = l->topo.interleave / XP_CACHE_LINE;
+	__u32 nch = l->topo.channels * l->topo.ranks, per = q / nch;
+	__u16 cnt[XP_M3_CLASSES_MAX], start[XP_M3_CLASSES_MAX], list[XP_M3_CLASSES_MAX];
+	/* Per channel: xp_layout_compute() sets no classes beyond XP_M3_CHANNELS_MAX. */
+	__u16 cur[XP_M3_CHANNELS_MAX], len[XP_M3_CHANNELS_MAX], kept[XP_M3_CHANNELS_MAX];
+	__u16 act[XP_M3_CHANNELS_MAX], cls[XP_DISPERSE_MAX];
+	__u64 sorted[XP_DISPERSE_MAX];
+	__u32 nact = 0, pos = 0, c = 0, sub = 0;
+
+	if (rng)
+		for (__u32 i = n - 1; i > 0; i--) {
+			__u32 j = (__u32)(next_rand(rng) % (i + 1));
+			__u64 t = h[i];
+
+			h[i] = h[j];
+			h[j] = t;
+		}
+	memset(cnt, 0, q * sizeof(cnt[0]));
+	for (__u32 i = 0; i < n; i++) {
+		cls[i] = (__u16)xp_layout_m3_class(l, h[i]);
+		cnt[cls[i]]++;
+	}
+	memset(len, 0, nch * sizeof(len[0]));
+	/* Class x is channel (x / g) % nch; ascending x is each channel's deal order. */
+	for (__u32 x = 0, s = 0; x < q; x++) {
+		start[x] = (__u16)s;
+		s += cnt[x];
+		if (cnt[x])
+			list[c * per + len[c]++] = (__u16)x;
+		if (++sub == g) {
+			sub = 0;
+			if (++c == nch)
+				c = 0;
+		}
+	}
+	for (__u32 i = 0; i < n; i++)
+		sorted[start[cls[i]]++] = h[i];
+	/* start[x] now ends class x: turn it back into the next member to take. */
+	for (__u32 ch = 0; ch < nch; ch++) {
+		for (__u32 k = 0; k < len[ch]; k++) {
+			__u32 x = list[ch * per + k];
+
+			start[x] -= cnt[x];
+		}
+		cur[ch] = kept[ch] = 0;
+		if (len[ch])
+			act[nact++] = (__u16)ch;
+	}
+	/* A round gives every channel with handles left one turn. */
+	while (nact) {
+		__u32 alive = 0;
+
+		for (__u32 a = 0; a < nact; a++) {
+			__u32 ch = act[a];
+			__u16 *lst = list + ch * per;
+			__u32 x = lst[cur[ch]++];
+
+			h[pos++] = sorted[start[x]++];
+			/* Compact as we go: a class with members left stays for the next
+			 * turn round of this channel (written at or before the read index). */
+			if (--cnt[x])
+				lst[kept[ch]++] = (__u16)x;
+			if (cur[ch] == len[ch]) {
+				len[ch] = kept[ch];
+				cur[ch] = kept[ch] = 0;
+			}
+			if (len[ch])
+				act[alive++] = (__u16)ch;
+		}
+		nact = alive;
+	}
+}
+
+void xp_layout_disperse(const struct xp_layout *l, __u64 *h, __u32 n, __u64 *rng)
+{
+	if (!l->m3_classes)
+		return;
+	for (__u32 done = 0; done < n; done += XP_DISPERSE_MAX)
+		disperse_chunk(l, h + done, n - done < XP_DISPERSE_MAX ? n - done : XP_DISPERSE_MAX,
+			       rng);
+}

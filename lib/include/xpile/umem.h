@@ -88,7 +88,15 @@ struct xp_layout {
 	__u32 rot_lines; /* page p's first frame sits (p % rot_lines) lines in */
 	__u64 area_size; /* bytes to allocate and register (page multiple) */
 	struct xp_topology topo;
+	/* M3 header-line classes: lcm(L1 sets, interleave lines x channels x ranks),
+	 * 0 beyond XP_M3_CLASSES_MAX or XP_M3_CHANNELS_MAX channels x ranks
+	 * (xp_layout_disperse() then leaves the order as it is). */
+	__u32 m3_classes;
+	__u64 m3_magic; /* ~0 / m3_classes + 1: line % m3_classes without a divide */
 };
+
+#define XP_M3_CLASSES_MAX 4096u
+#define XP_M3_CHANNELS_MAX 256u
 
 /* Fills @out; -EINVAL names the offending field through the log hook. */
 int xp_layout_compute(const struct xp_layout_opts *o, struct xp_layout *out);
@@ -191,6 +199,39 @@ int xp_layout_report(const struct xp_layout *l, FILE *f);
  * dispersal over DRAM rows and banks) and keeps channel and L1 evenness.
  */
 int xp_layout_fill_order(const struct xp_layout *l, __u32 ncores, __u64 seed, __u64 *handles_out);
+/*
+ * M3 dispersal of one refill: reorders @h[0..n) in place, as the fill order deals,
+ * before the handles go to a fill ring. Channels are dealt round-robin (0, 1, ..,
+ * skipping a channel whose handles are used up); each channel's turn takes its
+ * next header-line class round-robin in ascending class order (the next L1 set of
+ * that channel), skipping exhausted classes. So every prefix of the bulk holds
+ * each channel floor(k/C) or ceil(k/C) times while every channel still has
+ * handles left, and once one runs out the others stay within 1 of each other
+ * (the best any order of the same handles can do; which handles a refill gets is
+ * the cache's business). Same inside each channel for its classes. @rng != NULL
+ * (splitmix64 state, advanced) takes the members of a class in random order: M3's
+ * dispersal over DRAM rows and banks, same histograms. Works in chunks of
+ * XP_DISPERSE_MAX; per-batch cost, measured in docs/layout.md. Handles must be
+ * frame handles of @l (xp_layout_handle() of ring addresses).
+ */
+#define XP_DISPERSE_MAX 256u
+void xp_layout_disperse(const struct xp_layout *l, __u64 *h, __u32 n, __u64 *rng);
+/* Header-line class (0..m3_classes-1) of frame handle @h: what the dispersal deals by. */
+static inline __u32 xp_layout_m3_class(const struct xp_layout *l, __u64 h)
+{
+	__u64 line = (h + l->data_off) / XP_CACHE_LINE;
+
+	if (__builtin_expect(line >> 32, 0))
+		return (__u32)(line % l->m3_classes);
+	/* Lemire's fastmod: exact for 32-bit numerators. */
+	return (__u32)(((unsigned __int128)(l->m3_magic * line) * l->m3_classes) >> 64);
+}
+/* Channel (0..channels*ranks-1) a header-line class belongs to. */
+static inline __u32 xp_layout_m3_channel(const struct xp_layout *l, __u32 cls)
+{
+	return cls / (l->topo.interleave / XP_CACHE_LINE) % (l->topo.channels * l->topo.ranks);
+}
+
 /* Slice [*first, *first + *count) of the fill order that core @core starts with. */
 void xp_layout_core_slice(const struct xp_layout *l, __u32 ncores, __u32 core, __u32 *first,
 			  __u32 *count);
