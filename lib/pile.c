@@ -58,12 +58,23 @@ struct lfs {
 	__u64 head; /* tag << 32 | index */
 } __attribute__((aligned(64)));
 
-/* Each written word has a line of its own, away from the read-mostly ones. */
+/*
+ * Each written word has a line of its own, away from the read-mostly ones. The
+ * full nodes live in one stack per stripe: with a single stack two cores pushing
+ * and popping the same head measured 0.57x DPDK's ring at 2 cores (every CAS and
+ * every node's handles crossed cores); a home stripe per cache keeps both local.
+ */
+struct stripe {
+	struct lfs full;
+	struct lfs free; /* nodes emptied from this stripe's full ones */
+};
+
 struct pile {
 	struct node *nodes;
 	__u32 nnodes;
-	struct lfs full;
-	struct lfs free;
+	__u32 nstripes;
+	struct stripe *sp; /* [nstripes] */
+	__u32 next_home; /* creation counter for homes (atomic) */
 	struct lfs odd; /* the partial node: 0 or index + 1 (no tag: see odd_give) */
 };
 
@@ -77,6 +88,7 @@ struct cpriv {
 	struct xp_cache *c;
 	struct cpriv *prev, *next;
 	struct stash stash;
+	__u32 home; /* stripe */
 	bool budgeted;
 };
 
@@ -251,7 +263,8 @@ static int lfs_pop(struct pile *pl, struct lfs *s, __u32 k, __u32 slack, __u32 *
 
 /* ---- empty nodes: stash first, then the shared free stack ---- */
 
-static void node_release(struct pile *pl, struct stash *st, const __u32 *idx, __u32 k)
+/* Keeps empty nodes in the stash, the rest on stripe @s's free stack. */
+static void node_release(struct pile *pl, __u32 s, struct stash *st, const __u32 *idx, __u32 k)
 {
 	struct chain c;
 	__u32 i = 0;
@@ -260,11 +273,11 @@ static void node_release(struct pile *pl, struct stash *st, const __u32 *idx, __
 		for (; i < k && st->n < st->lim; i++)
 			st->idx[st->n++] = idx[i];
 	/* Bottom-up from the last: nodes popped in index order stay contiguous. */
-	chain_begin(pl, &c, &pl->free);
+	chain_begin(pl, &c, &pl->sp[s].free);
 	while (k > i)
 		chain_add(pl, &c, idx[--k]);
 	if (c.k)
-		lfs_push(pl, &pl->free, &c);
+		lfs_push(pl, &pl->sp[s].free, &c);
 }
 
 /* A chain walker over empty nodes taken from a stash and from the free stack. */
@@ -327,19 +340,51 @@ static __u32 node_src_next(struct pile *pl, struct node_src *s)
 }
 
 /* Stashes the nodes a pop took beyond the need (see lfs_pop's slack). */
-static void node_src_done(struct pile *pl, struct stash *st, struct node_src *s)
+static void node_src_done(struct pile *pl, __u32 sp, struct stash *st, struct node_src *s)
 {
 	__u32 idx[STASH_MAX], i;
 
 	for (i = 0; i < s->extra; i++)
 		idx[i] = cursor_next(pl, &s->chain);
 	if (i)
-		node_release(pl, st, idx, i);
+		node_release(pl, sp, st, idx, i);
 }
 
-static int node_alloc(struct pile *pl, struct stash *st, __u32 k, struct node_src *out)
+/*
+ * Moves up to @want empty nodes from the other stripes' free stacks onto stripe @s's,
+ * for a put that found no free stack with enough on its own. The mover owns them only
+ * between its pop and its push (no wait in between), so others' retries stay short.
+ * Returns how many it moved.
+ */
+static __u32 node_gather(struct pile *pl, __u32 s, __u32 want)
 {
-	__u32 from_stash = st ? (st->n < k ? st->n : k) : 0, got;
+	struct chain c;
+	__u32 moved = 0;
+
+	chain_begin(pl, &c, &pl->sp[s].free);
+	for (__u32 i = 1; i < pl->nstripes && moved < want; i++) {
+		struct lfs *f = &pl->sp[(s + i) % pl->nstripes].free;
+		__u32 d = nd_depth(pl, (__u32)__atomic_load_n(&f->head, __ATOMIC_ACQUIRE)), got;
+		struct cursor cur = { .rw = 1 };
+
+		if (d > want - moved)
+			d = want - moved;
+		if (!d || lfs_pop(pl, f, d, 0, &cur.x, &got))
+			continue;
+		/* cursor_next reads a node's links before chain_add rewrites them. */
+		for (cur.left = got; cur.left;)
+			chain_add(pl, &c, cursor_next(pl, &cur));
+		moved += got;
+	}
+	if (c.k)
+		lfs_push(pl, &pl->sp[s].free, &c);
+	return moved;
+}
+
+/* Empty nodes for a put to stripe @s: the stash, then home's free stack, then others'. */
+static int node_alloc(struct pile *pl, __u32 s, struct stash *st, __u32 k, struct node_src *out)
+{
+	__u32 from_stash = st ? (st->n < k ? st->n : k) : 0, got, i;
 	int tries = 0;
 
 	out->nstash = from_stash;
@@ -351,16 +396,21 @@ static int node_alloc(struct pile *pl, struct stash *st, __u32 k, struct node_sr
 	}
 	if (k == from_stash)
 		return 0;
-	while (lfs_pop(pl, &pl->free, k - from_stash, st ? st->lim - st->n : 0, &out->chain.x,
-		       &got)) {
-		/* Only partial nodes held by concurrent ops can make this wait; see pile.md. */
+	for (;;) {
+		for (i = 0; i < pl->nstripes; i++)
+			if (!lfs_pop(pl, &pl->sp[(s + i) % pl->nstripes].free, k - from_stash,
+				     st ? st->lim - st->n : 0, &out->chain.x, &got))
+				goto found;
+		/* Only nodes held by concurrent ops can make this wait; see pile.md. */
 		if (++tries > NODE_RETRIES) {
 			if (st)
 				st->n += from_stash; /* the stash slots still hold them */
 			return -ENOSPC;
 		}
-		sched_yield();
+		if (!node_gather(pl, s, k - from_stash))
+			sched_yield();
 	}
+found:
 	out->extra = got - (k - from_stash);
 	out->chain.left = got;
 	return 0;
@@ -375,13 +425,13 @@ static __u32 odd_take(struct pile *pl)
 	return o ? (__u32)(o - 1) : NIL;
 }
 
-static void push_one(struct pile *pl, __u32 x)
+static void push_one(struct pile *pl, __u32 s, __u32 x)
 {
 	struct chain c;
 
-	chain_begin(pl, &c, &pl->full);
+	chain_begin(pl, &c, &pl->sp[s].full);
 	chain_add(pl, &c, x);
-	lfs_push(pl, &pl->full, &c);
+	lfs_push(pl, &pl->sp[s].full, &c);
 }
 
 /*
@@ -389,7 +439,7 @@ static void push_one(struct pile *pl, __u32 x)
  * The slot needs no tag: it is only taken by exchange and only filled from empty,
  * and "empty" means the same whatever happened in between.
  */
-static void odd_give(struct pile *pl, struct stash *st, __u32 x)
+static void odd_give(struct pile *pl, struct stash *st, __u32 s, __u32 x)
 {
 	for (;;) {
 		__u64 zero = 0;
@@ -411,17 +461,17 @@ static void odd_give(struct pile *pl, struct stash *st, __u32 x)
 
 			memcpy(&O->objs[co], &X->objs[cx - mv], mv * sizeof(__u64));
 			ST(O->count, B);
-			push_one(pl, o);
+			push_one(pl, s, o);
 			cx -= mv;
 			ST(X->count, cx);
 			if (!cx) {
-				node_release(pl, st, &x, 1);
+				node_release(pl, s, st, &x, 1);
 				return;
 			}
 		} else {
 			memcpy(&O->objs[co], X->objs, cx * sizeof(__u64));
 			ST(O->count, co + cx);
-			node_release(pl, st, &x, 1);
+			node_release(pl, s, st, &x, 1);
 			x = o;
 		}
 	}
@@ -429,7 +479,8 @@ static void odd_give(struct pile *pl, struct stash *st, __u32 x)
 
 /* ---- pile backend ---- */
 
-static int pile_get(struct pile *pl, __u64 *dst, __u32 n, struct stash *st)
+/* Takes @n handles from stripe @s (and the odd node): all or nothing. */
+static int stripe_get(struct pile *pl, __u32 s, __u64 *dst, __u32 n, struct stash *st)
 {
 	__u32 q = n / B, r = n % B, o = NIL, c = 0, k, got, i;
 	struct cursor cur = { .x = NIL };
@@ -442,9 +493,9 @@ static int pile_get(struct pile *pl, __u64 *dst, __u32 n, struct stash *st)
 		c = o == NIL ? 0 : LD(nd(pl, o)->count);
 	}
 	k = q + (r > c);
-	if (k && lfs_pop(pl, &pl->full, k, 0, &cur.x, &got)) {
+	if (k && lfs_pop(pl, &pl->sp[s].full, k, 0, &cur.x, &got)) {
 		if (o != NIL)
-			odd_give(pl, st, o);
+			odd_give(pl, st, s, o);
 		return -ENOBUFS;
 	}
 	cur.left = k;
@@ -454,7 +505,7 @@ static int pile_get(struct pile *pl, __u64 *dst, __u32 n, struct stash *st)
 		memcpy(dst + (size_t)i * B, nd(pl, x)->objs, B * sizeof(__u64));
 		emptied[ne++] = x;
 		if (ne == 64) {
-			node_release(pl, st, emptied, ne);
+			node_release(pl, s, st, emptied, ne);
 			ne = 0;
 		}
 	}
@@ -465,7 +516,7 @@ static int pile_get(struct pile *pl, __u64 *dst, __u32 n, struct stash *st)
 		ST(O->count, c - r);
 		memcpy(dst, &O->objs[c - r], r * sizeof(__u64));
 		if (LD(O->count))
-			odd_give(pl, st, o);
+			odd_give(pl, st, s, o);
 		else
 			emptied[ne++] = o;
 	} else if (r) {
@@ -478,14 +529,15 @@ static int pile_get(struct pile *pl, __u64 *dst, __u32 n, struct stash *st)
 		}
 		ST(L->count, B - from_l);
 		memcpy(dst + c, &L->objs[B - from_l], from_l * sizeof(__u64));
-		odd_give(pl, st, l);
+		odd_give(pl, st, s, l);
 	}
 	if (ne)
-		node_release(pl, st, emptied, ne);
+		node_release(pl, s, st, emptied, ne);
 	return 0;
 }
 
-static int pile_put(struct pile *pl, const __u64 *src, __u32 n, struct stash *st)
+/* Returns @n handles to stripe @s. */
+static int pile_put(struct pile *pl, __u32 s, const __u64 *src, __u32 n, struct stash *st)
 {
 	__u32 q = n / B, r = n % B, spare = NIL, o;
 	struct chain c;
@@ -494,11 +546,11 @@ static int pile_put(struct pile *pl, const __u64 *src, __u32 n, struct stash *st
 
 	if (!n)
 		return 0;
-	err = node_alloc(pl, st, q + (r != 0), &ns);
+	err = node_alloc(pl, s, st, q + (r != 0), &ns);
 	if (err)
 		return err;
 	/* Fill bottom-up: the first (coldest) handles sink deepest. */
-	chain_begin(pl, &c, &pl->full);
+	chain_begin(pl, &c, &pl->sp[s].full);
 	for (__u32 i = 0; i < q; i++) {
 		__u32 x = node_src_next(pl, &ns);
 		struct node *X = nd(pl, x);
@@ -520,67 +572,119 @@ static int pile_put(struct pile *pl, const __u64 *src, __u32 n, struct stash *st
 			src += mv;
 			r -= mv;
 			if (LD(O->count) < B) {
-				odd_give(pl, st, o);
+				odd_give(pl, st, s, o);
 			} else {
 				chain_add(pl, &c, o);
 			}
 		}
 	}
 	if (c.k)
-		lfs_push(pl, &pl->full, &c);
+		lfs_push(pl, &pl->sp[s].full, &c);
 	if (r) {
 		ST(nd(pl, spare)->count, r);
 		memcpy(nd(pl, spare)->objs, src, r * sizeof(__u64));
-		odd_give(pl, st, spare);
+		odd_give(pl, st, s, spare);
 	} else if (spare != NIL) {
-		node_release(pl, st, &spare, 1);
+		node_release(pl, s, st, &spare, 1);
 	}
-	node_src_done(pl, st, &ns);
+	node_src_done(pl, s, st, &ns);
 	return 0;
 }
 
 /*
- * The full stack and the odd slot are two words: a partial bulk merged into the stack
- * between reading one and the other would count twice. Retry until the tagged full
- * head stayed put around the odd read, so both describe one instant and the result
- * never exceeds N even under load.
+ * Takes @n handles for a cache whose home is stripe @s: from home alone if it can
+ * (the steady state: one CAS on a line this core owns), else gathered across the
+ * stripes, home first. Greedy is exact at quiescence: whole nodes from each stripe
+ * while the request has a whole node left, then the remainder from the odd node or
+ * one more node, so it fails only if 32 * (full nodes) + odd < n. All or nothing:
+ * on a shortfall the handles gathered go back home (the same set of free handles).
+ */
+static int pile_get(struct pile *pl, __u32 s, __u64 *dst, __u32 n, struct stash *st)
+{
+	__u32 got = 0, i, t, k, d;
+	int err = stripe_get(pl, s, dst, n, st);
+
+	if (!err || pl->nstripes == 1)
+		return err;
+	for (i = 0; i < pl->nstripes; i++) {
+		t = (s + i) % pl->nstripes;
+		/* A pop that loses a race re-reads the depth; an empty stripe ends it. */
+		while ((k = (n - got) / B) &&
+		       (d = nd_depth(pl, (__u32)__atomic_load_n(&pl->sp[t].full.head,
+							     __ATOMIC_ACQUIRE))))
+			if (!stripe_get(pl, t, dst + got, (k < d ? k : d) * B, st))
+				got += (k < d ? k : d) * B;
+	}
+	for (i = 0; got < n && n - got < B && i < pl->nstripes; i++)
+		if (!stripe_get(pl, (s + i) % pl->nstripes, dst + got, n - got, st))
+			got = n;
+	if (got == n)
+		return 0;
+	/* They were free a moment ago, so nodes for them exist once calls return theirs. */
+	while (got && pile_put(pl, s, dst, got, st))
+		sched_yield();
+	return -ENOBUFS;
+}
+
+/*
+ * The full stacks and the odd slot are several words: a bulk moved from one to another
+ * between reading them would count twice. Double-collect: retry until every tagged
+ * full head stayed put from the first read to the second, so all describe the
+ * instant the odd slot was read (a move between a stack and the odd node changes that
+ * stack's tag; the odd count is read inside the window), and the result never
+ * exceeds N even under load.
  */
 static __u32 pile_avail(const struct pile *pl)
 {
-	for (;;) {
-		__u64 h = __atomic_load_n(&pl->full.head, __ATOMIC_ACQUIRE);
-		__u64 o = __atomic_load_n(&pl->odd.head, __ATOMIC_ACQUIRE);
-		__u32 odd = o ? LD(nd(pl, (__u32)(o - 1))->count) : 0;
-		__u32 n = (__u32)h == NIL ? 0 : nd_depth(pl, (__u32)h) * B;
+	__u64 h[XP_PILE_STRIPES_MAX], o;
+	__u32 n, s;
 
-		if (__atomic_load_n(&pl->full.head, __ATOMIC_ACQUIRE) == h &&
-		    __atomic_load_n(&pl->odd.head, __ATOMIC_ACQUIRE) == o)
-			return n + odd;
+	for (;;) {
+		for (n = 0, s = 0; s < pl->nstripes; s++) {
+			h[s] = __atomic_load_n(&pl->sp[s].full.head, __ATOMIC_ACQUIRE);
+			n += nd_depth(pl, (__u32)h[s]) * B;
+		}
+		o = __atomic_load_n(&pl->odd.head, __ATOMIC_ACQUIRE);
+		n += o ? LD(nd(pl, (__u32)(o - 1))->count) : 0;
+		for (s = 0; s < pl->nstripes; s++)
+			if (__atomic_load_n(&pl->sp[s].full.head, __ATOMIC_ACQUIRE) != h[s])
+				break;
+		if (s == pl->nstripes && __atomic_load_n(&pl->odd.head, __ATOMIC_ACQUIRE) == o)
+			return n;
 	}
 }
 
-static int pile_init(struct pile *pl, const __u64 *handles, __u32 n, __u32 max_caches)
+static int pile_init(struct pile *pl, const __u64 *handles, __u32 n, __u32 max_caches,
+		     __u32 nstripes)
 {
-	__u32 q = n / B, r = n % B, f = q + (r != 0), i;
+	__u32 q = n / B, r = n % B, f = q + (r != 0), i, s;
 	struct chain full, free;
 
 	pl->nnodes = q + 1 + SPARE_NODES + max_caches * STASH_MAX;
-	if (posix_memalign((void **)&pl->nodes, 64, (size_t)pl->nnodes * sizeof(struct node)))
+	pl->nstripes = nstripes;
+	if (posix_memalign((void **)&pl->nodes, 64, (size_t)pl->nnodes * sizeof(struct node)) ||
+	    posix_memalign((void **)&pl->sp, 64, nstripes * sizeof(struct stripe)))
 		return -ENOMEM;
 	memset(pl->nodes, 0, (size_t)pl->nnodes * sizeof(struct node));
-	pl->full.head = NIL;
-	pl->free.head = NIL;
+	for (s = 0; s < nstripes; s++)
+		pl->sp[s].full.head = pl->sp[s].free.head = NIL;
 	pl->odd.head = 0;
-	chain_begin(pl, &full, &pl->full);
-	chain_begin(pl, &free, &pl->free);
-	/* Node i holds handles[32i..32i+31]; node 0 ends on top: one contiguous chain. */
-	for (i = q; i-- > 0;) {
-		memcpy(nd(pl, i)->objs, handles + (size_t)i * B, B * sizeof(__u64));
-		ST(nd(pl, i)->count, B);
-		chain_add(pl, &full, i);
+	chain_begin(pl, &free, &pl->sp[0].free);
+	/*
+	 * Node i holds handles[32i..32i+31]; stripe s gets nodes [q*s/S, q*(s+1)/S) as
+	 * one contiguous chain, lowest on top, so stripe 0 (uncached calls) hands out the
+	 * first handles first and a larger get continues into stripe 1, 2, ...
+	 */
+	for (s = nstripes; s-- > 0;) {
+		chain_begin(pl, &full, &pl->sp[s].full);
+		for (i = (__u32)((__u64)q * (s + 1) / nstripes); i-- > (__u64)q * s / nstripes;) {
+			memcpy(nd(pl, i)->objs, handles + (size_t)i * B, B * sizeof(__u64));
+			ST(nd(pl, i)->count, B);
+			chain_add(pl, &full, i);
+		}
+		if (full.k)
+			lfs_push(pl, &pl->sp[s].full, &full);
 	}
-	if (q)
-		lfs_push(pl, &pl->full, &full);
 	if (r) {
 		memcpy(nd(pl, q)->objs, handles + (size_t)q * B, r * sizeof(__u64));
 		ST(nd(pl, q)->count, r);
@@ -588,24 +692,25 @@ static int pile_init(struct pile *pl, const __u64 *handles, __u32 n, __u32 max_c
 	}
 	for (i = pl->nnodes; i-- > f;)
 		chain_add(pl, &free, i);
-	lfs_push(pl, &pl->free, &free);
+	lfs_push(pl, &pl->sp[0].free, &free);
 	return 0;
 }
 
 /* ---- backend dispatch: the cache code is the same for both ---- */
 
-static int be_get(struct xp_pool *p, __u64 *dst, __u32 n, struct stash *st)
+/* @cp: the calling cache, or NULL for an uncached call (no stash, stripe 0). */
+static int be_get(struct xp_pool *p, __u64 *dst, __u32 n, struct cpriv *cp)
 {
 	if (p->backend == XP_POOL_RING)
 		return xp_ring_dequeue(p->ring, dst, n);
-	return pile_get(&p->pile, dst, n, st);
+	return pile_get(&p->pile, cp ? cp->home : 0, dst, n, cp ? &cp->stash : NULL);
 }
 
-static int be_put(struct xp_pool *p, const __u64 *src, __u32 n, struct stash *st)
+static int be_put(struct xp_pool *p, const __u64 *src, __u32 n, struct cpriv *cp)
 {
 	if (p->backend == XP_POOL_RING)
 		return xp_ring_enqueue(p->ring, src, n);
-	return pile_put(&p->pile, src, n, st);
+	return pile_put(&p->pile, cp ? cp->home : 0, src, n, cp ? &cp->stash : NULL);
 }
 
 /* ---- debug: one state byte per handle ---- */
@@ -747,6 +852,16 @@ int xp_pool_create(const __u64 *handles, __u32 n, const struct xp_pool_opts *opt
 		xp_err("pool: unknown flags 0x%x\n", o.flags & ~XP_POOL_F_DEBUG);
 		return -EINVAL;
 	}
+	if (o.stripes > XP_PILE_STRIPES_MAX) {
+		xp_err("pool: %u stripes exceed the maximum %u\n", o.stripes, XP_PILE_STRIPES_MAX);
+		return -EINVAL;
+	}
+	if (!o.stripes) {
+		int ncpu = get_nprocs();
+
+		o.stripes = ncpu < 1 ? 1 : ncpu > (int)XP_PILE_STRIPES_MAX ? XP_PILE_STRIPES_MAX :
+									   (__u32)ncpu;
+	}
 	if (posix_memalign((void **)&p, 64, sizeof(*p)))
 		return -ENOMEM;
 	memset(p, 0, sizeof(*p));
@@ -789,7 +904,7 @@ int xp_pool_create(const __u64 *handles, __u32 n, const struct xp_pool_opts *opt
 		if (!err)
 			err = xp_ring_enqueue(p->ring, handles, n);
 	} else {
-		err = pile_init(&p->pile, handles, n, o.max_caches);
+		err = pile_init(&p->pile, handles, n, o.max_caches, o.stripes);
 	}
 	if (err)
 		goto fail;
@@ -808,6 +923,7 @@ void xp_pool_destroy(struct xp_pool *p)
 		xp_err("pool: destroyed with %u caches alive; destroy them first\n", p->ncaches);
 	xp_ring_destroy(p->ring);
 	free(p->pile.nodes);
+	free(p->pile.sp);
 	free(p->sorted);
 	free(p->state);
 	pthread_mutex_destroy(&p->lock);
@@ -955,8 +1071,10 @@ int xp_pool_audit(struct xp_pool *p)
 		struct pile *pl = &p->pile;
 		__u64 o = __atomic_load_n(&pl->odd.head, __ATOMIC_ACQUIRE);
 
-		nodes += audit_stack(&a, &pl->full, true);
-		nodes += audit_stack(&a, &pl->free, false);
+		for (__u32 s = 0; s < pl->nstripes; s++) {
+			nodes += audit_stack(&a, &pl->sp[s].full, true);
+			nodes += audit_stack(&a, &pl->sp[s].free, false);
+		}
 		if (o && !a.err) {
 			struct node *O = nd(pl, (__u32)(o - 1));
 
@@ -1010,9 +1128,9 @@ int xp_pool_audit(struct xp_pool *p)
 
 /* ---- caches ---- */
 
-static inline struct stash *cstash(struct xp_cache *c)
+static inline struct cpriv *cpriv(struct xp_cache *c)
 {
-	return &((struct cpriv *)c->priv)->stash;
+	return c->priv;
 }
 
 int xp_cache_create(struct xp_pool *p, __u32 size, struct xp_cache **out)
@@ -1054,6 +1172,10 @@ int xp_cache_create(struct xp_pool *p, __u32 size, struct xp_cache **out)
 		cp->budgeted = true;
 		cp->stash.lim = STASH_MAX;
 	}
+	/* Creation order spreads caches evenly; a thread per core gets a stripe each. */
+	if (p->backend == XP_POOL_PILE)
+		cp->home = __atomic_fetch_add(&p->pile.next_home, 1, __ATOMIC_RELAXED) %
+			   p->pile.nstripes;
 	pthread_mutex_lock(&p->lock);
 	cp->next = p->caches;
 	if (p->caches)
@@ -1068,7 +1190,7 @@ int xp_cache_create(struct xp_pool *p, __u32 size, struct xp_cache **out)
 int xp_cache_flush(struct xp_cache *c)
 {
 	__u32 *lenp = dbg(c->pool) ? &c->dlen : &c->len;
-	int err = be_put(c->pool, c->objs, *lenp, cstash(c));
+	int err = be_put(c->pool, c->objs, *lenp, cpriv(c));
 
 	if (err)
 		return err;
@@ -1093,7 +1215,7 @@ void xp_cache_destroy(struct xp_cache *c)
 		xp_err("cache: %u handles could not be returned (pool over capacity)\n",
 		       xp_cache_count(c));
 	if (cp->stash.n)
-		node_release(&p->pile, NULL, cp->stash.idx, cp->stash.n);
+		node_release(&p->pile, cp->home, NULL, cp->stash.idx, cp->stash.n);
 	if (cp->budgeted)
 		__atomic_fetch_add(&p->stash_budget, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&p->lock);
@@ -1136,9 +1258,9 @@ static int cache_get(struct xp_cache *c, __u32 *lenp, __u64 *objs, __u32 n)
 	c->st.get_misses++;
 	if (n > s) {
 		c->st.bypasses++;
-		err = be_get(p, objs, n, cstash(c));
+		err = be_get(p, objs, n, cpriv(c));
 		/* The pool alone may be short of what pool + this cache can meet. */
-		if (err && len && !(err = be_get(p, objs, n - len, cstash(c)))) {
+		if (err && len && !(err = be_get(p, objs, n - len, cpriv(c)))) {
 			memcpy(objs + n - len, c->objs, (size_t)len * sizeof(__u64));
 			*lenp = 0;
 		}
@@ -1152,9 +1274,9 @@ static int cache_get(struct xp_cache *c, __u32 *lenp, __u64 *objs, __u32 n)
 		want = round_up(need);
 	if (len + want > s + n)
 		want = s + n - len;
-	err = be_get(p, &c->objs[len], want, cstash(c));
+	err = be_get(p, &c->objs[len], want, cpriv(c));
 	if (err && want != need)
-		err = be_get(p, &c->objs[len], want = need, cstash(c));
+		err = be_get(p, &c->objs[len], want = need, cpriv(c));
 	if (err) {
 		c->st.fails++;
 		return err;
@@ -1182,7 +1304,7 @@ static int cache_put(struct xp_cache *c, __u32 *lenp, const __u64 *objs, __u32 n
 	c->st.put_misses++;
 	if (n > s) {
 		c->st.bypasses++;
-		err = be_put(p, objs, n, cstash(c));
+		err = be_put(p, objs, n, cpriv(c));
 		c->st.fails += !!err;
 		return err;
 	}
@@ -1195,7 +1317,7 @@ static int cache_put(struct xp_cache *c, __u32 *lenp, const __u64 *objs, __u32 n
 		f = round_up(need);
 	if (f > total)
 		f = total;
-	err = be_put(p, c->objs, f, cstash(c));
+	err = be_put(p, c->objs, f, cpriv(c));
 	if (err) {
 		c->st.fails++;
 		return err;

@@ -44,6 +44,8 @@ extern "C" {
 #define XP_PILE_BULK 32u
 /* Largest cache size accepted by xp_cache_create() (0 = no cache). */
 #define XP_CACHE_SIZE_MAX 4096u
+/* Most stripes (independent shared piles, see xp_pool_opts.stripes). */
+#define XP_PILE_STRIPES_MAX 64u
 
 enum xp_pool_backend {
 	XP_POOL_PILE = 0, /* lock-free stack of bulks of XP_PILE_BULK (default) */
@@ -65,8 +67,17 @@ struct xp_pool_opts {
 	 * More caches may be created; they work, only without a stash.
 	 * 0 = number of configured CPUs (at least 4). */
 	__u32 max_caches;
+	/* Pile backend: independent shared piles ("stripes"). Each cache has a home
+	 * stripe (creation order); flushes go home, refills take from home and steal
+	 * from the others only when home is short, so cores do not share a hot stack
+	 * head. Uncached calls use stripe 0. 0 = online CPUs, at most
+	 * XP_PILE_STRIPES_MAX. Ignored by the ring backend. */
+	__u32 stripes;
+	/* Zero. Named so that the struct has no padding: the check that unknown
+	 * trailing bytes are zero would see uninitialised padding. */
+	__u32 reserved_;
 };
-#define xp_pool_opts__last_field max_caches
+#define xp_pool_opts__last_field stripes
 
 struct xp_pool;
 
