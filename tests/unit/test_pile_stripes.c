@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * The pile's stripes (xp_pool_opts.stripes): gets that steal across stripes keep
+ * the all-or-nothing contract and the creation order, puts whose home has no empty
+ * nodes gather them from other stripes, and a walk over several homes matches a
+ * model after every call.
+ */
+#include "pile_check.h"
+
+static struct xp_pool *mk(__u32 n, __u32 stripes, __u32 max_caches)
+{
+	return pc_pool(n, (struct xp_pool_opts){ .stripes = stripes, .max_caches = max_caches });
+}
+
+static void invalid_stripes(void)
+{
+	struct xp_pool_opts o = { .sz = sizeof(o), .stripes = XP_PILE_STRIPES_MAX + 1 };
+	struct xp_pool *p = (struct xp_pool *)1;
+	__u64 *h = pc_handles(64);
+
+	XT_EQ(xp_pool_create(h, 64, &o, &p), -EINVAL);
+	XT_CHECK(pc_logged("stripes"));
+	XT_CHECK(p == NULL);
+	o.stripes = XP_PILE_STRIPES_MAX;
+	XT_EQ(xp_pool_create(h, 64, &o, &p), 0);
+	XT_EQ(xp_pool_avail(p), 64);
+	XT_EQ(xp_pool_audit(p), 0);
+	xp_pool_destroy(p);
+	free(h);
+}
+
+/* Stripe s starts with the s-th slice: a fresh uncached get of all reads them in order. */
+static void fresh_order_across(void)
+{
+	const __u32 n = 1000;
+	struct xp_pool *p = mk(n, 4, 0);
+	__u64 buf[1001];
+
+	XT_REQUIRE(p);
+	XT_EQ(xp_pool_get(p, buf, n), 0);
+	for (__u32 i = 0; i < n; i++)
+		if (!XT_EQ(buf[i], PC_BASE + i * PC_STRIDE))
+			break;
+	XT_EQ(xp_pool_avail(p), 0);
+	XT_EQ(xp_pool_get(p, buf, 1), -ENOBUFS);
+	XT_EQ(xp_pool_put(p, buf, n), 0);
+	/* A refused get gathers across the stripes and gives all back (order may change). */
+	XT_EQ(xp_pool_get(p, buf, n + 1), -ENOBUFS);
+	XT_EQ(xp_pool_avail(p), n);
+	XT_EQ(xp_pool_audit(p), 0);
+	xp_pool_destroy(p);
+}
+
+/*
+ * A stashless cache homed on stripe 1 takes everything (its home has half: the rest
+ * is stolen), then returns everything: its home's free stack holds only the nodes
+ * emptied there and stripe 0's not enough alone either, so the put gathers.
+ */
+static void steal_and_gather(void)
+{
+	const __u32 n = 32 * 300;
+	struct xp_pool *p = mk(n, 2, 1);
+	struct xp_cache *c0 = NULL, *c1 = NULL;
+	__u64 *buf = malloc((n + 1) * sizeof(*buf)); /* the refused get of n + 1 */
+	struct pc_held h;
+
+	XT_REQUIRE(p && buf);
+	pc_held_init(&h, n);
+	XT_EQ(xp_cache_create(p, 64, &c0), 0); /* home 0, the only stash */
+	XT_EQ(xp_cache_create(p, 0, &c1), 0); /* home 1, no stash */
+	XT_EQ(xp_cache_get(c1, buf, n + 1), -ENOBUFS);
+	XT_EQ(xp_pool_avail(p), n);
+	XT_EQ(xp_cache_get(c1, buf, n), 0);
+	XT_CHECK(pc_took(&h, buf, n));
+	XT_EQ(xp_pool_avail(p), 0);
+	XT_EQ(xp_cache_get(c0, buf, 1), -ENOBUFS);
+	XT_EQ(xp_pool_audit(p), 0);
+	pc_give_random(&h, buf, n, &(unsigned int){ 7 });
+	XT_EQ(xp_cache_put(c1, buf, n), 0);
+	XT_EQ(xp_pool_avail(p), n);
+	XT_EQ(xp_pool_audit(p), 0);
+	/* Now all on stripe 1: the cache homed on 0 refills by stealing. */
+	XT_EQ(xp_cache_get(c0, buf, 40), 0);
+	XT_EQ(xp_cache_put(c0, buf, 40), 0);
+	xp_cache_destroy(c0);
+	xp_cache_destroy(c1);
+	XT_EQ(xp_pool_avail(p), n);
+	XT_EQ(xp_pool_audit(p), 0);
+	pc_held_fini(&h);
+	free(buf);
+	xp_pool_destroy(p);
+}
+
+/*
+ * Uncached calls (stripe 0) and size-0 caches homed on stripes 0, 1, 2, 0 move
+ * handles between stripes at random; a get must succeed exactly when the pool as a
+ * whole holds enough (the boundary n - held and one more are tried often).
+ */
+static void walk_homes(void)
+{
+	const __u32 sizes[] = { 1, 33, 100, 1000, 4099 };
+	unsigned int seed = 4242;
+	__u64 *buf = malloc(5000 * sizeof(*buf));
+
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		__u32 n = sizes[s];
+		struct xp_pool *p = mk(n, 3, 0);
+		struct xp_cache *c[4] = { 0 };
+		struct pc_held h;
+
+		XT_REQUIRE(p);
+		pc_held_init(&h, n);
+		for (int i = 0; i < 4; i++)
+			XT_EQ(xp_cache_create(p, 0, &c[i]), 0);
+		for (int i = 0; i < 4000; i++) {
+			__u32 free_now = n - h.count, r = (__u32)rand_r(&seed), k;
+			struct xp_cache *who = c[r % 5 < 4 ? r % 5 : 0];
+			bool uncached = r % 5 == 4;
+
+			r = (__u32)rand_r(&seed);
+			k = r % 4 == 0 ? free_now + (r / 4) % 2 : r % 3 ? r % 70 : r % (n + 2);
+			if (rand_r(&seed) % 2) {
+				int err = uncached ? xp_pool_get(p, buf, k) : xp_cache_get(who, buf, k);
+
+				XT_EQ(err, k <= free_now ? 0 : -ENOBUFS);
+				if (!err)
+					pc_took(&h, buf, k);
+			} else {
+				k = k < h.count ? k : h.count;
+				pc_give_random(&h, buf, k, &seed);
+				XT_EQ(uncached ? xp_pool_put(p, buf, k) : xp_cache_put(who, buf, k), 0);
+			}
+			XT_EQ(xp_pool_avail(p), n - h.count);
+			if (i % 256 == 0)
+				XT_EQ(xp_pool_audit(p), 0);
+		}
+		PC_CONSERVED(p, &h);
+		pc_give(&h, buf, h.count);
+		XT_EQ(xp_pool_put(p, buf, n - xp_pool_avail(p)), 0);
+		for (int i = 0; i < 4; i++)
+			xp_cache_destroy(c[i]);
+		XT_EQ(xp_pool_avail(p), n);
+		XT_EQ(xp_pool_audit(p), 0);
+		pc_held_fini(&h);
+		xp_pool_destroy(p);
+	}
+	free(buf);
+}
+
+int main(void)
+{
+	pc_log_capture();
+	XT_RUN(invalid_stripes);
+	XT_RUN(fresh_order_across);
+	XT_RUN(steal_and_gather);
+	XT_RUN(walk_homes);
+	return xt_done();
+}
