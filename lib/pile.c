@@ -130,6 +130,12 @@ static __u32 nd_depth(const struct pile *pl, __u32 x)
 	return x < pl->nnodes ? LD(nd(pl, x)->depth) : 0;
 }
 
+/* Nodes in stack @s now (an estimate under load). */
+static __u32 lfs_depth(const struct pile *pl, const struct lfs *s)
+{
+	return nd_depth(pl, (__u32)__atomic_load_n(&s->head, __ATOMIC_ACQUIRE));
+}
+
 /*
  * A private chain built bottom-up (each node added goes on top), for one stack.
  * What depends on that stack's head (the node under the chain, and depths) is
@@ -364,7 +370,7 @@ static __u32 node_gather(struct pile *pl, __u32 s, __u32 want)
 	chain_begin(pl, &c, &pl->sp[s].free);
 	for (__u32 i = 1; i < pl->nstripes && moved < want; i++) {
 		struct lfs *f = &pl->sp[(s + i) % pl->nstripes].free;
-		__u32 d = nd_depth(pl, (__u32)__atomic_load_n(&f->head, __ATOMIC_ACQUIRE)), got;
+		__u32 d = lfs_depth(pl, f), got;
 		struct cursor cur = { .rw = 1 };
 
 		if (d > want - moved)
@@ -609,9 +615,7 @@ static int pile_get(struct pile *pl, __u32 s, __u64 *dst, __u32 n, struct stash 
 	for (i = 0; i < pl->nstripes; i++) {
 		t = (s + i) % pl->nstripes;
 		/* A pop that loses a race re-reads the depth; an empty stripe ends it. */
-		while ((k = (n - got) / B) &&
-		       (d = nd_depth(pl, (__u32)__atomic_load_n(&pl->sp[t].full.head,
-							     __ATOMIC_ACQUIRE))))
+		while ((k = (n - got) / B) && (d = lfs_depth(pl, &pl->sp[t].full)))
 			if (!stripe_get(pl, t, dst + got, (k < d ? k : d) * B, st))
 				got += (k < d ? k : d) * B;
 	}
@@ -859,8 +863,9 @@ int xp_pool_create(const __u64 *handles, __u32 n, const struct xp_pool_opts *opt
 	if (!o.stripes) {
 		int ncpu = get_nprocs();
 
-		o.stripes = ncpu < 1 ? 1 : ncpu > (int)XP_PILE_STRIPES_MAX ? XP_PILE_STRIPES_MAX :
-									   (__u32)ncpu;
+		o.stripes = ncpu < 1 ? 1 : (__u32)ncpu;
+		if (o.stripes > XP_PILE_STRIPES_MAX)
+			o.stripes = XP_PILE_STRIPES_MAX;
 	}
 	if (posix_memalign((void **)&p, 64, sizeof(*p)))
 		return -ENOMEM;

@@ -148,7 +148,11 @@ static double stress_seconds;
 static void run(enum xp_pool_backend backend, __u32 flags)
 {
 	static const __u32 sizes[NTHREADS] = { 512, 33, 0, 250 };
-	struct xp_pool_opts o = { .sz = sizeof(o), .backend = backend, .flags = flags };
+	/* 3 stripes whatever the CPUs: homes 0, 1, 2, 0 steal from and gather across
+	 * each other (the ring ignores it). */
+	struct xp_pool_opts o = {
+		.sz = sizeof(o), .backend = backend, .flags = flags, .stripes = 3
+	};
 	static struct worker w[NTHREADS];
 	unsigned long long ops = 0, objs = 0, fails = 0;
 	struct timespec t0, ts;

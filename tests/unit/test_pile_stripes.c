@@ -120,7 +120,8 @@ static void walk_homes(void)
 			r = (__u32)rand_r(&seed);
 			k = r % 4 == 0 ? free_now + (r / 4) % 2 : r % 3 ? r % 70 : r % (n + 2);
 			if (rand_r(&seed) % 2) {
-				int err = uncached ? xp_pool_get(p, buf, k) : xp_cache_get(who, buf, k);
+				int err = uncached ? xp_pool_get(p, buf, k) :
+						     xp_cache_get(who, buf, k);
 
 				XT_EQ(err, k <= free_now ? 0 : -ENOBUFS);
 				if (!err)
@@ -128,7 +129,8 @@ static void walk_homes(void)
 			} else {
 				k = k < h.count ? k : h.count;
 				pc_give_random(&h, buf, k, &seed);
-				XT_EQ(uncached ? xp_pool_put(p, buf, k) : xp_cache_put(who, buf, k), 0);
+				XT_EQ(uncached ? xp_pool_put(p, buf, k) : xp_cache_put(who, buf, k),
+				      0);
 			}
 			XT_EQ(xp_pool_avail(p), n - h.count);
 			if (i % 256 == 0)
