@@ -169,10 +169,15 @@ int xp_layout_compute(const struct xp_layout_opts *o, struct xp_layout *out)
 			      l.topo.ranks;
 		__u64 q = round / xp_gcd64(round, l.topo.l1_sets) * l.topo.l1_sets;
 
-		if (q <= XP_M3_CLASSES_MAX &&
-		    (__u64)l.topo.channels * l.topo.ranks <= XP_M3_CHANNELS_MAX) {
+		__u64 nch = (__u64)l.topo.channels * l.topo.ranks;
+
+		/* xp_layout_disperse() keeps channels and each channel's classes in
+		 * 64-bit masks; a power-of-two interleave makes the latter a power of 2. */
+		if (nch <= XP_M3_CHANNELS_MAX && q / nch <= 64 &&
+		    is_pow2(l.topo.interleave / XP_CACHE_LINE)) {
 			l.m3_classes = (__u32)q;
 			l.m3_magic = ~0ull / q + 1;
+			l.m3_chinv = ((1ull << 32) + nch - 1) / nch;
 		}
 	}
 	if (l.kind == XP_LAYOUT_INTERLEAVED && l.rot_lines == 1 && l.frames_per_page == 1)

@@ -160,24 +160,28 @@ void xp_layout_core_slice(const struct xp_layout *l, __u32 ncores, __u32 core, _
 }
 
 /*
- * One chunk of xp_layout_disperse(): counting sort by class, then nested rounds,
- * channels outside, each channel's classes inside. Everything is O(n + classes)
- * with no divide: classes are walked in order with the channel kept incrementally.
+ * One chunk of xp_layout_disperse(). A class is named by its channel c and its
+ * place x' among that channel's classes in address order; xp_layout_compute()
+ * keeps both under 64, so a channel's classes with handles left are a bit mask,
+ * and so are the channels. Round r of a channel takes member r of every class in
+ * its mask, lowest bit first; the next mask keeps the classes holding more than
+ * r + 1. Then round P overall takes the P-th handle of every channel the same
+ * way. Only register masks carry from round to round: no sort, no divide, no
+ * data-dependent branch per handle, O(n + classes).
  */
 static void disperse_chunk(const struct xp_layout *l, __u64 *h, __u32 n, __u64 *rng)
 {
-	__u32 q = l->m3_classes, g = l->topo.interleave / XP_CACHE_LINE;
-	__u32 nch = l->topo.channels * l->topo.ranks, per = q / nch;
-	__u16 cnt[XP_M3_CLASSES_MAX], start[XP_M3_CLASSES_MAX], list[XP_M3_CLASSES_MAX];
-	/* Per channel: xp_layout_compute() sets no classes beyond XP_M3_CHANNELS_MAX. */
-	__u16 cur[XP_M3_CHANNELS_MAX], len[XP_M3_CHANNELS_MAX], kept[XP_M3_CHANNELS_MAX];
-	__u16 act[XP_M3_CHANNELS_MAX], cls[XP_DISPERSE_MAX];
-	__u64 sorted[XP_DISPERSE_MAX];
-	__u32 nact = 0, pos = 0, c = 0, sub = 0;
+	__u32 q = l->m3_classes, nch = l->topo.channels * l->topo.ranks;
+	__u32 g = l->topo.interleave / XP_CACHE_LINE, lg = (__u32)__builtin_ctz(g);
+	__u32 lper = (__u32)__builtin_ctz(q / nch), lmax = 0;
+	__u16 cnt[XP_M3_CLASSES_MAX], start[XP_M3_CLASSES_MAX], ys[XP_DISPERSE_MAX];
+	__u16 chlen[XP_M3_CHANNELS_MAX], base[XP_DISPERSE_MAX + 1];
+	__u64 sorted[XP_DISPERSE_MAX], stock[XP_M3_CHANNELS_MAX], act[XP_DISPERSE_MAX];
 
 	if (rng)
 		for (__u32 i = n - 1; i > 0; i--) {
-			__u32 j = (__u32)(next_rand(rng) % (i + 1));
+			/* Multiply-shift range reduction: no divide, bias < 2^-24. */
+			__u32 j = (__u32)(((next_rand(rng) >> 32) * (i + 1)) >> 32);
 			__u64 t = h[i];
 
 			h[i] = h[j];
@@ -185,57 +189,57 @@ static void disperse_chunk(const struct xp_layout *l, __u64 *h, __u32 n, __u64 *
 		}
 	memset(cnt, 0, q * sizeof(cnt[0]));
 	for (__u32 i = 0; i < n; i++) {
-		cls[i] = (__u16)xp_layout_m3_class(l, h[i]);
-		cnt[cls[i]]++;
+		__u32 x = xp_layout_m3_class(l, h[i]), u = x >> lg;
+		__u32 blk = (__u32)((u * l->m3_chinv) >> 32), c = u - blk * nch;
+
+		ys[i] = (__u16)(c << lper | blk << lg | (x & (g - 1)));
+		cnt[ys[i]]++;
 	}
-	memset(len, 0, nch * sizeof(len[0]));
-	/* Class x is channel (x / g) % nch; ascending x is each channel's deal order. */
-	for (__u32 x = 0, s = 0; x < q; x++) {
-		start[x] = (__u16)s;
-		s += cnt[x];
-		if (cnt[x])
-			list[c * per + len[c]++] = (__u16)x;
-		if (++sub == g) {
-			sub = 0;
-			if (++c == nch)
-				c = 0;
+	/* Counting sort by class (input order kept inside a class); per channel, the
+	 * mask of classes present and the handle count. */
+	for (__u32 c = 0, y = 0, sum = 0; c < nch; c++) {
+		__u64 mask = 0;
+		__u32 from = sum;
+
+		for (__u32 xp = 0; xp < 1u << lper; xp++, y++) {
+			start[y] = (__u16)sum;
+			sum += cnt[y];
+			mask |= (__u64)(cnt[y] != 0) << xp;
 		}
+		stock[c] = mask;
+		chlen[c] = (__u16)(sum - from);
+		lmax = chlen[c] > lmax ? chlen[c] : lmax;
 	}
 	for (__u32 i = 0; i < n; i++)
-		sorted[start[cls[i]]++] = h[i];
-	/* start[x] now ends class x: turn it back into the next member to take. */
-	for (__u32 ch = 0; ch < nch; ch++) {
-		for (__u32 k = 0; k < len[ch]; k++) {
-			__u32 x = list[ch * per + k];
+		sorted[start[ys[i]]++] = h[i];
+	/* Round P overall holds the P-th handle of each channel with more than P,
+	 * channels ascending: act[P] names them, base[P] is where the round starts. */
+	memset(act, 0, lmax * sizeof(act[0]));
+	for (__u32 c = 0; c < nch; c++)
+		for (__u32 p = 0; p < chlen[c]; p++)
+			act[p] |= 1ull << c;
+	base[0] = 0;
+	for (__u32 p = 0; p < lmax; p++)
+		base[p + 1] = (__u16)(base[p] + __builtin_popcountll(act[p]));
+	/* Round r of channel c: member r of each class in its mask, lowest first;
+	 * its p-th handle goes straight to its place in overall round p. */
+	for (__u32 c = 0; c < nch; c++) {
+		__u64 below = (1ull << c) - 1;
+		__u32 p = 0;
 
-			start[x] -= cnt[x];
-		}
-		cur[ch] = kept[ch] = 0;
-		if (len[ch])
-			act[nact++] = (__u16)ch;
-	}
-	/* A round gives every channel with handles left one turn. */
-	while (nact) {
-		__u32 alive = 0;
+		for (__u64 mask = stock[c], r = 0; mask; r++) {
+			__u64 next = 0;
 
-		for (__u32 a = 0; a < nact; a++) {
-			__u32 ch = act[a];
-			__u16 *lst = list + ch * per;
-			__u32 x = lst[cur[ch]++];
+			for (__u64 m = mask; m; m &= m - 1, p++) {
+				__u32 xp = (__u32)__builtin_ctzll(m), y = c << lper | xp;
 
-			h[pos++] = sorted[start[x]++];
-			/* Compact as we go: a class with members left stays for the next
-			 * turn round of this channel (written at or before the read index). */
-			if (--cnt[x])
-				lst[kept[ch]++] = (__u16)x;
-			if (cur[ch] == len[ch]) {
-				len[ch] = kept[ch];
-				cur[ch] = kept[ch] = 0;
+				/* start[y] ends class y now: member r is cnt[y] - r back. */
+				h[base[p] + __builtin_popcountll(act[p] & below)] =
+					sorted[start[y] - cnt[y] + r];
+				next |= (__u64)(cnt[y] > r + 1) << xp;
 			}
-			if (len[ch])
-				act[alive++] = (__u16)ch;
+			mask = next;
 		}
-		nact = alive;
 	}
 }
 

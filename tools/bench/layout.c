@@ -35,7 +35,7 @@ struct layout_args {
 	enum { ACCESS_DEP, ACCESS_INDEP } access;
 	enum { ORDER_SHUFFLED, ORDER_SEQ } order;
 	__u32 only_mask; /* bit 0: interleaved, bit 1: aligned */
-	bool report, plot_set;
+	bool report, plot_set, disperse;
 	char plot[PATH_MAX];
 };
 
@@ -54,6 +54,7 @@ static const struct option opts[] = {
 	{ "order", required_argument, NULL, 'o' },
 	{ "only", required_argument, NULL, 'O' },
 	{ "report", no_argument, NULL, 'R' },
+	{ "disperse", no_argument, NULL, 'D' },
 	{ "report-frames", required_argument, NULL, 'N' },
 	{ "plot", required_argument, NULL, 'P' },
 	{ "help", no_argument, NULL, 'h' },
@@ -98,6 +99,10 @@ static void usage(FILE *f)
 		"                      4 KiB interleave) and L1/L2 sets for both layouts, and\n"
 		"                      plot it when gnuplot is installed; no timing\n"
 		"  --report-frames N   frames in the report (default 4096)\n"
+		"  --disperse          time xp_layout_disperse() instead (the M3 reorder of one\n"
+		"                      fill-ring refill): ns per handle for bulks of 32, 64 and\n"
+		"                      256 random frames of a 4096-frame UMEM, unseeded and\n"
+		"                      seeded, medians of --runs; no memory walk\n"
 		"  --plot PATH         PNG for --report (default build/layout-report.png, next to\n"
 		"                      this binary)\n"
 		"  -h, --help          this text\n"
@@ -187,6 +192,9 @@ static int parse_args(int argc, char **argv, struct layout_args *a)
 			break;
 		case 'R':
 			a->report = true;
+			break;
+		case 'D':
+			a->disperse = true;
 			break;
 		case 'P':
 			snprintf(a->plot, sizeof(a->plot), "%s", optarg);
@@ -596,11 +604,65 @@ out:
 	return rc;
 }
 
+/*
+ * Cost of the M3 refill reorder: each timed pass copies 64 Ki handles' worth of
+ * prepared random bulks into a scratch array and disperses them; a copy-only pass
+ * is timed alternately and taken out.
+ */
+static int run_disperse(const struct layout_args *a)
+{
+	enum { POOL = 4096, PASS = 1 << 16 };
+	static const __u32 bulks[] = { 32, 64, 256 };
+	static __u64 src[PASS], scratch[XP_DISPERSE_MAX];
+	struct xp_layout l;
+	double *td = calloc(a->runs, sizeof(double)), *tc = calloc(a->runs, sizeof(double));
+	__u64 s = 88172645463325252ull, acc = 0;
+
+	if (!td || !tc || make_layout(a, XP_LAYOUT_INTERLEAVED, POOL, XP_PAGE_2M, &l)) {
+		free(td);
+		free(tc);
+		return 1;
+	}
+	for (__u32 i = 0; i < PASS; i++) {
+		s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+		src[i] = xp_layout_frame(&l, (__u32)(s % POOL));
+	}
+	for (unsigned b = 0; b < sizeof(bulks) / sizeof(bulks[0]); b++)
+		for (int seeded = 0; seeded < 2; seeded++) {
+			__u32 n = bulks[b];
+			__u64 rng = 1;
+
+			for (__u32 r = 0; r < a->runs; r++) {
+				for (int pass = 0; pass < 2; pass++) {
+					double t0 = bench_now_ns();
+
+					for (__u32 o = 0; o + n <= PASS; o += n) {
+						memcpy(scratch, src + o, n * sizeof(*scratch));
+						if (pass)
+							xp_layout_disperse(&l, scratch, n,
+									   seeded ? &rng : NULL);
+						__asm__ volatile("" : : "r"(scratch) : "memory");
+						acc += scratch[0];
+					}
+					(pass ? td : tc)[r] = (bench_now_ns() - t0) / PASS;
+				}
+			}
+			printf("disperse bulk=%u seeded=%d ns_per_handle=%.2f copy_ns=%.2f\n", n,
+			       seeded, bench_median(td, a->runs) - bench_median(tc, a->runs),
+			       bench_median(tc, a->runs));
+		}
+	free(td);
+	free(tc);
+	return acc == 42; /* keeps the copies */
+}
+
 int bench_layout(int argc, char **argv)
 {
 	struct layout_args a;
 
 	if (parse_args(argc, argv, &a))
 		return 2;
+	if (a.disperse)
+		return run_disperse(&a);
 	return a.report ? run_report(&a) : run_timing(&a);
 }

@@ -88,15 +88,18 @@ struct xp_layout {
 	__u32 rot_lines; /* page p's first frame sits (p % rot_lines) lines in */
 	__u64 area_size; /* bytes to allocate and register (page multiple) */
 	struct xp_topology topo;
-	/* M3 header-line classes: lcm(L1 sets, interleave lines x channels x ranks),
-	 * 0 beyond XP_M3_CLASSES_MAX or XP_M3_CHANNELS_MAX channels x ranks
-	 * (xp_layout_disperse() then leaves the order as it is). */
+	/* M3 header-line classes: lcm(L1 sets, interleave lines x channels x ranks);
+	 * 0 (xp_layout_disperse() then leaves the order as it is) beyond
+	 * XP_M3_CHANNELS_MAX channels x ranks, more than 64 classes per channel or a
+	 * non-power-of-two interleave. */
 	__u32 m3_classes;
 	__u64 m3_magic; /* ~0 / m3_classes + 1: line % m3_classes without a divide */
+	__u64 m3_chinv; /* ceil(2^32 / (channels x ranks)): class / channels, no divide */
 };
 
+/* Dispersal limits: at most 64 classes per channel and 64 channels x ranks. */
 #define XP_M3_CLASSES_MAX 4096u
-#define XP_M3_CHANNELS_MAX 256u
+#define XP_M3_CHANNELS_MAX 64u
 
 /* Fills @out; -EINVAL names the offending field through the log hook. */
 int xp_layout_compute(const struct xp_layout_opts *o, struct xp_layout *out);
