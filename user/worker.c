@@ -27,6 +27,8 @@ __u32 eng_refill(struct eng_worker *w, struct eng_q *q)
 			q->c.fill_starved++;
 			break;
 		}
+		/* M3: each refill deals channels round-robin, whatever order frames came back in. */
+		xp_layout_disperse(&w->e->layout, w->scratch, n, NULL);
 		xp_ring_prod_reserve(fill, n, &idx);
 		for (i = 0; i < n; i++)
 			*xp_ring_addr(fill, idx + i) = w->scratch[i];
