@@ -188,12 +188,25 @@ static void disperse_chunk(const struct xp_layout *l, __u64 *h, __u32 n, __u64 *
 			h[j] = t;
 		}
 	memset(cnt, 0, q * sizeof(cnt[0]));
-	for (__u32 i = 0; i < n; i++) {
-		__u32 x = xp_layout_m3_class(l, h[i]), u = x >> lg;
-		__u32 blk = (__u32)((u * l->m3_chinv) >> 32), c = u - blk * nch;
+	if (!(nch & (nch - 1))) {
+		/* Powers of two (the common topologies): masks and shifts only. */
+		__u32 lch = (__u32)__builtin_ctz(nch);
 
-		ys[i] = (__u16)(c << lper | blk << lg | (x & (g - 1)));
-		cnt[ys[i]]++;
+		for (__u32 i = 0; i < n; i++) {
+			__u32 x = (__u32)((h[i] + l->data_off) / XP_CACHE_LINE) & (q - 1);
+			__u32 u = x >> lg;
+
+			ys[i] = (__u16)((u & (nch - 1)) << lper | (u >> lch) << lg | (x & (g - 1)));
+			cnt[ys[i]]++;
+		}
+	} else {
+		for (__u32 i = 0; i < n; i++) {
+			__u32 x = xp_layout_m3_class(l, h[i]), u = x >> lg;
+			__u32 blk = (__u32)((u * l->m3_chinv) >> 32), c = u - blk * nch;
+
+			ys[i] = (__u16)(c << lper | blk << lg | (x & (g - 1)));
+			cnt[ys[i]]++;
+		}
 	}
 	/* Counting sort by class (input order kept inside a class); per channel, the
 	 * mask of classes present and the handle count. */
