@@ -100,8 +100,8 @@ static void usage(FILE *f)
 		"                      plot it when gnuplot is installed; no timing\n"
 		"  --report-frames N   frames in the report (default 4096)\n"
 		"  --disperse          time xp_layout_disperse() instead (the M3 reorder of one\n"
-		"                      fill-ring refill): ns per handle for bulks of 32, 64 and\n"
-		"                      256 random frames of a 4096-frame UMEM, unseeded and\n"
+		"                      fill-ring refill): ns per handle for bulks of 32, 64, 96,\n"
+		"                      128 and 256 random frames of a 4096-frame UMEM, unseeded and\n"
 		"                      seeded, medians of --runs; no memory walk\n"
 		"  --plot PATH         PNG for --report (default build/layout-report.png, next to\n"
 		"                      this binary)\n"
@@ -612,7 +612,7 @@ out:
 static int run_disperse(const struct layout_args *a)
 {
 	enum { POOL = 4096, PASS = 1 << 16 };
-	static const __u32 bulks[] = { 32, 64, 256 };
+	static const __u32 bulks[] = { 32, 64, 96, 128, 256 };
 	static __u64 src[PASS], scratch[XP_DISPERSE_MAX];
 	struct xp_layout l;
 	double *td = calloc(a->runs, sizeof(double)), *tc = calloc(a->runs, sizeof(double));

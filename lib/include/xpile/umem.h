@@ -207,9 +207,10 @@ int xp_layout_fill_order(const struct xp_layout *l, __u32 ncores, __u64 seed, __
  * before the handles go to a fill ring. Channels are dealt round-robin (0, 1, ..,
  * skipping a channel whose handles are used up); each channel's turn takes its
  * next header-line class round-robin in ascending class order (the next L1 set of
- * that channel), skipping exhausted classes. So every prefix of the bulk holds
- * each channel floor(k/C) or ceil(k/C) times while every channel still has
- * handles left, and once one runs out the others stay within 1 of each other
+ * that channel), skipping exhausted classes. So every k-handle prefix holds each
+ * of the C channels present floor(k/C) or ceil(k/C) times while all of them
+ * still have handles left, and once one runs out the others stay within 1 of
+ * each other
  * (the best any order of the same handles can do; which handles a refill gets is
  * the cache's business). Same inside each channel for its classes. @rng != NULL
  * (splitmix64 state, advanced) takes the members of a class in random order: M3's
@@ -219,7 +220,8 @@ int xp_layout_fill_order(const struct xp_layout *l, __u32 ncores, __u64 seed, __
  */
 #define XP_DISPERSE_MAX 256u
 void xp_layout_disperse(const struct xp_layout *l, __u64 *h, __u32 n, __u64 *rng);
-/* Header-line class (0..m3_classes-1) of frame handle @h: what the dispersal deals by. */
+/* Header-line class (0..m3_classes-1, which must be non-zero) of frame handle @h:
+ * what the dispersal deals by. */
 static inline __u32 xp_layout_m3_class(const struct xp_layout *l, __u64 h)
 {
 	__u64 line = (h + l->data_off) / XP_CACHE_LINE;
