@@ -176,7 +176,7 @@ static void disperse_chunk(const struct xp_layout *l, __u64 *h, __u32 n, __u64 *
 	__u32 lper = (__u32)__builtin_ctz(q / nch), lmax = 0;
 	__u16 cnt[XP_M3_CLASSES_MAX], start[XP_M3_CLASSES_MAX], ys[XP_DISPERSE_MAX];
 	__u16 chlen[XP_M3_CHANNELS_MAX], base[XP_DISPERSE_MAX + 1];
-	__u64 sorted[XP_DISPERSE_MAX], stock[XP_M3_CHANNELS_MAX], act[XP_DISPERSE_MAX];
+	__u64 sorted[XP_DISPERSE_MAX], stock[XP_M3_CHANNELS_MAX], act[XP_DISPERSE_MAX + 1];
 
 	if (rng)
 		for (__u32 i = n - 1; i > 0; i--) {
@@ -227,10 +227,12 @@ static void disperse_chunk(const struct xp_layout *l, __u64 *h, __u32 n, __u64 *
 		sorted[start[ys[i]]++] = h[i];
 	/* Round P overall holds the P-th handle of each channel with more than P,
 	 * channels ascending: act[P] names them, base[P] is where the round starts. */
-	memset(act, 0, lmax * sizeof(act[0]));
+	memset(act, 0, (lmax + 1) * sizeof(act[0]));
 	for (__u32 c = 0; c < nch; c++)
-		for (__u32 p = 0; p < chlen[c]; p++)
-			act[p] |= 1ull << c;
+		if (chlen[c]) /* in rounds 0..chlen[c] - 1 */
+			act[chlen[c] - 1] |= 1ull << c;
+	for (__u32 p = lmax; p-- > 0;)
+		act[p] |= act[p + 1];
 	base[0] = 0;
 	for (__u32 p = 0; p < lmax; p++)
 		base[p + 1] = (__u16)(base[p] + __builtin_popcountll(act[p]));
