@@ -260,7 +260,7 @@ static void disperse_chunk(const struct xp_layout *l, __u64 *h, __u32 n, __u64 *
 
 void xp_layout_disperse(const struct xp_layout *l, __u64 *h, __u32 n, __u64 *rng)
 {
-	if (!l->m3_classes)
+	if (!l->m3_classes || n < 2) /* nothing to order, or a class count out of reach */
 		return;
 	for (__u32 done = 0; done < n; done += XP_DISPERSE_MAX)
 		disperse_chunk(l, h + done, n - done < XP_DISPERSE_MAX ? n - done : XP_DISPERSE_MAX,
