@@ -19,6 +19,11 @@
  * - Empty nodes live in a second tagged stack and in per-cache stashes: a refill
  *   keeps the nodes it emptied, and the next flush fills them, so neither needs a
  *   second CAS.
+ * - Both stacks exist once per stripe. A cache flushes to its home stripe and
+ *   refills from it, so in the steady state a core's CASes and the nodes it copies
+ *   stay in its own cache lines; a get that home cannot meet gathers across the
+ *   stripes (all or nothing), and a put whose home has too few empty nodes takes
+ *   them from another stripe. The odd slot stays single (it is rarely touched).
  */
 #include <pthread.h>
 #include <sched.h>

@@ -5,8 +5,9 @@
  *
  *   xp_cache (one per thread, LIFO array, no atomics on a hit)
  *        | whole bulks of XP_PILE_BULK, with hysteresis
- *   xp_pool (shared): backend XP_POOL_PILE, a lock-free stack of bulks, or
- *                     XP_POOL_RING, a bounded MPMC ring of handles.
+ *   xp_pool (shared): backend XP_POOL_PILE, lock-free stacks of bulks, one per
+ *                     stripe (a cache's home; others are stolen from only when
+ *                     home is short), or XP_POOL_RING, a bounded MPMC ring of handles.
  *
  * Threading contract
  * - A pool is shared: xp_pool_get(), xp_pool_put() and xp_cache_create() may be
