@@ -135,6 +135,12 @@ static __u32 nd_depth(const struct pile *pl, __u32 x)
 	return x < pl->nnodes ? LD(nd(pl, x)->depth) : 0;
 }
 
+/* The i-th stripe from @s, home first (no division: node_alloc runs it per flush). */
+static inline __u32 stripe_nth(const struct pile *pl, __u32 s, __u32 i)
+{
+	return s + i < pl->nstripes ? s + i : s + i - pl->nstripes;
+}
+
 /* Nodes in stack @s now (an estimate under load). */
 static __u32 lfs_depth(const struct pile *pl, const struct lfs *s)
 {
@@ -374,7 +380,7 @@ static __u32 node_gather(struct pile *pl, __u32 s, __u32 want)
 
 	chain_begin(pl, &c, &pl->sp[s].free);
 	for (__u32 i = 1; i < pl->nstripes && moved < want; i++) {
-		struct lfs *f = &pl->sp[(s + i) % pl->nstripes].free;
+		struct lfs *f = &pl->sp[stripe_nth(pl, s, i)].free;
 		__u32 d = lfs_depth(pl, f), got;
 		struct cursor cur = { .rw = 1 };
 
@@ -409,7 +415,7 @@ static int node_alloc(struct pile *pl, __u32 s, struct stash *st, __u32 k, struc
 		return 0;
 	for (;;) {
 		for (i = 0; i < pl->nstripes; i++)
-			if (!lfs_pop(pl, &pl->sp[(s + i) % pl->nstripes].free, k - from_stash,
+			if (!lfs_pop(pl, &pl->sp[stripe_nth(pl, s, i)].free, k - from_stash,
 				     st ? st->lim - st->n : 0, &out->chain.x, &got))
 				goto found;
 		/* Only nodes held by concurrent ops can make this wait; see pile.md. */
@@ -618,14 +624,14 @@ static int pile_get(struct pile *pl, __u32 s, __u64 *dst, __u32 n, struct stash 
 	if (!err || pl->nstripes == 1)
 		return err;
 	for (i = 0; i < pl->nstripes; i++) {
-		t = (s + i) % pl->nstripes;
+		t = stripe_nth(pl, s, i);
 		/* A pop that loses a race re-reads the depth; an empty stripe ends it. */
 		while ((k = (n - got) / B) && (d = lfs_depth(pl, &pl->sp[t].full)))
 			if (!stripe_get(pl, t, dst + got, (k < d ? k : d) * B, st))
 				got += (k < d ? k : d) * B;
 	}
 	for (i = 0; got < n && n - got < B && i < pl->nstripes; i++)
-		if (!stripe_get(pl, (s + i) % pl->nstripes, dst + got, n - got, st))
+		if (!stripe_get(pl, stripe_nth(pl, s, i), dst + got, n - got, st))
 			got = n;
 	if (got == n)
 		return 0;

@@ -137,10 +137,14 @@ static void walk_homes(void)
 				XT_EQ(xp_pool_audit(p), 0);
 		}
 		PC_CONSERVED(p, &h);
-		pc_give(&h, buf, h.count);
-		XT_EQ(xp_pool_put(p, buf, n - xp_pool_avail(p)), 0);
-		for (int i = 0; i < 4; i++)
+		/* Each home takes back a share, then lets go of its stash. */
+		for (int i = 0; i < 4; i++) {
+			__u32 share = h.count / (__u32)(4 - i);
+
+			pc_give(&h, buf, share);
+			XT_EQ(xp_cache_put(c[i], buf, share), 0);
 			xp_cache_destroy(c[i]);
+		}
 		XT_EQ(xp_pool_avail(p), n);
 		XT_EQ(xp_pool_audit(p), 0);
 		pc_held_fini(&h);
