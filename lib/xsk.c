@@ -227,6 +227,32 @@ static void bind_error(const struct xp_xsk_opts *o, int err, int nq)
 	}
 }
 
+/* Fields past the caller's opts size read as unset (libbpf-style opts). */
+#define XSK_OPT(o, f) \
+	((o)->sz >= offsetof(struct xp_xsk_opts, f) + sizeof((o)->f) ? (o)->f : 0)
+
+/* Copy mode sends at most a budget of descriptors per sendto(); a larger one means
+ * fewer kicks per packet. An optional budget the kernel refuses (before 6.15) leaves
+ * its 32 in place. */
+static int set_tx_budget(int fd, const struct xp_xsk_opts *o, __u32 tx_size)
+{
+	__u32 budget = XSK_OPT(o, tx_budget);
+	int err;
+
+	if (!budget ||
+	    !setsockopt(fd, SOL_XDP, XDP_MAX_TX_SKB_BUDGET, &budget, sizeof(budget)))
+		return 0;
+	err = -errno;
+	if (XSK_OPT(o, tx_budget_optional)) {
+		xp_dbg("xsk: TX budget %u refused (%s): the kernel's 32 stays\n", budget,
+		       strerror(-err));
+		return 0;
+	}
+	xp_err("xsk: TX budget %u refused (%s): it must be 32..%u (the TX ring) and needs kernel 6.15+\n",
+	       budget, strerror(-err), tx_size);
+	return err;
+}
+
 int xp_xsk_create(struct xp_umem *u, const struct xp_xsk_opts *o, struct xp_xsk **out)
 {
 	struct sockaddr_xdp sxdp = {};
@@ -319,14 +345,8 @@ int xp_xsk_create(struct xp_umem *u, const struct xp_xsk_opts *o, struct xp_xsk 
 
 	if (o->busy_poll && (err = set_busy_poll(x->fd, o)))
 		goto fail;
-	if (o->sz >= offsetof(struct xp_xsk_opts, tx_budget) + sizeof(o->tx_budget) &&
-	    o->tx_budget &&
-	    setsockopt(x->fd, SOL_XDP, XDP_MAX_TX_SKB_BUDGET, &o->tx_budget, sizeof(o->tx_budget))) {
-		err = -errno;
-		xp_err("xsk: TX budget %u refused (%s): it must be 32..%u (the TX ring) and needs kernel 6.15+\n",
-		       o->tx_budget, strerror(errno), tx_size);
+	if ((err = set_tx_budget(x->fd, o, tx_size)))
 		goto fail;
-	}
 
 	sxdp.sxdp_family = AF_XDP;
 	sxdp.sxdp_ifindex = ifindex;

@@ -479,7 +479,7 @@ static const struct opt opts[] = {
 	{ "busy-budget", "N", "SO_BUSY_POLL_BUDGET with --busy-poll (default 64).", set_busy_budget,
 	  NULL },
 	{ "tx-budget", "N",
-	  "Copy mode: descriptors one TX kick may send (XDP_MAX_TX_SKB_BUDGET, kernel 6.15+; 32..TX ring; default: the kernel's 32). Fewer sendto() calls per packet.",
+	  "Copy mode: descriptors one TX kick may send (XDP_MAX_TX_SKB_BUDGET, kernel 6.15+; 32..TX ring; default: the TX ring where the kernel allows it, else its 32). Fewer sendto() calls per packet.",
 	  set_tx_budget, NULL },
 	{ "multi-buffer", NULL,
 	  "Bind with XDP_USE_SG so packets larger than a frame arrive as chains (automatic when an interface's MTU exceeds a frame).",

@@ -92,6 +92,8 @@ struct xp_xsk_opts {
 	/* Copy mode: descriptors one kick may send (XDP_MAX_TX_SKB_BUDGET, kernel 6.15+;
 	 * 32..tx_size). 0 = the kernel's default (32). */
 	__u32 tx_budget;
+	/* tx_budget is a wish: a kernel that refuses it (before 6.15) keeps its 32. */
+	bool tx_budget_optional;
 };
 
 struct xp_xsk {
