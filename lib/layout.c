@@ -165,8 +165,8 @@ int xp_layout_compute(const struct xp_layout_opts *o, struct xp_layout *out)
 		return -EINVAL;
 	}
 	{
-		__u64 round = (__u64)l.topo.interleave / XP_CACHE_LINE * l.topo.channels *
-			      l.topo.ranks;
+		__u64 round =
+			(__u64)l.topo.interleave / XP_CACHE_LINE * l.topo.channels * l.topo.ranks;
 		__u64 q = round / xp_gcd64(round, l.topo.l1_sets) * l.topo.l1_sets;
 
 		__u64 nch = (__u64)l.topo.channels * l.topo.ranks;

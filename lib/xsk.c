@@ -228,8 +228,7 @@ static void bind_error(const struct xp_xsk_opts *o, int err, int nq)
 }
 
 /* Fields past the caller's opts size read as unset (libbpf-style opts). */
-#define XSK_OPT(o, f) \
-	((o)->sz >= offsetof(struct xp_xsk_opts, f) + sizeof((o)->f) ? (o)->f : 0)
+#define XSK_OPT(o, f) ((o)->sz >= offsetof(struct xp_xsk_opts, f) + sizeof((o)->f) ? (o)->f : 0)
 
 /* Copy mode sends at most a budget of descriptors per sendto(); a larger one means
  * fewer kicks per packet. An optional budget the kernel refuses (before 6.15) leaves
@@ -239,8 +238,7 @@ static int set_tx_budget(int fd, const struct xp_xsk_opts *o, __u32 tx_size)
 	__u32 budget = XSK_OPT(o, tx_budget);
 	int err;
 
-	if (!budget ||
-	    !setsockopt(fd, SOL_XDP, XDP_MAX_TX_SKB_BUDGET, &budget, sizeof(budget)))
+	if (!budget || !setsockopt(fd, SOL_XDP, XDP_MAX_TX_SKB_BUDGET, &budget, sizeof(budget)))
 		return 0;
 	err = -errno;
 	if (XSK_OPT(o, tx_budget_optional)) {

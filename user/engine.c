@@ -121,8 +121,9 @@ static int assign_workers(struct engine *e)
 	}
 	for (i = 0; i < c->ncores; i++)
 		if (!CPU_ISSET(c->cores[i], &allowed))
-			return fail("core %d is not available to this process; pick cores from `taskset -p $$` / nproc",
-				    c->cores[i]);
+			return fail(
+				"core %d is not available to this process; pick cores from `taskset -p $$` / nproc",
+				c->cores[i]);
 	for (i = 0; i < c->nports; i++) {
 		for (j = 0; j < e->ports[i].nqueues; j++) {
 			__u32 queue = e->ports[i].queues[j];
@@ -135,8 +136,9 @@ static int assign_workers(struct engine *e)
 					if (plan.map[k].queue == queue)
 						core = (int)plan.map[k].core;
 			if (core >= CPU_SETSIZE || !CPU_ISSET(core, &allowed))
-				return fail("the wiring plan of %s puts queue %u on core %d, which this process cannot use; rewire (xpile-loader wire) or run on that core",
-					    e->ports[0].ifname, queue, core);
+				return fail(
+					"the wiring plan of %s puts queue %u on core %d, which this process cannot use; rewire (xpile-loader wire) or run on that core",
+					e->ports[0].ifname, queue, core);
 			for (k = 0; k < e->nworkers; k++)
 				if (e->workers[k].core == core)
 					w = &e->workers[k];
@@ -388,8 +390,9 @@ static void print_sockets(struct engine *e)
 
 		if (c->json)
 			printf("{\"type\":\"socket\",\"port\":\"%s\",\"queue\":%u,\"core\":%d,\"zerocopy\":%s,\"need_wakeup\":%s,\"multi_buffer\":%s}\n",
-			       q->port->ifname, q->queue, q->w->core, x->zerocopy ? "true" : "false",
-			       x->need_wakeup ? "true" : "false", x->multi_buffer ? "true" : "false");
+			       q->port->ifname, q->queue, q->w->core,
+			       x->zerocopy ? "true" : "false", x->need_wakeup ? "true" : "false",
+			       x->multi_buffer ? "true" : "false");
 		else if (!c->quiet)
 			fprintf(stderr, "xpile: %s:%u on core %d: %s mode%s%s%s\n", q->port->ifname,
 				q->queue, q->w->core, x->zerocopy ? "zero-copy" : "copy",
@@ -399,7 +402,8 @@ static void print_sockets(struct engine *e)
 	}
 	for (i = 0; i < c->nports; i++)
 		if (e->ports[i].steer_borrowed && !c->quiet && !c->json)
-			fprintf(stderr, "xpile: %s: using the steer program already attached; it stays at exit\n",
+			fprintf(stderr,
+				"xpile: %s: using the steer program already attached; it stays at exit\n",
 				e->ports[i].ifname);
 }
 

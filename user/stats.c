@@ -118,9 +118,8 @@ void eng_stats_allocator(struct engine *e, bool final)
 		printf("{\"type\":\"allocator\",\"when\":\"%s\",\"backend\":\"%s\",\"frames\":%u,\"avail\":%u,"
 		       "\"cached\":%u,\"get_hits\":%llu,\"put_hits\":%llu,\"get_misses\":%llu,"
 		       "\"put_misses\":%llu,\"refills\":%llu,\"flushes\":%llu,\"fails\":%llu}\n",
-		       final ? "exit" : "interval",
-		       xp_pool_backend_name(xp_pool_backend(e->pool)), xp_pool_size(e->pool),
-		       xp_pool_avail(e->pool), xp_pool_cached(e->pool),
+		       final ? "exit" : "interval", xp_pool_backend_name(xp_pool_backend(e->pool)),
+		       xp_pool_size(e->pool), xp_pool_avail(e->pool), xp_pool_cached(e->pool),
 		       (unsigned long long)sum.get_hits, (unsigned long long)sum.put_hits,
 		       (unsigned long long)sum.get_misses, (unsigned long long)sum.put_misses,
 		       (unsigned long long)sum.refills, (unsigned long long)sum.flushes,

@@ -496,7 +496,8 @@ static void test_atomic_replace_concurrent(void)
 	}
 	r.stop = 1;
 	pthread_join(th, NULL);
-	fprintf(stderr, "  %ld packet pairs during 40 replaces, %ld mixed verdicts\n", r.runs, r.bad);
+	fprintf(stderr, "  %ld packet pairs during 40 replaces, %ld mixed verdicts\n", r.runs,
+		r.bad);
 	XT_CHECK(r.runs > 40);
 	XT_EQ(r.bad, 0);
 }

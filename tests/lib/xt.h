@@ -39,14 +39,14 @@ static inline int xt_check_(int ok, const char *what, const char *file, int line
 		long long xt_a_ = (long long)(a), xt_b_ = (long long)(b);                  \
 		if (xt_a_ != xt_b_)                                                        \
 			fprintf(stderr, "  %s = %lld, %s = %lld\n", #a, xt_a_, #b, xt_b_); \
-		xt_check_(xt_a_ == xt_b_, #a " == " #b, __FILE__, __LINE__);              \
+		xt_check_(xt_a_ == xt_b_, #a " == " #b, __FILE__, __LINE__);               \
 	})
 
 /* Stop the current case: later checks would only cascade. */
-#define XT_REQUIRE(cond)                 \
-	do {                             \
-		if (!XT_CHECK(cond))     \
-			return;          \
+#define XT_REQUIRE(cond)             \
+	do {                         \
+		if (!XT_CHECK(cond)) \
+			return;      \
 	} while (0)
 
 /* Skip the whole suite with a reason (exit 77). */

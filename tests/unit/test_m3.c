@@ -203,7 +203,6 @@ static void test_slices(void)
 	XT_EQ(count, 0);
 }
 
-
 /* ---- Refills: xp_layout_disperse() ---- */
 
 static __u64 test_rand(__u64 *s)
@@ -234,13 +233,15 @@ static int rr_ok(const __u32 *b, __u32 n, __u32 nb, const char *what)
 		mx = ++cnt[b[k - 1]] > mx ? cnt[b[k - 1]] : mx;
 		for (__u32 x = 0; x < nb; x++) {
 			if (cnt[x] < tot[x] && cnt[x] + 1 < mx) {
-				fprintf(stderr, "  %s: prefix %u of %u: bucket %u has %u of %u, another %u\n",
+				fprintf(stderr,
+					"  %s: prefix %u of %u: bucket %u has %u of %u, another %u\n",
 					what, k, n, x, cnt[x], tot[x], mx);
 				return 0;
 			}
 			if (k <= used * least && tot[x] &&
 			    (cnt[x] < k / used || cnt[x] > (k + used - 1) / used)) {
-				fprintf(stderr, "  %s: prefix %u of %u: bucket %u has %u, not %u..%u\n",
+				fprintf(stderr,
+					"  %s: prefix %u of %u: bucket %u has %u, not %u..%u\n",
 					what, k, n, x, cnt[x], k / used, (k + used - 1) / used);
 				return 0;
 			}
@@ -316,8 +317,10 @@ static void check_disperse(const struct xp_layout *l, __u64 seed)
 				for (__u32 i = 0, j = k; i < k && j < n; i++) {
 					if (i % 4 == 3)
 						continue;
-					while (j < n && xp_layout_m3_channel(l, xp_layout_m3_class(
-							 l, xp_layout_frame(l, idx[j]))))
+					while (j < n &&
+					       xp_layout_m3_channel(
+						       l, xp_layout_m3_class(
+								  l, xp_layout_frame(l, idx[j]))))
 						j++;
 					if (j < n)
 						in[i] = xp_layout_frame(l, idx[j++]);
@@ -362,9 +365,9 @@ static struct xp_layout topo_layout(const __u32 *t, __u32 page, __u32 nframes)
 	return l;
 }
 
-static const __u32 topos[][3] = { { 4, 1, 64 },	  { 2, 1, 64 }, { 8, 1, 64 },  { 4, 2, 64 },
-				  { 3, 1, 64 },	  { 6, 1, 64 }, { 12, 2, 64 }, { 4, 1, 256 },
-				  { 8, 2, 256 },  { 6, 1, 256 }, { 4, 1, 4096 } };
+static const __u32 topos[][3] = { { 4, 1, 64 },	 { 2, 1, 64 },	{ 8, 1, 64 },  { 4, 2, 64 },
+				  { 3, 1, 64 },	 { 6, 1, 64 },	{ 12, 2, 64 }, { 4, 1, 256 },
+				  { 8, 2, 256 }, { 6, 1, 256 }, { 4, 1, 4096 } };
 
 static void test_disperse_random_sets(void)
 {

@@ -224,8 +224,8 @@ static void *thr_run(void *arg)
 }
 
 /* One run of one configuration: mean over threads of ns per operation. */
-static int run_one(const struct region_args *a, enum xp_region_algo algo, __u32 spaces,
-		   bool null, double *ns, __u64 *refused)
+static int run_one(const struct region_args *a, enum xp_region_algo algo, __u32 spaces, bool null,
+		   double *ns, __u64 *refused)
 {
 	struct xp_region_opts o = {
 		.sz = sizeof(o), .chunk = 2u << 20, .spaces = spaces, .algo = algo
@@ -301,7 +301,8 @@ int bench_region(int argc, char **argv)
 					  cfg[c].null, &v[c][run], &ref);
 
 			if (err) {
-				fprintf(stderr, "xpile-bench region: cannot create the region: %s\n",
+				fprintf(stderr,
+					"xpile-bench region: cannot create the region: %s\n",
 					strerror(-err));
 				return 1;
 			}
