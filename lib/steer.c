@@ -746,18 +746,27 @@ int xp_steer_rules_replace(struct xp_steer *s, const struct xp_rule *rules, __u3
 	return err;
 }
 
-int xp_steer_default_get(struct xp_steer *s, struct xp_action *dflt, struct xp_action *perr)
+/* The set packets see now, and up to @max of its rules (@max 0: only its config). */
+static int get_active_set(struct xp_steer *s, __u32 *set, struct xp_rule *rules, __u32 max,
+			  __u32 *n, struct xp_set_cfg *sc)
 {
-	struct xp_set_cfg sc;
 	struct xp_cfg c;
-	__u32 set;
 	int err = read_cfg(s, &c);
 
 	if (err)
 		return err;
-	set = c.active & 1;
-	if (bpf_map_lookup_elem(s->fds[XP_M_SETCFG], &set, &sc))
-		return -errno;
+	*set = c.active & 1;
+	return get_set(s, *set, rules, max, n, sc);
+}
+
+int xp_steer_default_get(struct xp_steer *s, struct xp_action *dflt, struct xp_action *perr)
+{
+	struct xp_set_cfg sc;
+	__u32 set, n;
+	int err = get_active_set(s, &set, NULL, 0, &n, &sc);
+
+	if (err)
+		return err;
 	if (dflt)
 		*dflt = sc.dflt;
 	if (perr)
@@ -769,14 +778,9 @@ int xp_steer_rules_get(struct xp_steer *s, struct xp_rule *rules, struct xp_coun
 		       __u32 max, __u32 *n)
 {
 	struct xp_set_cfg sc;
-	struct xp_cfg c;
 	__u32 set;
-	int err = read_cfg(s, &c);
+	int err = get_active_set(s, &set, rules, max, n, &sc);
 
-	if (err)
-		return err;
-	set = c.active & 1;
-	err = get_set(s, set, rules, max, n, &sc);
 	for (__u32 i = 0; !err && counters && i < *n; i++)
 		err = percpu_sum(s, s->fds[XP_M_RULE_CNT], set * XP_STEER_MAX_RULES + i,
 				 sizeof(counters[i]), &counters[i]);
