@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * The dealer's cold paths: creation, spills, top-ups and the deal itself.
+ *
+ * A get is a deal over the stacks of the channels the layout reaches; a stack
+ * short of ceil(n / C) first pulls bulks from the cache, sorting each frame into
+ * its stack. Pulled frames whose stack is full go back to the cache only once the
+ * top-up is over: the cache is LIFO, and putting them back earlier would hand
+ * the same frames out again on the next pull.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log_internal.h"
+#include "xpile/deal.h"
+
+#define DEAL_DEFAULT_MAX_GET 256u
+
+static bool opts_tail_zero(const struct xp_deal_opts *o)
+{
+	size_t known = offsetof(struct xp_deal_opts, pull_max) + sizeof(o->pull_max);
+
+	for (size_t i = known; i < o->sz; i++)
+		if (((const char *)o)[i])
+			return false;
+	return true;
+}
+
+/* Marks the channels frames of @l sit on; a channel no frame reaches (an aligned
+ * layout at 64-byte interleave puts every header on one) is never waited for. */
+static void find_present(struct xp_deal *d, const struct xp_layout *l)
+{
+	for (__u32 i = 0; i < l->nframes && d->npresent < d->nch; i++) {
+		__u32 c = xp_deal_channel(d, xp_layout_frame(l, i));
+
+		if (!(d->present >> c & 1)) {
+			d->present |= 1ull << c;
+			d->npresent++;
+		}
+	}
+	for (__u32 c = 0, k = 0; c < d->nch; c++)
+		if (d->present >> c & 1)
+			d->order[k++] = (__u8)c;
+}
+
+int xp_deal_create(const struct xp_layout *l, struct xp_cache *cache,
+		   const struct xp_deal_opts *opts, struct xp_deal **out)
+{
+	struct xp_deal_opts o = { .sz = sizeof(o) };
+	__u32 nch, need, limit, poolsz;
+	struct xp_deal *d;
+
+	if (!l || !cache || !out || !l->nframes) {
+		xp_err("deal: NULL layout, cache or out pointer, or an empty layout\n");
+		return -EINVAL;
+	}
+	*out = NULL;
+	if (opts) {
+		if (opts->sz < offsetof(struct xp_deal_opts, max_get) || !opts_tail_zero(opts)) {
+			xp_err("deal: opts.sz %zu is invalid or unknown opts fields are set; "
+			       "zero the struct and set sz = sizeof(struct xp_deal_opts)\n",
+			       opts->sz);
+			return -EINVAL;
+		}
+		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	}
+	nch = l->topo.channels * l->topo.ranks;
+	if (!nch || nch > XP_DEAL_CHANNELS_MAX || !l->topo.interleave) {
+		xp_err("deal: %u channels x ranks; a dealer keeps stacks for 1..%u\n", nch,
+		       XP_DEAL_CHANNELS_MAX);
+		return -EINVAL;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->nch = nch;
+	d->cache = cache;
+	d->data_off = l->data_off;
+	if (l->topo.interleave & (l->topo.interleave - 1))
+		d->idiv = l->topo.interleave;
+	else
+		d->ishift = (__u32)__builtin_ctz(l->topo.interleave);
+	d->chmask = nch & (nch - 1) ? 0 : nch - 1;
+	d->chmagic = ~0ull / nch + 1;
+	find_present(d, l);
+	d->max_get = o.max_get ? o.max_get : DEAL_DEFAULT_MAX_GET;
+	need = (d->max_get + d->npresent - 1) / d->npresent;
+	d->cap = o.stack ? o.stack : 4 * need < 8 ? 8 : 4 * need;
+	if (d->cap < need || d->cap < 2) {
+		xp_err("deal: stacks of %u cannot hold a share of %u (max_get %u over %u "
+		       "channels); raise opts.stack\n",
+		       d->cap, need, d->max_get, d->npresent);
+		free(d);
+		return -EINVAL;
+	}
+	/* The surplus buffer holds whatever one top-up may pull. */
+	d->pull_max = o.pull_max;
+	poolsz = xp_pool_size(cache->pool);
+	limit = o.pull_max == XP_DEAL_PULL_ALL ? poolsz : o.pull_max ? o.pull_max : 4 * d->max_get;
+	d->ovcap = (limit < poolsz ? limit : poolsz) + XP_PILE_BULK;
+	d->over = calloc(d->ovcap, sizeof(*d->over));
+	d->stk = calloc((size_t)nch * d->cap, sizeof(*d->stk));
+	if (!d->over || !d->stk) {
+		free(d->over);
+		free(d->stk);
+		free(d);
+		return -ENOMEM;
+	}
+	*out = d;
+	return 0;
+}
+
+int xp_deal_flush(struct xp_deal *d)
+{
+	int ret = 0;
+
+	for (__u32 c = 0; c < d->nch; c++) {
+		int err;
+
+		if (!d->len[c])
+			continue;
+		err = xp_cache_put(d->cache, d->stk + (size_t)c * d->cap, d->len[c]);
+		if (err) {
+			ret = ret ? ret : err;
+			continue;
+		}
+		d->count -= d->len[c];
+		d->len[c] = 0;
+	}
+	return ret;
+}
+
+void xp_deal_destroy(struct xp_deal *d)
+{
+	if (!d)
+		return;
+	if (xp_deal_flush(d))
+		xp_err("deal: %u frames the cache refused are dropped with the dealer\n", d->count);
+	free(d->over);
+	free(d->stk);
+	free(d);
+}
+
+/* The coldest half goes: the top stays hot for the next deal. */
+int xp_deal_spill(struct xp_deal *d, __u32 ch)
+{
+	__u64 *s = d->stk + (size_t)ch * d->cap;
+	__u32 half = d->cap / 2;
+	int err = xp_cache_put(d->cache, s, half);
+
+	if (err) {
+		d->st.fails++;
+		return err;
+	}
+	memmove(s, s + half, (size_t)(d->cap - half) * sizeof(*s));
+	d->len[ch] -= half;
+	d->count -= half;
+	d->st.spilled += half;
+	return 0;
+}
+
+/* Present channels holding fewer than @need. */
+static __u32 count_short(const struct xp_deal *d, __u32 need)
+{
+	__u32 nshort = 0;
+
+	for (__u64 m = d->present; m; m &= m - 1)
+		nshort += d->len[__builtin_ctzll(m)] < need;
+	return nshort;
+}
+
+/* Pulls bulks from the cache until every channel holds @need and the dealer @n,
+ * or the pull budget or the pool runs out. Returns the channels still short. */
+static __u32 top_up(struct xp_deal *d, __u32 n, __u32 need, __u32 nshort)
+{
+	__u32 limit = d->pull_max ? d->pull_max : 4 * n, pulled = 0, nov = 0;
+	__u64 buf[XP_PILE_BULK];
+
+	d->st.topups++;
+	while ((nshort || d->count < n) && pulled < limit && nov + XP_PILE_BULK <= d->ovcap) {
+		__u32 k = XP_PILE_BULK;
+
+		while (k && xp_cache_get(d->cache, buf, k))
+			k /= 2;
+		if (!k)
+			break;
+		pulled += k;
+		for (__u32 i = 0; i < k; i++) {
+			__u32 c = xp_deal_channel(d, buf[i]);
+
+			if (d->len[c] == d->cap) {
+				d->over[nov++] = buf[i];
+				continue;
+			}
+			d->stk[(size_t)c * d->cap + d->len[c]++] = buf[i];
+			d->count++;
+			nshort -= d->len[c] == need && (d->present >> c & 1);
+		}
+	}
+	d->st.pulled += pulled;
+	if (nov) {
+		/* Taken from the cache a moment ago: only a full pool could refuse them. */
+		if (xp_cache_put(d->cache, d->over, nov) &&
+		    xp_pool_put(d->cache->pool, d->over, nov))
+			xp_err("deal: the pool refused %u frames the cache had just given\n", nov);
+		d->st.spilled += nov;
+	}
+	return nshort;
+}
+
+/* Round-robin over the present channels from d->next, skipping empty stacks. */
+static void deal(struct xp_deal *d, __u64 *out, __u32 n)
+{
+	__u32 k = d->next, i = 0;
+
+	while (i < n) {
+		__u32 c = d->order[k];
+
+		if (d->len[c])
+			out[i++] = d->stk[(size_t)c * d->cap + --d->len[c]];
+		if (++k == d->npresent)
+			k = 0;
+	}
+	d->next = k;
+	d->count -= n;
+}
+
+static int get_part(struct xp_deal *d, __u64 *out, __u32 n)
+{
+	__u32 need = (n + d->npresent - 1) / d->npresent, nshort = count_short(d, need);
+	__u32 before[XP_DEAL_CHANNELS_MAX], lo = n / d->npresent;
+
+	if (nshort || d->count < n)
+		nshort = top_up(d, n, need, nshort);
+	if (d->count < n) {
+		d->st.fails++;
+		return -ENOBUFS;
+	}
+	if (nshort)
+		memcpy(before, d->len, d->nch * sizeof(before[0]));
+	deal(d, out, n);
+	d->st.gets++;
+	/* Even: every channel dealt floor or ceil of n / C (sure when none was short). */
+	if (nshort)
+		for (__u64 m = d->present; m; m &= m - 1) {
+			__u32 c = (__u32)__builtin_ctzll(m);
+
+			if (before[c] - d->len[c] < lo || before[c] - d->len[c] > need) {
+				d->st.uneven++;
+				break;
+			}
+		}
+	return 0;
+}
+
+int xp_deal_get(struct xp_deal *d, __u64 *out, __u32 n)
+{
+	for (__u32 done = 0; done < n;) {
+		__u32 k = n - done < d->max_get ? n - done : d->max_get;
+		int err = get_part(d, out + done, k);
+
+		if (err) {
+			/* All or nothing: the parts already dealt go back. */
+			if (done && xp_deal_put(d, out, done))
+				xp_err("deal: %u frames could not be taken back\n", done);
+			return err;
+		}
+		done += k;
+	}
+	return 0;
+}
