@@ -16,6 +16,18 @@
 #include "xpile/deal.h"
 
 #define DEAL_DEFAULT_MAX_GET 256u
+/* A top-up pulls at least this much by default: the cache's top is mostly what
+ * full stacks spilled, so a small get must look deeper than 4 n to find the rest. */
+#define DEAL_PULL_MIN 256u
+#define DEAL_STACK_MIN 32u
+
+/* Most frames a top-up for a get of @n pulls. */
+static __u32 pull_limit(const struct xp_deal *d, __u32 n)
+{
+	if (d->pull_max)
+		return d->pull_max;
+	return 4 * n < DEAL_PULL_MIN ? DEAL_PULL_MIN : 4 * n;
+}
 
 static bool opts_tail_zero(const struct xp_deal_opts *o)
 {
@@ -86,7 +98,7 @@ int xp_deal_create(const struct xp_layout *l, struct xp_cache *cache,
 	find_present(d, l);
 	d->max_get = o.max_get ? o.max_get : DEAL_DEFAULT_MAX_GET;
 	need = (d->max_get + d->npresent - 1) / d->npresent;
-	d->cap = o.stack ? o.stack : 4 * need < 8 ? 8 : 4 * need;
+	d->cap = o.stack ? o.stack : 4 * need < DEAL_STACK_MIN ? DEAL_STACK_MIN : 4 * need;
 	if (d->cap < need || d->cap < 2) {
 		xp_err("deal: stacks of %u cannot hold a share of %u (max_get %u over %u "
 		       "channels); raise opts.stack\n",
@@ -97,7 +109,7 @@ int xp_deal_create(const struct xp_layout *l, struct xp_cache *cache,
 	/* The surplus buffer holds whatever one top-up may pull. */
 	d->pull_max = o.pull_max;
 	poolsz = xp_pool_size(cache->pool);
-	limit = o.pull_max == XP_DEAL_PULL_ALL ? poolsz : o.pull_max ? o.pull_max : 4 * d->max_get;
+	limit = o.pull_max == XP_DEAL_PULL_ALL ? poolsz : pull_limit(d, d->max_get);
 	d->ovcap = (limit < poolsz ? limit : poolsz) + XP_PILE_BULK;
 	d->over = calloc(d->ovcap, sizeof(*d->over));
 	d->stk = calloc((size_t)nch * d->cap, sizeof(*d->stk));
@@ -174,7 +186,7 @@ static __u32 count_short(const struct xp_deal *d, __u32 need)
  * or the pull budget or the pool runs out. Returns the channels still short. */
 static __u32 top_up(struct xp_deal *d, __u32 n, __u32 need, __u32 nshort)
 {
-	__u32 limit = d->pull_max ? d->pull_max : 4 * n, pulled = 0, nov = 0;
+	__u32 limit = pull_limit(d, n), pulled = 0, nov = 0;
 	__u64 buf[XP_PILE_BULK];
 
 	d->st.topups++;

@@ -281,7 +281,7 @@ static void sweep(bool strict)
 	fprintf(stderr,
 		"  pull %s: %u gets, %u with every channel's share free, %u of those even; "
 		"%u refused with enough free\n",
-		strict ? "all" : "4n", all.gets, all.eligible, all.even, all.short_fails);
+		strict ? "all" : "default", all.gets, all.eligible, all.even, all.short_fails);
 	if (!strict) /* bounded pulls: even nearly always, all-or-nothing always */
 		XT_CHECK(all.even >= all.eligible - all.eligible / 100);
 }

@@ -23,7 +23,9 @@
 
 #include "bench.h"
 #include "benchutil.h"
+#include "xpile/deal.h"
 #include "xpile/log.h"
+#include "xpile/pile.h"
 #include "xpile/umem.h"
 
 struct layout_args {
@@ -35,7 +37,7 @@ struct layout_args {
 	enum { ACCESS_DEP, ACCESS_INDEP } access;
 	enum { ORDER_SHUFFLED, ORDER_SEQ } order;
 	__u32 only_mask; /* bit 0: interleaved, bit 1: aligned */
-	bool report, plot_set, disperse;
+	bool report, plot_set, disperse, deal;
 	char plot[PATH_MAX];
 };
 
@@ -55,6 +57,7 @@ static const struct option opts[] = {
 	{ "only", required_argument, NULL, 'O' },
 	{ "report", no_argument, NULL, 'R' },
 	{ "disperse", no_argument, NULL, 'D' },
+	{ "deal", no_argument, NULL, 'E' },
 	{ "report-frames", required_argument, NULL, 'N' },
 	{ "plot", required_argument, NULL, 'P' },
 	{ "help", no_argument, NULL, 'h' },
@@ -103,6 +106,16 @@ static void usage(FILE *f)
 		"                      fill-ring refill): ns per handle for bulks of 32, 64, 96,\n"
 		"                      128 and 256 random frames of a 4096-frame UMEM, unseeded and\n"
 		"                      seeded, medians of --runs; no memory walk\n"
+		"  --deal              time a refill's round trip instead: get a bulk of 16, 64 or\n"
+		"                      256 frames of a 4096-frame UMEM (2048 in flight), return as\n"
+		"                      many in random order, through a 256-frame pile cache with\n"
+		"                      xp_layout_disperse() (the old refill) and through the\n"
+		"                      dealer (xpile/deal.h) in alternate runs; prints\n"
+		"                        deal bulk=N cache_disperse_ns=X deal_ns=Y ratio=Y/X\n"
+		"                             cache_even=A/B deal_even=C/D\n"
+		"                      ns per frame (get + put, harness taken out, medians of\n"
+		"                      --runs) and how many refills held every channel within 1\n"
+		"                      of each other\n"
 		"  --plot PATH         PNG for --report (default build/layout-report.png, next to\n"
 		"                      this binary)\n"
 		"  -h, --help          this text\n"
@@ -195,6 +208,9 @@ static int parse_args(int argc, char **argv, struct layout_args *a)
 			break;
 		case 'D':
 			a->disperse = true;
+			break;
+		case 'E':
+			a->deal = true;
 			break;
 		case 'P':
 			snprintf(a->plot, sizeof(a->plot), "%s", optarg);
@@ -656,6 +672,180 @@ static int run_disperse(const struct layout_args *a)
 	return acc == 42; /* keeps the copies */
 }
 
+/*
+ * A refill's allocator round trip, the old way (cache get + disperse, frees to the
+ * cache) against the dealer, with the same in-flight set and random returns: each
+ * step gets a bulk, then returns as many frames picked at random among those in
+ * flight. A pass with a plain array for allocator is the harness, taken out.
+ */
+enum { DEAL_POOL = 4096, DEAL_FLIGHT = 2048, DEAL_STEPS = 4096 };
+enum deal_path { PATH_NONE, PATH_CACHE, PATH_DEAL };
+
+struct deal_rig {
+	struct xp_layout l;
+	struct xp_pool *p;
+	struct xp_cache *c;
+	struct xp_deal *d;
+	__u64 flight[DEAL_POOL], freel[DEAL_POOL], buf[256];
+	__u32 nflight, nfree, *picks;
+};
+
+static int rig_get(struct deal_rig *r, enum deal_path path, __u32 n)
+{
+	if (path == PATH_DEAL)
+		return xp_deal_get(r->d, r->buf, n);
+	if (path == PATH_CACHE) {
+		if (xp_cache_get(r->c, r->buf, n))
+			return -ENOBUFS;
+		xp_layout_disperse(&r->l, r->buf, n, NULL);
+		return 0;
+	}
+	if (r->nfree < n)
+		return -ENOBUFS;
+	r->nfree -= n;
+	memcpy(r->buf, r->freel + r->nfree, n * sizeof(*r->buf));
+	return 0;
+}
+
+static void rig_put(struct deal_rig *r, enum deal_path path, __u32 n)
+{
+	if (path == PATH_DEAL)
+		xp_deal_put(r->d, r->buf, n);
+	else if (path == PATH_CACHE)
+		xp_cache_put(r->c, r->buf, n);
+	else {
+		memcpy(r->freel + r->nfree, r->buf, n * sizeof(*r->buf));
+		r->nfree += n;
+	}
+}
+
+/* DEAL_STEPS steps of bulk @n; counts refills with channels within 1 if @even. */
+static int rig_pass(struct deal_rig *r, enum deal_path path, __u32 n, __u32 *even)
+{
+	__u32 pick = 0;
+
+	for (__u32 st = 0; st < DEAL_STEPS; st++) {
+		if (rig_get(r, path, n))
+			return -1;
+		if (even) {
+			__u32 bins[XP_DEAL_CHANNELS_MAX] = { 0 }, mn = ~0u, mx = 0;
+
+			for (__u32 i = 0; i < n; i++)
+				bins[xp_deal_channel(r->d, r->buf[i])]++;
+			for (__u32 k = 0; k < r->d->npresent; k++) {
+				__u32 b = bins[r->d->order[k]];
+
+				mn = b < mn ? b : mn;
+				mx = b > mx ? b : mx;
+			}
+			*even += mx - mn <= 1;
+		}
+		memcpy(r->flight + r->nflight, r->buf, n * sizeof(*r->buf));
+		r->nflight += n;
+		for (__u32 i = 0; i < n; i++) {
+			__u32 j = r->picks[pick++ & (DEAL_STEPS * 4 - 1)] % r->nflight;
+
+			r->buf[i] = r->flight[j];
+			r->flight[j] = r->flight[--r->nflight];
+		}
+		rig_put(r, path, n);
+	}
+	return 0;
+}
+
+/* Starts a path with DEAL_FLIGHT frames in flight (and its stock warmed up). */
+static int rig_start(struct deal_rig *r, enum deal_path path, __u32 n)
+{
+	r->nflight = 0;
+	for (__u32 got = 0; got < DEAL_FLIGHT; got += 32) {
+		if (rig_get(r, path, 32))
+			return -1;
+		memcpy(r->flight + r->nflight, r->buf, 32 * sizeof(*r->buf));
+		r->nflight += 32;
+	}
+	return rig_pass(r, path, n, NULL);
+}
+
+static void rig_stop(struct deal_rig *r, enum deal_path path)
+{
+	for (__u32 i = 0; i < r->nflight; i += 32) {
+		memcpy(r->buf, r->flight + i, 32 * sizeof(*r->buf));
+		rig_put(r, path, 32);
+	}
+	r->nflight = 0;
+	if (path == PATH_DEAL)
+		xp_deal_flush(r->d);
+}
+
+static int run_deal(const struct layout_args *a)
+{
+	static const __u32 bulks[] = { 16, 64, 256 };
+	static struct deal_rig r;
+	struct xp_pool_opts po = { .sz = sizeof(po) };
+	double *t[3];
+	__u64 s = 88172645463325252ull;
+	int rc = 1;
+
+	r.picks = calloc(DEAL_STEPS * 4, sizeof(*r.picks));
+	for (int k = 0; k < 3; k++)
+		t[k] = calloc(a->runs, sizeof(double));
+	if (!r.picks || !t[0] || !t[1] || !t[2] ||
+	    make_layout(a, XP_LAYOUT_INTERLEAVED, DEAL_POOL, XP_PAGE_2M, &r.l) ||
+	    xp_layout_fill_order(&r.l, 1, 0, r.freel) ||
+	    xp_pool_create(r.freel, DEAL_POOL, &po, &r.p) || xp_cache_create(r.p, 256, &r.c))
+		goto out;
+	r.nfree = DEAL_POOL;
+	for (__u32 i = 0; i < DEAL_STEPS * 4; i++) {
+		s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+		r.picks[i] = (__u32)(s >> 32);
+	}
+	for (unsigned b = 0; b < sizeof(bulks) / sizeof(bulks[0]); b++) {
+		struct xp_deal_opts dop = { .sz = sizeof(dop), .max_get = bulks[b] };
+		__u32 even[3] = { 0 };
+
+		if (xp_deal_create(&r.l, r.c, &dop, &r.d))
+			goto out;
+		for (__u32 run = 0; run < a->runs; run++)
+			for (int path = PATH_NONE; path <= PATH_DEAL; path++) {
+				double t0;
+
+				if (rig_start(&r, path, bulks[b]))
+					goto out;
+				t0 = bench_now_ns();
+				if (rig_pass(&r, path, bulks[b], NULL))
+					goto out;
+				t[path][run] =
+					(bench_now_ns() - t0) / ((double)DEAL_STEPS * bulks[b]);
+				if (!run && rig_pass(&r, path, bulks[b], &even[path]))
+					goto out;
+				rig_stop(&r, path);
+			}
+		xp_deal_destroy(r.d);
+		r.d = NULL;
+		{
+			double h = bench_median(t[PATH_NONE], a->runs);
+			double x = bench_median(t[PATH_CACHE], a->runs) - h;
+			double y = bench_median(t[PATH_DEAL], a->runs) - h;
+
+			printf("deal bulk=%u cache_disperse_ns=%.2f deal_ns=%.2f ratio=%.2f "
+			       "cache_even=%u/%u deal_even=%u/%u\n",
+			       bulks[b], x, y, y / x, even[PATH_CACHE], DEAL_STEPS, even[PATH_DEAL],
+			       DEAL_STEPS);
+		}
+	}
+	rc = 0;
+out:
+	if (rc)
+		fprintf(stderr, CMD ": --deal set-up failed (see above)\n");
+	xp_deal_destroy(r.d);
+	xp_cache_destroy(r.c);
+	xp_pool_destroy(r.p);
+	free(r.picks);
+	for (int k = 0; k < 3; k++)
+		free(t[k]);
+	return rc;
+}
+
 int bench_layout(int argc, char **argv)
 {
 	struct layout_args a;
@@ -664,5 +854,7 @@ int bench_layout(int argc, char **argv)
 		return 2;
 	if (a.disperse)
 		return run_disperse(&a);
+	if (a.deal)
+		return run_deal(&a);
 	return a.report ? run_report(&a) : run_timing(&a);
 }
