@@ -239,8 +239,10 @@ static int setup_frames(struct engine *e)
 		return fail("cannot create the frame ledger: see the message above");
 	for (i = 0; i < e->nworkers; i++) {
 		struct eng_worker *w = &e->workers[i];
+		struct xp_deal_opts dop = { .sz = sizeof(dop), .max_get = c->batch };
 
 		if (xp_cache_create(e->pool, c->cache, &w->cache) ||
+		    xp_deal_create(&e->layout, w->cache, &dop, &w->deal) ||
 		    xp_ledger_acct_new(e->ledger, &w->acct))
 			return fail("cannot create the cache of core %d", w->core);
 	}
@@ -369,7 +371,9 @@ int eng_setup(struct engine *e)
 	if (!c->frames) {
 		__u32 per_q = c->mode->needs_rx ? c->fill_ring + c->tx_ring : c->tx_ring;
 
-		c->frames = e->nq * per_q + e->nworkers * (c->cache + c->batch);
+		/* A dealer holds up to 4 shares of a batch per channel (xpile/deal.h). */
+		c->frames = e->nq * per_q + e->nworkers * (c->cache + c->batch +
+							   4 * (c->batch > 32 ? c->batch : 32));
 	}
 	if (setup_memory(e) || setup_frames(e) || setup_sockets(e, sg) || setup_steer(e))
 		return -1;
@@ -440,6 +444,8 @@ static int audit_quiescent(struct engine *e, const char *when)
 	int err;
 
 	obs[XP_PLACE_FREE] = (__s64)xp_pool_avail(e->pool) + xp_pool_cached(e->pool);
+	for (__u32 i = 0; i < e->nworkers; i++)
+		obs[XP_PLACE_FREE] += e->workers[i].deal ? xp_deal_count(e->workers[i].deal) : 0;
 	obs[XP_PLACE_APP] = 0; /* workers hold nothing between loop turns */
 	err = xp_ledger_audit(e->ledger, obs, &r);
 	if (!err && e->cfg.ledger_debug && xp_pool_audit(e->pool))
@@ -684,6 +690,8 @@ int eng_run(struct engine *e)
 		e->qs[i].xsk = NULL;
 	}
 	for (i = 0; i < e->nworkers; i++) {
+		xp_deal_destroy(e->workers[i].deal); /* back to the cache first */
+		e->workers[i].deal = NULL;
 		xp_cache_destroy(e->workers[i].cache);
 		e->workers[i].cache = NULL;
 	}
@@ -703,9 +711,11 @@ void eng_teardown(struct engine *e)
 		if (e->ports[i].steer)
 			xp_steer_close(e->ports[i].steer,
 				       !e->cfg.attach_existing && !e->ports[i].steer_borrowed);
-	for (i = 0; i < e->nworkers; i++)
+	for (i = 0; i < e->nworkers; i++) {
+		xp_deal_destroy(e->workers[i].deal);
 		if (e->workers[i].cache)
 			xp_cache_destroy(e->workers[i].cache);
+	}
 	if (e->umem && xp_umem_destroy(e->umem))
 		fprintf(stderr, "xpile: UMEM still in use at exit\n");
 	xp_ledger_destroy(e->ledger);

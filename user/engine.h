@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <linux/types.h>
 
+#include "xpile/deal.h"
 #include "xpile/ledger.h"
 #include "xpile/pile.h"
 #include "xpile/steer.h"
@@ -72,6 +73,7 @@ struct eng_worker {
 	struct eng_q *q[ENG_MAX_QUEUES];
 	__u32 nq;
 	struct xp_cache *cache;
+	struct xp_deal *deal; /* in front of cache: refills even over channels */
 	struct xp_ledger_acct *acct;
 	__u64 next_tx_ns; /* txonly rate limit */
 	__u32 parked_gen; /* last audit generation this worker parked for */

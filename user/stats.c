@@ -100,9 +100,16 @@ void eng_stats_tick(struct engine *e, bool final)
 void eng_stats_allocator(struct engine *e, bool final)
 {
 	struct xp_cache_stats s, sum = {};
+	struct xp_deal_stats ds, dsum = {};
 	__u32 i;
 
 	for (i = 0; i < e->nworkers; i++) {
+		if (e->workers[i].deal) {
+			snap_u64s(&e->workers[i].deal->st, &ds, sizeof(ds));
+			dsum.gets += ds.gets;
+			dsum.uneven += ds.uneven;
+			dsum.topups += ds.topups;
+		}
 		if (!e->workers[i].cache)
 			continue;
 		snap_u64s(&e->workers[i].cache->st, &s, sizeof(s));
@@ -117,20 +124,23 @@ void eng_stats_allocator(struct engine *e, bool final)
 	if (e->cfg.json)
 		printf("{\"type\":\"allocator\",\"when\":\"%s\",\"backend\":\"%s\",\"frames\":%u,\"avail\":%u,"
 		       "\"cached\":%u,\"get_hits\":%llu,\"put_hits\":%llu,\"get_misses\":%llu,"
-		       "\"put_misses\":%llu,\"refills\":%llu,\"flushes\":%llu,\"fails\":%llu}\n",
+		       "\"put_misses\":%llu,\"refills\":%llu,\"flushes\":%llu,\"fails\":%llu,"
+		       "\"deals\":%llu,\"deals_uneven\":%llu,\"deal_topups\":%llu}\n",
 		       final ? "exit" : "interval", xp_pool_backend_name(xp_pool_backend(e->pool)),
 		       xp_pool_size(e->pool), xp_pool_avail(e->pool), xp_pool_cached(e->pool),
 		       (unsigned long long)sum.get_hits, (unsigned long long)sum.put_hits,
 		       (unsigned long long)sum.get_misses, (unsigned long long)sum.put_misses,
 		       (unsigned long long)sum.refills, (unsigned long long)sum.flushes,
-		       (unsigned long long)sum.fails);
+		       (unsigned long long)sum.fails, (unsigned long long)dsum.gets,
+		       (unsigned long long)dsum.uneven, (unsigned long long)dsum.topups);
 	else
 		fprintf(stderr,
-			"%sallocator: %s, %u frames, %u in pile, %u cached; cache gets %llu hit %llu miss, puts %llu hit %llu miss, %llu refills, %llu flushes, %llu refused\n",
+			"%sallocator: %s, %u frames, %u in pile, %u cached; cache gets %llu hit %llu miss, puts %llu hit %llu miss, %llu refills, %llu flushes, %llu refused; dealt %llu, %llu not channel-even, %llu top-ups\n",
 			final ? "" : "         ", xp_pool_backend_name(xp_pool_backend(e->pool)),
 			xp_pool_size(e->pool), xp_pool_avail(e->pool), xp_pool_cached(e->pool),
 			(unsigned long long)sum.get_hits, (unsigned long long)sum.get_misses,
 			(unsigned long long)sum.put_hits, (unsigned long long)sum.put_misses,
 			(unsigned long long)sum.refills, (unsigned long long)sum.flushes,
-			(unsigned long long)sum.fails);
+			(unsigned long long)sum.fails, (unsigned long long)dsum.gets,
+			(unsigned long long)dsum.uneven, (unsigned long long)dsum.topups);
 }

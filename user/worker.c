@@ -11,7 +11,7 @@
 
 #include "engine.h"
 
-/* Fill as much as the ring takes, in bulks the cache can give: a bulk the pile cannot
+/* Fill as much as the ring takes, in bulks the dealer can give: a bulk the pile cannot
  * meet is halved until it can, so a UMEM smaller than the rings still fills what it has. */
 __u32 eng_refill(struct eng_worker *w, struct eng_q *q)
 {
@@ -21,14 +21,14 @@ __u32 eng_refill(struct eng_worker *w, struct eng_q *q)
 	while ((n = xp_ring_prod_free(fill, batch)) > 0) {
 		if (n > batch)
 			n = batch;
-		while (n && xp_cache_get(w->cache, w->scratch, n))
+		/* M3: the dealer hands out every channel's share, channels round-robin,
+		 * whatever came back to this core. */
+		while (n && xp_deal_get(w->deal, w->scratch, n))
 			n /= 2;
 		if (!n) {
 			q->c.fill_starved++;
 			break;
 		}
-		/* M3: each refill deals channels round-robin, whatever order frames came back in. */
-		xp_layout_disperse(&w->e->layout, w->scratch, n, NULL);
 		xp_ring_prod_reserve(fill, n, &idx);
 		for (i = 0; i < n; i++)
 			*xp_ring_addr(fill, idx + i) = w->scratch[i];
@@ -106,7 +106,7 @@ void eng_free_descs(struct eng_worker *w, const struct xdp_desc *d, __u32 n)
 	for (i = 0; i < n; i++)
 		w->scratch[i] = xp_layout_handle(l, d[i].addr);
 	xp_ledger_move(w->acct, XP_PLACE_APP, XP_PLACE_FREE, w->scratch, n);
-	xp_cache_put(w->cache, w->scratch, n);
+	xp_deal_put(w->deal, w->scratch, n);
 }
 
 void eng_kick(struct eng_q *q)
@@ -165,7 +165,7 @@ __u32 eng_tx(struct eng_worker *w, struct eng_q *q, const struct xdp_desc *d, __
 	return got;
 }
 
-/* Completed TX frames go back to this core's cache in one bulk. */
+/* Completed TX frames go back to this core's dealer in one bulk. */
 __u32 eng_complete(struct eng_worker *w, struct eng_q *q)
 {
 	const struct engine *e = w->e;
@@ -188,7 +188,7 @@ __u32 eng_complete(struct eng_worker *w, struct eng_q *q)
 		xp_ring_cons_release(comp);
 	if (k) {
 		xp_ledger_move(w->acct, XP_PLACE_TX, XP_PLACE_FREE, w->scratch, k);
-		xp_cache_put(w->cache, w->scratch, k);
+		xp_deal_put(w->deal, w->scratch, k);
 	}
 	q->tx_inflight -= n;
 	q->c.completed += n;
@@ -244,12 +244,12 @@ static void inject_fault(struct eng_worker *w)
 	__u64 h;
 
 	if (w->e->cfg.fault == ENG_FAULT_LOSE) {
-		xp_cache_get(w->cache, &h, 1);
+		xp_deal_get(w->deal, &h, 1);
 	} else if (w->e->cfg.fault == ENG_FAULT_TWICE && w->nq) {
 		fill = &w->q[0]->xsk->fill;
 		if (fill->cached_prod != *fill->consumer) {
 			h = *xp_ring_addr(fill, fill->cached_prod - 1);
-			xp_cache_put(w->cache, &h, 1);
+			xp_deal_put(w->deal, &h, 1);
 		}
 	}
 }

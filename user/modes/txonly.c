@@ -107,7 +107,7 @@ static __u32 txonly_poll(struct eng_worker *w, struct eng_q *q)
 		w->next_tx_ns += n * 1000000000ull / rate_w;
 	}
 	n = xp_ring_prod_free(&q->xsk->tx, n) < n ? xp_ring_prod_free(&q->xsk->tx, n) : n;
-	while (n && xp_cache_get(w->cache, w->scratch, n))
+	while (n && xp_deal_get(w->deal, w->scratch, n))
 		n /= 2;
 	if (!n) {
 		q->c.fill_starved++;
