@@ -212,7 +212,7 @@ int xp_layout_fill_order(const struct xp_layout *l, __u32 ncores, __u64 seed, __
  * still have handles left, and once one runs out the others stay within 1 of
  * each other
  * (the best any order of the same handles can do; which handles a refill gets is
- * the cache's business). Same inside each channel for its classes. @rng != NULL
+ * the cache's business: xpile/deal.h picks them channel-even). Same inside each channel for its classes. @rng != NULL
  * (splitmix64 state, advanced) takes the members of a class in random order: M3's
  * dispersal over DRAM rows and banks, same histograms. Works in chunks of
  * XP_DISPERSE_MAX; per-batch cost, measured in docs/layout.md. Handles must be
