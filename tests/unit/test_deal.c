@@ -257,7 +257,7 @@ out:
 
 static const struct topo topos[] = {
 	{ 4, 1, 64 }, { 2, 1, 64 },  { 3, 1, 64 },  { 8, 2, 64 },
-	{ 6, 1, 64 }, { 4, 1, 256 }, { 6, 1, 256 },
+	{ 6, 1, 64 }, { 4, 1, 256 }, { 6, 1, 256 }, { 1, 1, 64 },
 };
 
 static void sweep(bool strict)
@@ -366,11 +366,40 @@ static void test_create_errors(void)
 	world_fini(&w);
 }
 
+/* A double free reaches the debug-mode pool when its stack spills: the put says so. */
+static void test_spill_refused(void)
+{
+	static struct world w;
+	const struct topo t = { 1, 1, 64 };
+	struct xp_deal_opts o = { .sz = sizeof(o), .max_get = 8, .stack = 8 };
+	struct xp_deal_stats st;
+	__u64 h[4];
+	int err = 0;
+
+	if (world_init(&w, &t, XP_LAYOUT_INTERLEAVED, 0, true, 0)) {
+		world_fini(&w);
+		return;
+	}
+	xp_deal_destroy(w.d);
+	XT_REQUIRE(xp_deal_create(&w.l, w.c, &o, &w.d) == 0);
+	XT_EQ(xp_deal_get(w.d, h, 4), 0);
+	XT_EQ(xp_deal_put(w.d, h, 4), 0);
+	for (int i = 0; i < 40 && !err; i++)
+		err = xp_deal_put(w.d, h, 1); /* h[0] again and again */
+	XT_EQ(err, -EINVAL);
+	xp_deal_stats_get(w.d, &st);
+	XT_EQ(st.fails, 1);
+	XT_EQ(xp_deal_count(w.d), w.d->len[0]);
+	XT_EQ(w.d->len[0], 8); /* full, the refused half kept */
+	world_fini(&w);
+}
+
 int main(void)
 {
 	xp_set_log_fn(NULL);
 	XT_RUN(test_create_errors);
 	XT_RUN(test_shortage_and_parts);
+	XT_RUN(test_spill_refused);
 	XT_RUN(test_churn_pull_all);
 	XT_RUN(test_churn_default);
 	return xt_done();
