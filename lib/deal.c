@@ -182,15 +182,33 @@ static __u32 count_short(const struct xp_deal *d, __u32 need)
 	return nshort;
 }
 
-/* Pulls bulks from the cache until every channel holds @need and the dealer @n,
- * or the pull budget or the pool runs out. Returns the channels still short. */
+/* Room for one more bulk of surplus. Past the pull budget only a get that would
+ * otherwise fail asks, and that is rare enough to pay for a realloc. */
+static bool over_room(struct xp_deal *d, __u32 nov)
+{
+	__u32 poolsz = xp_pool_size(d->cache->pool) + XP_PILE_BULK, cap;
+	__u64 *p;
+
+	if (nov + XP_PILE_BULK <= d->ovcap)
+		return true;
+	cap = d->ovcap * 2 < poolsz ? d->ovcap * 2 : poolsz;
+	if (cap <= d->ovcap || !(p = realloc(d->over, (size_t)cap * sizeof(*p))))
+		return false;
+	d->over = p;
+	d->ovcap = cap;
+	return true;
+}
+
+/* Pulls bulks from the cache until every channel holds @need (within the pull
+ * budget) and the dealer holds @n (until the pool runs dry). Returns the channels
+ * still short. */
 static __u32 top_up(struct xp_deal *d, __u32 n, __u32 need, __u32 nshort)
 {
 	__u32 limit = pull_limit(d, n), pulled = 0, nov = 0;
 	__u64 buf[XP_PILE_BULK];
 
 	d->st.topups++;
-	while ((nshort || d->count < n) && pulled < limit && nov + XP_PILE_BULK <= d->ovcap) {
+	while ((d->count < n || (nshort && pulled < limit)) && over_room(d, nov)) {
 		__u32 k = XP_PILE_BULK;
 
 		while (k && xp_cache_get(d->cache, buf, k))

@@ -18,7 +18,8 @@
  *
  * Guarantee: a get of n deals each channel the layout reaches floor or ceil of
  * n / C (C = those channels) whenever the dealer plus what it pulls hold ceil(n / C)
- * of each. A get pulls at most opts.pull_max frames (default 4 n); with
+ * of each. To even channels out a get pulls at most opts.pull_max frames (default
+ * max(4 n, 256); it pulls on regardless while it holds fewer than n); with
  * XP_DEAL_PULL_ALL it pulls until the cache and pool are empty, so it is even
  * whenever the dealer, the cache and the pool hold enough of every channel. When
  * a channel runs out, the others stay within 1 of each other, and the get counts
@@ -53,7 +54,7 @@ struct xp_deal_opts {
 	 * 0 = 4 x ceil(max_get / C), at least 8. At least ceil(max_get / C). */
 	__u32 stack;
 	/* Most frames one get pulls from the cache to even out its channels;
-	 * 0 = 4 x n, XP_DEAL_PULL_ALL = as many as the pool holds. */
+	 * 0 = max(4 x n, 256), XP_DEAL_PULL_ALL = as many as the pool holds. */
 	__u32 pull_max;
 	__u32 reserved_; /* zero */
 };
