@@ -51,7 +51,7 @@ struct xp_deal_opts {
 	 * is dealt in parts of this size, each even on its own. */
 	__u32 max_get;
 	/* Frames a channel's stack holds before half of it spills to the cache;
-	 * 0 = 4 x ceil(max_get / C), at least 8. At least ceil(max_get / C). */
+	 * 0 = 4 x ceil(max_get / C), at least 32. At least ceil(max_get / C). */
 	__u32 stack;
 	/* Most frames one get pulls from the cache to even out its channels;
 	 * 0 = max(4 x n, 256), XP_DEAL_PULL_ALL = as many as the pool holds. */
