@@ -18,17 +18,8 @@
 
 #include "layout_internal.h"
 #include "log_internal.h"
+#include "rand_internal.h"
 #include "xpile/umem.h"
-
-/* splitmix64: seeded, tiny, good enough to disperse frames over banks and rows. */
-static __u64 next_rand(__u64 *s)
-{
-	__u64 z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 static __u64 lcm64(__u64 a, __u64 b)
 {
@@ -127,7 +118,7 @@ int xp_layout_fill_order(const struct xp_layout *l, __u32 ncores, __u64 seed, __
 			per_round += start[c + 1] > start[c];
 		csize = group * per_round;
 		for (__u64 i = ncont - 1; i > 0; i--) {
-			__u64 j = next_rand(&rng) % (i + 1);
+			__u64 j = xp_rand_next(&rng) % (i + 1);
 
 			if (j == i)
 				continue;
@@ -181,7 +172,7 @@ static void disperse_chunk(const struct xp_layout *l, __u64 *h, __u32 n, __u64 *
 	if (rng)
 		for (__u32 i = n - 1; i > 0; i--) {
 			/* Multiply-shift range reduction: no divide, bias < 2^-24. */
-			__u32 j = (__u32)(((next_rand(rng) >> 32) * (i + 1)) >> 32);
+			__u32 j = xp_rand_below(rng, i + 1);
 			__u64 t = h[i];
 
 			h[i] = h[j];
