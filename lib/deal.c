@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "log_internal.h"
+#include "rand_internal.h"
 #include "xpile/deal.h"
 
 #define DEAL_DEFAULT_MAX_GET 256u
@@ -31,7 +32,7 @@ static __u32 pull_limit(const struct xp_deal *d, __u32 n)
 
 static bool opts_tail_zero(const struct xp_deal_opts *o)
 {
-	size_t known = offsetof(struct xp_deal_opts, pull_max) + sizeof(o->pull_max);
+	size_t known = offsetof(struct xp_deal_opts, seed) + sizeof(o->seed);
 
 	for (size_t i = known; i < o->sz; i++)
 		if (((const char *)o)[i])
@@ -76,6 +77,10 @@ int xp_deal_create(const struct xp_layout *l, struct xp_cache *cache,
 			return -EINVAL;
 		}
 		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+		if (o.reserved_) {
+			xp_err("deal: opts.reserved_ is set; zero the struct before setting fields\n");
+			return -EINVAL;
+		}
 	}
 	nch = l->topo.channels * l->topo.ranks;
 	if (!nch || nch > XP_DEAL_CHANNELS_MAX || !l->topo.interleave) {
@@ -108,6 +113,7 @@ int xp_deal_create(const struct xp_layout *l, struct xp_cache *cache,
 	}
 	/* The surplus buffer holds whatever one top-up may pull. */
 	d->pull_max = o.pull_max;
+	d->rng = o.seed;
 	poolsz = xp_pool_size(cache->pool);
 	limit = o.pull_max == XP_DEAL_PULL_ALL ? poolsz : pull_limit(d, d->max_get);
 	d->ovcap = (limit < poolsz ? limit : poolsz) + XP_PILE_BULK;
@@ -239,6 +245,18 @@ static __u32 top_up(struct xp_deal *d, __u32 n, __u32 need, __u32 nshort)
 	return nshort;
 }
 
+/* Pops channel @c's frame at a random depth: swap it to the top, then pop. */
+static __u64 pop_random(struct xp_deal *d, __u32 c)
+{
+	__u64 *stk = d->stk + (size_t)c * d->cap;
+	__u32 top = --d->len[c];
+	__u32 j = xp_rand_below(&d->rng, top + 1);
+	__u64 h = stk[j];
+
+	stk[j] = stk[top];
+	return h;
+}
+
 /* Round-robin over the present channels from d->next, skipping empty stacks. */
 static void deal(struct xp_deal *d, __u64 *out, __u32 n)
 {
@@ -248,7 +266,8 @@ static void deal(struct xp_deal *d, __u64 *out, __u32 n)
 		__u32 c = d->order[k];
 
 		if (d->len[c])
-			out[i++] = d->stk[(size_t)c * d->cap + --d->len[c]];
+			out[i++] = d->rng ? pop_random(d, c) :
+					    d->stk[(size_t)c * d->cap + --d->len[c]];
 		if (++k == d->npresent)
 			k = 0;
 	}

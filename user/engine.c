@@ -220,7 +220,7 @@ static int setup_frames(struct engine *e)
 	e->handles = calloc(n, sizeof(__u64));
 	if (!e->handles)
 		return fail("out of memory");
-	err = xp_layout_fill_order(&e->layout, e->nworkers, 0, e->handles);
+	err = xp_layout_fill_order(&e->layout, e->nworkers, c->m3_seed, e->handles);
 	if (err)
 		return fail("fill order failed: %s", strerror(-err));
 	po.backend = c->pool_backend;
@@ -241,6 +241,9 @@ static int setup_frames(struct engine *e)
 		struct eng_worker *w = &e->workers[i];
 		struct xp_deal_opts dop = { .sz = sizeof(dop), .max_get = c->batch };
 
+		/* Each core its own stream; 0 stays 0 (LIFO). */
+		if (c->m3_seed)
+			dop.seed = c->m3_seed + 0x9e3779b97f4a7c15ull * (i + 1);
 		if (xp_cache_create(e->pool, c->cache, &w->cache) ||
 		    xp_deal_create(&e->layout, w->cache, &dop, &w->deal) ||
 		    xp_ledger_acct_new(e->ledger, &w->acct))

@@ -109,6 +109,7 @@ struct eng_config {
 	enum xp_layout_kind layout;
 	enum xp_hugepages hugepages;
 	__u32 frame_size, headroom, frames, rx_ring, tx_ring, fill_ring, comp_ring, batch, cache;
+	__u64 m3_seed; /* 0: deterministic fill order, LIFO refills */
 	bool no_need_wakeup, busy_poll, multi_buffer, multi_buffer_set, attach_existing, force;
 	__u32 busy_budget, tx_budget;
 	const char *pin_path;

@@ -280,6 +280,16 @@ static int set_headroom(struct eng_config *c, const char *v)
 {
 	return u32_arg("headroom", v, 0, 1024, &c->headroom);
 }
+static int set_m3_seed(struct eng_config *c, const char *v)
+{
+	char *end;
+
+	errno = 0;
+	c->m3_seed = strtoull(v, &end, 0);
+	if (errno || end == v || *end || v[0] == '-')
+		return bad("m3-seed", v, "expected a number (0 turns the dispersal off)");
+	return 0;
+}
 static int set_frames(struct eng_config *c, const char *v)
 {
 	return u32_arg("frames", v, 1, 1u << 24, &c->frames);
@@ -500,6 +510,9 @@ static const struct opt opts[] = {
 	{ "frames", "N",
 	  "Frames in the UMEM (default: enough for every fill and TX ring plus the caches). Fewer than the rings hold is allowed (the fill rings starve, nothing is lost).",
 	  set_frames, NULL },
+	{ "m3-seed", "N",
+	  "M3 random dispersal (0, the default, turns it off): the initial fill order shuffles whole containers, and each refill takes every channel's frames from random depths of the dealer's stacks instead of its cache-warm top. Channel evenness is the same either way.",
+	  set_m3_seed, NULL },
 	{ "hugepages", "WHEN",
 	  "auto (default: 2 MiB pages when enough are reserved) | require (fail otherwise) | never.",
 	  set_huge, NULL },

@@ -20,6 +20,7 @@
 #   eng_sum FILE FIELD [TYPE]    sum of FIELD over the TYPE (default summary) lines
 #   eng_wait_sum S FILE FIELD TYPE MIN   wait up to S seconds for eng_sum >= MIN
 #   eng_ledger_ok FILE           the exit ledger line says ok
+#   eng_deals_even FILE          the engine dealt refills, none of them uneven over channels
 
 XPILE=${XPILE:-$XT_BUILD/xpile}
 XT_TMP=$(mktemp -d /tmp/xpile-net.XXXXXX)
@@ -172,6 +173,10 @@ eng_sum() {
 eng_ledger_ok() {
 	grep '"type":"ledger"' "$1" | grep '"when":"exit"' | grep -q '"ok":true' &&
 		! grep '"type":"ledger"' "$1" | grep -q '"ok":false'
+}
+
+eng_deals_even() {
+	[ "$(eng_sum "$1" deals allocator)" -gt 0 ] && [ "$(eng_sum "$1" deals_uneven allocator)" = 0 ]
 }
 
 # Nothing of ours may stay attached: no XDP program on IF in NS.

@@ -23,6 +23,7 @@ echo "iperf3: $bytes bytes received through fwd"
 
 eng_stop "$ENG" || { cat "$XT_TMP/ENG.err"; xt_fail "engine exited with status $?"; }
 eng_ledger_ok "$XT_TMP/ENG.json" || { grep ledger "$XT_TMP/ENG.json"; xt_fail "ledger not clean"; }
+eng_deals_even "$XT_TMP/ENG.json" || { grep allocator "$XT_TMP/ENG.json" | tail -1; xt_fail "a refill was not channel-even"; }
 grep -q '"type":"ledger","when":"audit"' "$XT_TMP/ENG.json" || xt_fail "no audit ran while forwarding"
 eng_no_xdp "$E" e1 && eng_no_xdp "$E" e2 || xt_fail "XDP program left attached"
 rx=$(eng_sum "$XT_TMP/ENG.json" rx_packets)

@@ -4,7 +4,8 @@
 # xpile l2fwd on b0 swaps the MACs and sends them back, so A's kernel takes every one
 # as addressed to itself and counts it in Udp NoPorts (a packet whose MACs were not
 # swapped would be dropped as for another host before UDP). Then the same with the
-# aligned layout and a headroom; with busy-poll; without need_wakeup.
+# aligned layout and a headroom; with busy-poll; without need_wakeup; with M3's random
+# dispersal. Every refill must have been channel-even.
 set -u
 cd "$(dirname "$0")/../.."
 source tests/lib/netns.sh
@@ -39,10 +40,11 @@ round_trip() { # label, engine options...
 	[ "$((after - before))" = "$K" ] || { grep summary "$XT_TMP/L2.json"; ip netns exec "$B" ethtool -S b0; ip -n "$A" -s link show a0; ip -n "$B" -s link show b0; xt_fail "$label: $((after - before)) of $K came back"; }
 	[ "$rx" -ge "$K" ] && [ "$tx" = "$rx" ] || xt_fail "$label: l2fwd rx $rx tx $tx"
 	eng_ledger_ok "$XT_TMP/L2.json" || xt_fail "$label: ledger not clean"
+	eng_deals_even "$XT_TMP/L2.json" || { grep allocator "$XT_TMP/L2.json" | tail -1; xt_fail "$label: a refill was not channel-even"; }
 	eng_no_xdp "$B" b0 || xt_fail "$label: XDP program left attached"
 }
 
-round_trip interleaved+busy-poll --busy-poll
+round_trip interleaved+busy-poll+m3-seed --busy-poll --m3-seed 7
 round_trip interleaved+headroom+no-need-wakeup --headroom 192 --no-need-wakeup --batch 16
 round_trip aligned+headroom --layout aligned --headroom 128 --frame-size 4096
 echo ok

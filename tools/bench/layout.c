@@ -109,10 +109,13 @@ static void usage(FILE *f)
 		"  --deal              time a refill's round trip instead: get a bulk of 16, 64 or\n"
 		"                      256 frames of a 4096-frame UMEM (2048 in flight), return as\n"
 		"                      many in random order, through a 256-frame pile cache with\n"
-		"                      xp_layout_disperse() (the old refill) and through the\n"
-		"                      dealer (xpile/deal.h) in alternate runs; prints\n"
+		"                      xp_layout_disperse() (the old refill), through the dealer\n"
+		"                      (xpile/deal.h) and through a dealer with M3's seeded\n"
+		"                      random pick (opts.seed, xpile run --m3-seed) in alternate\n"
+		"                      runs; prints\n"
 		"                        deal bulk=N cache_disperse_ns=X deal_ns=Y ratio=Y/X\n"
-		"                             cache_even=A/B deal_even=C/D\n"
+		"                             deal_seeded_ns=Z cache_even=A/B deal_even=C/D\n"
+		"                             seeded_even=E/F\n"
 		"                      ns per frame (get + put, harness taken out, medians of\n"
 		"                      --runs) and how many refills held every channel within 1\n"
 		"                      of each other\n"
@@ -679,21 +682,21 @@ static int run_disperse(const struct layout_args *a)
  * flight. A pass with a plain array for allocator is the harness, taken out.
  */
 enum { DEAL_POOL = 4096, DEAL_FLIGHT = 2048, DEAL_STEPS = 4096 };
-enum deal_path { PATH_NONE, PATH_CACHE, PATH_DEAL };
+enum deal_path { PATH_NONE, PATH_CACHE, PATH_DEAL, PATH_SEEDED, NPATHS };
 
 struct deal_rig {
 	struct xp_layout l;
 	struct xp_pool *p;
 	struct xp_cache *c;
-	struct xp_deal *d;
+	struct xp_deal *d, *ds; /* ds: with M3's seeded random pick */
 	__u64 flight[DEAL_POOL], freel[DEAL_POOL], buf[256];
 	__u32 nflight, nfree, *picks;
 };
 
 static int rig_get(struct deal_rig *r, enum deal_path path, __u32 n)
 {
-	if (path == PATH_DEAL)
-		return xp_deal_get(r->d, r->buf, n);
+	if (path == PATH_DEAL || path == PATH_SEEDED)
+		return xp_deal_get(path == PATH_DEAL ? r->d : r->ds, r->buf, n);
 	if (path == PATH_CACHE) {
 		if (xp_cache_get(r->c, r->buf, n))
 			return -ENOBUFS;
@@ -709,8 +712,8 @@ static int rig_get(struct deal_rig *r, enum deal_path path, __u32 n)
 
 static void rig_put(struct deal_rig *r, enum deal_path path, __u32 n)
 {
-	if (path == PATH_DEAL)
-		xp_deal_put(r->d, r->buf, n);
+	if (path == PATH_DEAL || path == PATH_SEEDED)
+		xp_deal_put(path == PATH_DEAL ? r->d : r->ds, r->buf, n);
 	else if (path == PATH_CACHE)
 		xp_cache_put(r->c, r->buf, n);
 	else {
@@ -773,8 +776,8 @@ static void rig_stop(struct deal_rig *r, enum deal_path path)
 		rig_put(r, path, 32);
 	}
 	r->nflight = 0;
-	if (path == PATH_DEAL)
-		xp_deal_flush(r->d);
+	if (path == PATH_DEAL || path == PATH_SEEDED)
+		xp_deal_flush(path == PATH_DEAL ? r->d : r->ds);
 }
 
 static int run_deal(const struct layout_args *a)
@@ -782,14 +785,14 @@ static int run_deal(const struct layout_args *a)
 	static const __u32 bulks[] = { 16, 64, 256 };
 	static struct deal_rig r;
 	struct xp_pool_opts po = { .sz = sizeof(po) };
-	double *t[3];
+	double *t[NPATHS];
 	__u64 s = 88172645463325252ull;
 	int rc = 1;
 
 	r.picks = calloc(DEAL_STEPS * 4, sizeof(*r.picks));
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < NPATHS; k++)
 		t[k] = calloc(a->runs, sizeof(double));
-	if (!r.picks || !t[0] || !t[1] || !t[2] ||
+	if (!r.picks || !t[0] || !t[1] || !t[2] || !t[3] ||
 	    make_layout(a, XP_LAYOUT_INTERLEAVED, DEAL_POOL, XP_PAGE_2M, &r.l) ||
 	    xp_layout_fill_order(&r.l, 1, 0, r.freel) ||
 	    xp_pool_create(r.freel, DEAL_POOL, &po, &r.p) || xp_cache_create(r.p, 256, &r.c))
@@ -801,12 +804,15 @@ static int run_deal(const struct layout_args *a)
 	}
 	for (unsigned b = 0; b < sizeof(bulks) / sizeof(bulks[0]); b++) {
 		struct xp_deal_opts dop = { .sz = sizeof(dop), .max_get = bulks[b] };
-		__u32 even[3] = { 0 };
+		__u32 even[NPATHS] = { 0 };
 
 		if (xp_deal_create(&r.l, r.c, &dop, &r.d))
 			goto out;
+		dop.seed = 7;
+		if (xp_deal_create(&r.l, r.c, &dop, &r.ds))
+			goto out;
 		for (__u32 run = 0; run < a->runs; run++)
-			for (int path = PATH_NONE; path <= PATH_DEAL; path++) {
+			for (int path = PATH_NONE; path < NPATHS; path++) {
 				double t0;
 
 				if (rig_start(&r, path, bulks[b]))
@@ -821,16 +827,19 @@ static int run_deal(const struct layout_args *a)
 				rig_stop(&r, path);
 			}
 		xp_deal_destroy(r.d);
-		r.d = NULL;
+		xp_deal_destroy(r.ds);
+		r.d = r.ds = NULL;
 		{
 			double h = bench_median(t[PATH_NONE], a->runs);
 			double x = bench_median(t[PATH_CACHE], a->runs) - h;
 			double y = bench_median(t[PATH_DEAL], a->runs) - h;
+			double z = bench_median(t[PATH_SEEDED], a->runs) - h;
 
 			printf("deal bulk=%u cache_disperse_ns=%.2f deal_ns=%.2f ratio=%.2f "
-			       "cache_even=%u/%u deal_even=%u/%u\n",
-			       bulks[b], x, y, y / x, even[PATH_CACHE], DEAL_STEPS, even[PATH_DEAL],
-			       DEAL_STEPS);
+			       "deal_seeded_ns=%.2f cache_even=%u/%u deal_even=%u/%u "
+			       "seeded_even=%u/%u\n",
+			       bulks[b], x, y, y / x, z, even[PATH_CACHE], DEAL_STEPS,
+			       even[PATH_DEAL], DEAL_STEPS, even[PATH_SEEDED], DEAL_STEPS);
 		}
 	}
 	rc = 0;
@@ -838,10 +847,11 @@ out:
 	if (rc)
 		fprintf(stderr, CMD ": --deal set-up failed (see above)\n");
 	xp_deal_destroy(r.d);
+	xp_deal_destroy(r.ds);
 	xp_cache_destroy(r.c);
 	xp_pool_destroy(r.p);
 	free(r.picks);
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < NPATHS; k++)
 		free(t[k]);
 	return rc;
 }

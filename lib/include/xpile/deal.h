@@ -57,6 +57,11 @@ struct xp_deal_opts {
 	 * 0 = max(4 x n, 256), XP_DEAL_PULL_ALL = as many as the pool holds. */
 	__u32 pull_max;
 	__u32 reserved_; /* zero */
+	/* Non-zero: M3's random dispersal. Each frame a get deals from a channel is
+	 * taken from a random depth of that channel's stack (splitmix64 from this
+	 * seed) instead of its top, spreading refills over DRAM rows and banks at
+	 * the price of the LIFO's cache-warm frames. Channel evenness is unchanged. */
+	__u64 seed;
 };
 
 struct xp_deal_stats {
@@ -86,6 +91,7 @@ struct xp_deal {
 	__u32 max_get, pull_max, ovcap;
 	__u64 *over; /* pull surplus, back to the cache after a top-up */
 	__u64 *stk; /* nch stacks of cap handles */
+	__u64 rng; /* opts.seed's splitmix64 state; 0 = LIFO */
 	__u32 len[XP_DEAL_CHANNELS_MAX];
 	__u8 order[XP_DEAL_CHANNELS_MAX]; /* the present channels, ascending */
 };
