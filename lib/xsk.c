@@ -458,3 +458,13 @@ int xp_xsk_wake_rx(struct xp_xsk *x)
 		return 0;
 	return -errno;
 }
+
+int xp_xsk_napi_id(const struct xp_xsk *x, __u32 *id)
+{
+	socklen_t len = sizeof(*id);
+
+	*id = 0;
+	if (getsockopt(x->fd, SOL_SOCKET, SO_INCOMING_NAPI_ID, id, &len))
+		return -errno;
+	return 0;
+}

@@ -52,6 +52,7 @@ struct eng_q {
 	__u16 flow; /* txonly: next flow */
 	struct eng_counters c;
 	struct eng_counters shown; /* main thread: counters at the last stats line */
+	bool napi_checked; /* main thread: --busy-poll's NAPI id looked at */
 };
 
 struct eng_port {

@@ -484,7 +484,7 @@ static const struct opt opts[] = {
 	  "Disable XDP_USE_NEED_WAKEUP (on by default): kick the kernel after every TX batch.",
 	  set_no_wakeup, NULL },
 	{ "busy-poll", NULL,
-	  "Set SO_PREFER_BUSY_POLL, SO_BUSY_POLL and SO_BUSY_POLL_BUDGET on every socket.",
+	  "Preferred busy polling: set SO_PREFER_BUSY_POLL, SO_BUSY_POLL and SO_BUSY_POLL_BUDGET on every socket and drive each RX queue's NAPI with recvfrom() on every pass (set napi_defer_hard_irqs and gro_flush_timeout on the interface). Says so once if the kernel gives a queue no NAPI id (veth): then it changes nothing.",
 	  set_busy, NULL },
 	{ "busy-budget", "N", "SO_BUSY_POLL_BUDGET with --busy-poll (default 64).", set_busy_budget,
 	  NULL },

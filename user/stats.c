@@ -70,6 +70,21 @@ static void line_text(struct engine *e, struct eng_q *q, const struct eng_counte
 		(unsigned long long)ks.rx_fill_ring_empty_descs, (unsigned long long)c->bad_descs);
 }
 
+/* --busy-poll on a queue the kernel gives no NAPI id polls nothing: say so once, when
+ * the first packets have told the socket its queue's id. */
+static void check_busy_poll(struct engine *e, struct eng_q *q, const struct eng_counters *c)
+{
+	__u32 id;
+
+	if (!e->cfg.busy_poll || q->napi_checked || !c->rx_packets)
+		return;
+	q->napi_checked = true;
+	if (!xp_xsk_napi_id(q->xsk, &id) && !id)
+		fprintf(stderr,
+			"xpile: %s:%u: --busy-poll has nothing to poll: the kernel gives this queue no NAPI id (veth, or a driver without busy-poll support); its softirq serves it as without the option\n",
+			q->port->ifname, q->queue);
+}
+
 void eng_stats_tick(struct engine *e, bool final)
 {
 	__u64 now = eng_now_ns();
@@ -83,6 +98,7 @@ void eng_stats_tick(struct engine *e, bool final)
 		struct eng_q *q = &e->qs[i];
 
 		snap_u64s(&q->c, &c, sizeof(c));
+		check_busy_poll(e, q, &c);
 		if (e->cfg.json)
 			line_json(e, q, &c, dt, t, final);
 		else if (!e->cfg.quiet || final)

@@ -286,6 +286,11 @@ void *eng_worker_main(void *arg)
 			work += eng_complete(w, q);
 			if (m->needs_rx && !stop_deadline)
 				work += eng_refill(w, q);
+			/* Preferred busy polling defers the queue's NAPI to whoever asks for
+			 * it: every pass asks (one recvfrom runs up to the busy-poll budget
+			 * of it on this core), or nothing would feed the RX ring. */
+			if (e->cfg.busy_poll && m->needs_rx)
+				xp_xsk_wake_rx(q->xsk);
 			work += m->poll(w, q);
 		}
 		if (w->done)

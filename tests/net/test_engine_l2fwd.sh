@@ -42,6 +42,14 @@ round_trip() { # label, engine options...
 	eng_ledger_ok "$XT_TMP/L2.json" || xt_fail "$label: ledger not clean"
 	eng_deals_even "$XT_TMP/L2.json" || { grep allocator "$XT_TMP/L2.json" | tail -1; xt_fail "$label: a refill was not channel-even"; }
 	eng_no_xdp "$B" b0 || xt_fail "$label: XDP program left attached"
+	# --busy-poll probes the queue's NAPI id once traffic flowed (veth here has none).
+	local idle
+	idle=$(grep -c 'has nothing to poll' "$XT_TMP/L2.err")
+	case "$label" in
+	*busy-poll*) [ "$idle" -le 1 ] || xt_fail "$label: the NAPI id warning repeated" ;;
+	*) [ "$idle" = 0 ] || xt_fail "$label: NAPI id warning without --busy-poll" ;;
+	esac
+	grep 'has nothing to poll' "$XT_TMP/L2.err" || true
 }
 
 round_trip interleaved+busy-poll+m3-seed --busy-poll --m3-seed 7

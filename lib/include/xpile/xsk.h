@@ -224,6 +224,13 @@ static inline bool xp_ring_needs_wakeup(const struct xp_ring *r)
 int xp_xsk_kick_tx(struct xp_xsk *x);
 /* Wakes the kernel to refill RX from the fill ring (need_wakeup set, or busy poll). */
 int xp_xsk_wake_rx(struct xp_xsk *x);
+/*
+ * NAPI id the kernel has recorded for the socket's queue (SO_INCOMING_NAPI_ID), known
+ * once a packet arrived. 0 means busy polling has nothing to run for this socket
+ * (veth on recent kernels, drivers without NAPI ids): preferred busy poll then
+ * changes nothing. 0 or -errno.
+ */
+int xp_xsk_napi_id(const struct xp_xsk *x, __u32 *id);
 
 #ifdef __cplusplus
 }
