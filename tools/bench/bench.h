@@ -14,5 +14,6 @@ int bench_layout(int argc, char **argv);
 int bench_region(int argc, char **argv);
 int bench_xdp(int argc, char **argv);
 int bench_engine(int argc, char **argv);
+int bench_gen(int argc, char **argv);
 
 #endif

@@ -31,8 +31,8 @@ static const struct engine_opt opts[] = {
 	{ "warmup", "XB_WARMUP", "S", "1", "traffic before the window opens" },
 	{ "pkt-size", "XB_PKT", "BYTES", "64", "frame size sent by the generator (60..1514)" },
 	{ "dpdk", "XB_DPDK", "auto|yes|no", "auto", "also run DPDK testpmd with net_af_xdp" },
-	{ "gen", "XB_GEN", "auto|testpmd|xpile", "auto",
-	  "traffic source for both contenders (auto: testpmd if installed)" },
+	{ "gen", "XB_GEN", "auto|testpmd|xpile|xdp", "auto",
+	  "traffic source for both contenders (auto: testpmd if installed; xdp: xpile-bench gen, XDP live frames, about twice testpmd's rate)" },
 	{ "gen-core", "XB_GEN_CORE", "CPU", "0", "core of the generator" },
 	{ "dut-core", "XB_DUT_CORE", "CPU", "1", "core of the contender" },
 	{ "hugepages", "XB_HUGEPAGES", "N", "256",
@@ -54,7 +54,8 @@ static void usage(FILE *f)
 	fprintf(f, "Usage: xpile-bench engine [OPTIONS]\n\n"
 		   "Measures the xpile engine on veth pairs in namespaces it creates and removes\n"
 		   "(198.18.0.0/15 only):  [gen] g0 <-> d0 [dut] d1 <-> s1 [sink].\n"
-		   "One generator (DPDK testpmd txonly, or xpile txonly) feeds both contenders:\n"
+		   "One generator (DPDK testpmd txonly, xpile txonly, or the XDP live-frames\n"
+		   "source of 'xpile-bench gen') feeds both contenders:\n"
 		   "  rxdrop  xpile run --mode rxdrop  vs  testpmd --forward-mode=rxonly on d0\n"
 		   "  fwd     xpile run --mode fwd     vs  testpmd --forward-mode=io on d0,d1\n"
 		   "Runs alternate A/B (order flipped every run). Rates come from one outside\n"
@@ -111,7 +112,7 @@ static int find_script(const char *exe_dir, char *out, size_t len)
 int bench_engine(int argc, char **argv)
 {
 	struct option longopts[NOPTS + 2];
-	char exe[PATH_MAX], script[PATH_MAX + 32], xpile[PATH_MAX + 8];
+	char exe[PATH_MAX], script[PATH_MAX + 32], xpile[PATH_MAX + 8], self[PATH_MAX + 16];
 	ssize_t n;
 	int c;
 
@@ -158,6 +159,8 @@ int bench_engine(int argc, char **argv)
 	}
 	snprintf(xpile, sizeof(xpile), "%s/xpile", exe);
 	setenv("XB_XPILE", xpile, 0);
+	snprintf(self, sizeof(self), "%s/xpile-bench", exe);
+	setenv("XB_SELF", self, 1);
 	fflush(stdout);
 	execl("/bin/bash", "bash", script, (char *)NULL);
 	fprintf(stderr, "xpile-bench engine: cannot run /bin/bash %s: %s\n", script,

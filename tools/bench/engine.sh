@@ -77,9 +77,10 @@ have_xpile=0
 case $gen in
 auto) gen=$([ "$use_dpdk" = 1 ] && echo testpmd || echo xpile) ;;
 testpmd) [ -n "$testpmd" ] || die "--gen testpmd needs dpdk-testpmd; apt-get install dpdk" ;;
-xpile) ;;
-*) die "--gen '$gen': use auto, testpmd or xpile" ;;
+xpile | xdp) ;;
+*) die "--gen '$gen': use auto, testpmd, xpile or xdp" ;;
 esac
+[ "$gen" = xdp ] && { [ -x "${XB_SELF:-}" ] || die "--gen xdp needs XB_SELF (run it as xpile-bench engine)"; }
 [ "$gen" = xpile ] && [ "$have_xpile" = 0 ] &&
 	die "no traffic source: $xpile is not built (make) and dpdk-testpmd is absent"
 [ "$gen" = testpmd ] && use_hp=1 || use_hp=$use_dpdk
@@ -177,6 +178,9 @@ start_gen() {
 			--vdev "net_af_xdp0,iface=g0" -- --forward-mode=txonly --txpkts="$pkt" \
 			--total-num-mbufs=16384 --stats-period 1 --auto-start \
 			--eth-peer=0,"$dmac" >"$log/gen.log" 2>&1 </dev/null &
+	elif [ "$gen" = xdp ]; then
+		ip netns exec "$gns" taskset -c "$gcore" "$XB_SELF" gen --iface g0 --dst-mac "$dmac" \
+			--pkt-size "$pkt" --seconds $((warm + win + 20)) >"$log/gen.log" 2>&1 </dev/null &
 	else
 		# xpile's --pkt-size counts the FCS, testpmd's --txpkts does not.
 		ip netns exec "$gns" "$xpile" run --iface g0 --cores "$gcore" --quiet \

@@ -15,6 +15,7 @@ static const struct bench_cmd cmds[] = {
 	{ "region", "lazy iBuddy vs eager buddy region allocator", bench_region },
 	{ "xdp", "steer program ns/packet via BPF_PROG_TEST_RUN", bench_xdp },
 	{ "engine", "AF_XDP engine Mpps on veth (and DPDK testpmd when present)", bench_engine },
+	{ "gen", "XDP live-frames traffic source (the engine bench's --gen xdp)", bench_gen },
 };
 
 static void usage(FILE *f)
