@@ -10,7 +10,7 @@
 #   XB_WARMUP   1                seconds of traffic before the window opens
 #   XB_PKT      64               frame size the generator sends
 #   XB_DPDK     auto             auto|yes|no: run DPDK testpmd (net_af_xdp) too
-#   XB_GEN      auto             auto|testpmd|xpile: the one traffic source for both
+#   XB_GEN      auto             auto|testpmd|xpile|xdp: the one traffic source for both
 #   XB_GEN_CORE 0, XB_DUT_CORE 1 cores of the generator and of the contender
 #   XB_HUGEPAGES 256             2 MiB pages reserved while it runs (2 x testpmd -m 128)
 #   XB_XPILE    build/xpile      the engine binary
