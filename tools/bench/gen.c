@@ -64,7 +64,7 @@ static void usage(FILE *f)
 		"  --dst-mac MAC      destination MAC, aa:bb:cc:dd:ee:ff (required)\n"
 		"  --pkt-size BYTES   frame size without FCS, 60..1514 [64]\n"
 		"  --seconds S        stop after S seconds [10]\n"
-		"  --count N          stop after about N packets (0: no limit) [0]\n"
+		"  --count N          stop after exactly N packets (0: no limit) [0]\n"
 		"  --batch N          frames per kernel batch, 1..256 [64]\n"
 		"  -h, --help         this text\n"
 		"\n"
