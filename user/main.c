@@ -496,7 +496,7 @@ static const struct opt opts[] = {
 	  set_mb, NULL },
 	{ "no-multi-buffer", NULL, "Never use XDP_USE_SG.", set_no_mb, NULL },
 	{ "spin", NULL,
-	  "Never sleep when idle (lowest latency, one core at 100%). By default a worker with no work for ~50 us sleeps in poll() (woken by traffic, 1 ms at most).",
+	  "Never sleep when idle (lowest latency, one core at 100%). By default a worker with no work for ~50 us sleeps in poll() (woken by traffic, 1 ms at most), and sleeps at once while its core is shared with a busy task such as the queue's NAPI thread (seen as the worker waiting for its CPU), which spinning would starve.",
 	  set_spin, NULL },
 	{ "layout", "KIND",
 	  "interleaved (default: padded stride, unaligned chunks) | aligned (classic power-of-two chunks).",
