@@ -14,6 +14,11 @@ BENCH=$XT_BUILD/xpile-bench
 
 st_ns A gen
 st_ns B dut
+# No IPv6: a router or neighbour solicitation from g0 would be one frame too many.
+for ns in "$A" "$B"; do
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+		net.ipv6.conf.default.disable_ipv6=1 || xt_fail "cannot disable IPv6 in $ns"
+done
 xt_veth "$A" g0 "$B" d0
 DMAC=$(ip netns exec "$B" cat /sys/class/net/d0/address)
 
