@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "log_internal.h"
+#include "opts_internal.h"
 #include "rand_internal.h"
 #include "xpile/deal.h"
 
@@ -28,16 +29,6 @@ static __u32 pull_limit(const struct xp_deal *d, __u32 n)
 	if (d->pull_max)
 		return d->pull_max;
 	return 4 * n < DEAL_PULL_MIN ? DEAL_PULL_MIN : 4 * n;
-}
-
-static bool opts_tail_zero(const struct xp_deal_opts *o)
-{
-	size_t known = offsetof(struct xp_deal_opts, seed) + sizeof(o->seed);
-
-	for (size_t i = known; i < o->sz; i++)
-		if (((const char *)o)[i])
-			return false;
-	return true;
 }
 
 /* Marks the channels frames of @l sit on; a channel no frame reaches (an aligned
@@ -70,13 +61,13 @@ int xp_deal_create(const struct xp_layout *l, struct xp_cache *cache,
 	}
 	*out = NULL;
 	if (opts) {
-		if (opts->sz < offsetof(struct xp_deal_opts, max_get) || !opts_tail_zero(opts)) {
+		if (!xp_opts_copy(&o, offsetof(struct xp_deal_opts, seed) + sizeof(o.seed), opts,
+				  opts->sz, offsetof(struct xp_deal_opts, max_get))) {
 			xp_err("deal: opts.sz %zu is invalid or unknown opts fields are set; "
 			       "zero the struct and set sz = sizeof(struct xp_deal_opts)\n",
 			       opts->sz);
 			return -EINVAL;
 		}
-		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
 		if (o.reserved_) {
 			xp_err("deal: opts.reserved_ is set; zero the struct before setting fields\n");
 			return -EINVAL;

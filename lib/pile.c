@@ -33,6 +33,7 @@
 
 #include "xpile/pile.h"
 #include "log_internal.h"
+#include "opts_internal.h"
 #include "pool_internal.h"
 
 #define B XP_PILE_BULK
@@ -823,17 +824,6 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static bool opts_tail_zero(const struct xp_pool_opts *o)
-{
-	size_t known = offsetof(struct xp_pool_opts, xp_pool_opts__last_field) +
-		       sizeof(o->xp_pool_opts__last_field);
-
-	for (size_t i = known; i < o->sz; i++)
-		if (((const char *)o)[i])
-			return false;
-	return true;
-}
-
 int xp_pool_create(const __u64 *handles, __u32 n, const struct xp_pool_opts *opts,
 		   struct xp_pool **out)
 {
@@ -847,13 +837,15 @@ int xp_pool_create(const __u64 *handles, __u32 n, const struct xp_pool_opts *opt
 	}
 	*out = NULL;
 	if (opts) {
-		if (opts->sz < offsetof(struct xp_pool_opts, backend) || !opts_tail_zero(opts)) {
+		if (!xp_opts_copy(&o,
+				  offsetof(struct xp_pool_opts, xp_pool_opts__last_field) +
+					  sizeof(o.xp_pool_opts__last_field),
+				  opts, opts->sz, offsetof(struct xp_pool_opts, backend))) {
 			xp_err("pool: opts.sz %zu is invalid or unknown opts fields are set; "
 			       "zero the struct and set sz = sizeof(struct xp_pool_opts)\n",
 			       opts->sz);
 			return -EINVAL;
 		}
-		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
 	}
 	if (!n) {
 		xp_err("pool: a pool of 0 handles is invalid; give at least one\n");
