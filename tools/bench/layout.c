@@ -693,10 +693,16 @@ struct deal_rig {
 	__u32 nflight, nfree, *picks;
 };
 
+/* The dealer @path goes through, or NULL for the paths without one. */
+static struct xp_deal *rig_dealer(const struct deal_rig *r, enum deal_path path)
+{
+	return path == PATH_DEAL ? r->d : path == PATH_SEEDED ? r->ds : NULL;
+}
+
 static int rig_get(struct deal_rig *r, enum deal_path path, __u32 n)
 {
-	if (path == PATH_DEAL || path == PATH_SEEDED)
-		return xp_deal_get(path == PATH_DEAL ? r->d : r->ds, r->buf, n);
+	if (rig_dealer(r, path))
+		return xp_deal_get(rig_dealer(r, path), r->buf, n);
 	if (path == PATH_CACHE) {
 		if (xp_cache_get(r->c, r->buf, n))
 			return -ENOBUFS;
@@ -712,8 +718,8 @@ static int rig_get(struct deal_rig *r, enum deal_path path, __u32 n)
 
 static void rig_put(struct deal_rig *r, enum deal_path path, __u32 n)
 {
-	if (path == PATH_DEAL || path == PATH_SEEDED)
-		xp_deal_put(path == PATH_DEAL ? r->d : r->ds, r->buf, n);
+	if (rig_dealer(r, path))
+		xp_deal_put(rig_dealer(r, path), r->buf, n);
 	else if (path == PATH_CACHE)
 		xp_cache_put(r->c, r->buf, n);
 	else {
@@ -776,8 +782,8 @@ static void rig_stop(struct deal_rig *r, enum deal_path path)
 		rig_put(r, path, 32);
 	}
 	r->nflight = 0;
-	if (path == PATH_DEAL || path == PATH_SEEDED)
-		xp_deal_flush(path == PATH_DEAL ? r->d : r->ds);
+	if (rig_dealer(r, path))
+		xp_deal_flush(rig_dealer(r, path));
 }
 
 static int run_deal(const struct layout_args *a)
