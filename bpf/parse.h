@@ -109,8 +109,10 @@ static __always_inline int xp_parse_ip6(void *l3, void *end, struct xp_parsed *p
 	__builtin_memcpy(p->daddr, &ih->daddr, 16);
 	nh = ih->nexthdr;
 	p->has_l4 = 1;
+	/* One pass per extension header and one for the upper-layer header after the
+	 * last of them: six headers before TCP/UDP take seven passes. */
 #pragma unroll
-	for (int i = 0; i < XP_IP6_MAX_EXT; i++) {
+	for (int i = 0; i < XP_IP6_MAX_EXT + 1; i++) {
 		__u8 *eh = cur;
 
 		switch (nh) {

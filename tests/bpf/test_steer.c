@@ -385,6 +385,40 @@ static void test_malformed(void)
 	expect_err(&p, p.len, XP_PERR_IP6_EXT_DEPTH, XDP_PASS);
 }
 
+/* 0..8 extension headers of every kind before UDP: up to six (bpf/parse.h XP_IP6_MAX_EXT) reach the
+ * rule, more are ip6_ext_depth. */
+static void test_ip6_ext_depth(void)
+{
+	static const __u8 kinds[] = { 0, 43, 60, 135, 51, 44 };
+	struct pkt p;
+
+	RULES("udp dport 53 action drop", "udp action tx");
+	for (size_t k = 0; k < sizeof(kinds); k++)
+		for (int n = 0; n <= 8; n++) {
+			struct pkt_spec s = { .family = 6, .l4 = IPPROTO_UDP, .dport = 53 };
+
+			s.n6ext = n;
+			for (int i = 0; i < n; i++)
+				s.ext[i] = kinds[k];
+			XT_REQUIRE(pkt_build(&s, &p) == 0);
+			if (n <= 6) { /* docs/steer.md: a walk of up to 6 */
+				if (run_q(p.buf, p.len, 0) != XDP_DROP)
+					fprintf(stderr, "  kind %u, %d headers\n", kinds[k], n);
+				XT_EQ(run_q(p.buf, p.len, 0), XDP_DROP);
+			} else {
+				expect_err(&p, p.len, XP_PERR_IP6_EXT_DEPTH, XDP_PASS);
+			}
+		}
+	/* Six of mixed kinds, the last a first fragment: still the rule. */
+	XT_REQUIRE(pkt_build(&(struct pkt_spec){ .family = 6,
+						 .l4 = IPPROTO_UDP,
+						 .dport = 53,
+						 .n6ext = 6,
+						 .ext = { 0, 60, 43, 135, 51, 44 } },
+			     &p) == 0);
+	XT_EQ(run_q(p.buf, p.len, 0), XDP_DROP);
+}
+
 static void test_1024_rules(void)
 {
 	static struct xp_rule r[XP_STEER_MAX_RULES + 1];
@@ -602,6 +636,7 @@ int main(void)
 	XT_RUN(test_fragments_and_options);
 	XT_RUN(test_truncation_every_point);
 	XT_RUN(test_malformed);
+	XT_RUN(test_ip6_ext_depth);
 	XT_RUN(test_1024_rules);
 	XT_RUN(test_add_del_keep_counters);
 	XT_RUN(test_multibuffer);
