@@ -84,9 +84,10 @@ static int plan_line(const char *path, unsigned int ln, char *line, struct xp_wi
 	int n = 0;
 	__u32 q, c;
 
+	line[strcspn(line, "#")] = 0;
 	for (char *t = strtok_r(line, " \t", &save); t && n < 3; t = strtok_r(NULL, " \t", &save))
 		w[n++] = t;
-	if (!n || w[0][0] == '#')
+	if (!n)
 		return 0;
 	if (n != 2 || xp_parse_u32(w[0], 0, UINT32_MAX, &q) ||
 	    xp_parse_u32(w[1], 0, UINT32_MAX, &c)) {

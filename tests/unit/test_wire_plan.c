@@ -61,7 +61,7 @@ static void test_round_trip(void)
 	XT_EQ(q.n, 2);
 	XT_EQ(q.map[1].queue, 3);
 	XT_EQ(q.map[1].core, 0);
-	put("# c\n\n 010  02 \r\n", 15); /* decimal, blanks and CR tolerated */
+	put("# c\n\n 010  02 # tail\r\n", 22); /* decimal; blanks, comments, CR */
 	XT_EQ(xp_wire_plan_read(IFN, &q), 0);
 	XT_EQ(q.n, 1);
 	XT_EQ(q.map[0].queue, 10);
