@@ -187,6 +187,29 @@ enum field_slot {
 	S_NR,
 };
 
+static enum field_slot slot_of(const char *k)
+{
+	static const struct {
+		const char *name;
+		enum field_slot slot;
+	} words[] = { { "prio", S_PRIO },     { "queue", S_QUEUE }, { "vlan", S_VLAN },
+		      { "ethertype", S_ETH }, { "proto", S_L4 },    { "src", S_SRC },
+		      { "dst", S_DST },	      { "sport", S_SPORT }, { "dport", S_DPORT },
+		      { "action", S_ACTION } };
+	size_t j;
+
+	for (j = 0; j < sizeof(l4_names) / sizeof(l4_names[0]); j++)
+		if (!strcmp(k, l4_names[j].name))
+			return S_L4;
+	for (j = 0; j < sizeof(eth_names) / sizeof(eth_names[0]); j++)
+		if (!strcmp(k, eth_names[j].name))
+			return S_ETH;
+	for (j = 0; j < sizeof(words) / sizeof(words[0]); j++)
+		if (!strcmp(k, words[j].name))
+			return words[j].slot;
+	return S_NR;
+}
+
 int xp_rule_parse(int argc, char **argv, struct xp_rule *r, char *err, size_t errlen)
 {
 	const char *seen[S_NR] = { 0 };
@@ -195,38 +218,17 @@ int xp_rule_parse(int argc, char **argv, struct xp_rule *r, char *err, size_t er
 	memset(r, 0, sizeof(*r));
 	while (i < argc) {
 		const char *k = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-		enum field_slot slot = S_NR;
+		enum field_slot slot = slot_of(k);
 		__u32 v;
 		size_t j;
 
-		for (j = 0; j < sizeof(l4_names) / sizeof(l4_names[0]); j++)
-			if (!strcmp(k, l4_names[j].name))
-				slot = S_L4;
-		for (j = 0; j < sizeof(eth_names) / sizeof(eth_names[0]); j++)
-			if (!strcmp(k, eth_names[j].name))
-				slot = S_ETH;
-		if (!strcmp(k, "proto"))
-			slot = S_L4;
-		else if (!strcmp(k, "ethertype"))
-			slot = S_ETH;
-		else if (!strcmp(k, "prio"))
-			slot = S_PRIO;
-		else if (!strcmp(k, "queue"))
-			slot = S_QUEUE;
-		else if (!strcmp(k, "vlan"))
-			slot = S_VLAN;
-		else if (!strcmp(k, "src"))
-			slot = S_SRC;
-		else if (!strcmp(k, "dst"))
-			slot = S_DST;
-		else if (!strcmp(k, "sport"))
-			slot = S_SPORT;
-		else if (!strcmp(k, "dport"))
-			slot = S_DPORT;
-		else if (!strcmp(k, "action"))
-			slot = S_ACTION;
 		if (slot == S_NR)
-			return fail(err, errlen, "unknown keyword '%s'", k);
+			return fail(
+				err, errlen,
+				"unknown keyword '%s': expected prio, queue, vlan, ip, ipv6, arp, "
+				"ethertype, src, dst, tcp, udp, icmp, icmpv6, proto, sport, dport "
+				"or action",
+				k);
 		if (seen[slot] && !strcmp(seen[slot], k))
 			return fail(err, errlen, "'%s' given twice: a rule names each field once",
 				    k);
