@@ -18,6 +18,7 @@
 
 #include "steer_internal.h"
 #include "xpile/steer.h"
+#include "xpile/text.h"
 
 __attribute__((format(printf, 3, 4))) static int fail(char *err, size_t len, const char *fmt, ...)
 {
@@ -30,15 +31,16 @@ __attribute__((format(printf, 3, 4))) static int fail(char *err, size_t len, con
 	return -EINVAL;
 }
 
-static bool num(const char *s, unsigned long max, unsigned long *out)
+/* A number word of the rule text: decimal unless 0x, no sign (xpile/text.h). */
+static int word_u32(const char *key, const char *val, __u32 max, __u32 *out, char *err,
+		    size_t errlen)
 {
-	char *end;
+	char range[64];
 
-	if (!s || !*s || *s == '-')
-		return false;
-	errno = 0;
-	*out = strtoul(s, &end, 0);
-	return !errno && !*end && *out <= max;
+	if (!xp_parse_u32(val, 0, max, out))
+		return 0;
+	return fail(err, errlen, "%s: expected %s, got '%s'", key,
+		    xp_parse_range_str(0, max, range, sizeof(range)), val);
 }
 
 static const struct {
@@ -56,17 +58,18 @@ static const struct {
 
 static int parse_range(const char *s, __u16 *lo, __u16 *hi)
 {
-	unsigned long a, b;
 	char buf[32], *dash;
+	__u32 a, b;
 
-	snprintf(buf, sizeof(buf), "%s", s);
+	if (snprintf(buf, sizeof(buf), "%s", s) >= (int)sizeof(buf))
+		return -1;
 	dash = strchr(buf, '-');
 	if (dash)
 		*dash = 0;
-	if (!num(buf, 65535, &a))
+	if (xp_parse_u32(buf, 0, 65535, &a))
 		return -1;
 	b = a;
-	if (dash && !num(dash + 1, 65535, &b))
+	if (dash && xp_parse_u32(dash + 1, 0, 65535, &b))
 		return -1;
 	if (b < a)
 		return -1;
@@ -78,10 +81,11 @@ static int parse_range(const char *s, __u16 *lo, __u16 *hi)
 static int parse_prefix(const char *s, __u8 *addr, __u8 *len, __u8 *family)
 {
 	char buf[INET6_ADDRSTRLEN + 8], *slash;
-	unsigned long l;
+	__u32 l;
 	int fam;
 
-	snprintf(buf, sizeof(buf), "%s", s);
+	if (snprintf(buf, sizeof(buf), "%s", s) >= (int)sizeof(buf))
+		return -1;
 	slash = strchr(buf, '/');
 	if (slash)
 		*slash = 0;
@@ -90,7 +94,7 @@ static int parse_prefix(const char *s, __u8 *addr, __u8 *len, __u8 *family)
 	if (inet_pton(fam == 6 ? AF_INET6 : AF_INET, buf, addr) != 1)
 		return -1;
 	l = fam == 6 ? 128 : 32;
-	if (slash && !num(slash + 1, l, &l))
+	if (slash && xp_parse_u32(slash + 1, 0, l, &l))
 		return -1;
 	if (*family && *family != fam)
 		return -2;
@@ -99,14 +103,40 @@ static int parse_prefix(const char *s, __u8 *addr, __u8 *len, __u8 *family)
 	return 0;
 }
 
+#define ACTIONS "pass, drop, tx, redirect IFNAME, xsk [slot N]"
+
+/* An interface of this network namespace by name, else by index: a rule that
+ * redirects to no interface would drop silently in the kernel. */
+static int parse_ifindex(const char *s, __u32 *ifindex, char *err, size_t errlen)
+{
+	char name[IF_NAMESIZE];
+	__u32 v;
+
+	*ifindex = if_nametoindex(s);
+	if (*ifindex)
+		return 0;
+	if (xp_parse_u32(s, 1, UINT32_MAX, &v))
+		return fail(err, errlen,
+			    "redirect: no interface '%s' in this network namespace; give a name "
+			    "or index from `ip link`",
+			    s);
+	if (!if_indextoname(v, name))
+		return fail(err, errlen,
+			    "redirect: no interface with index %u in this network namespace; "
+			    "give a name or index from `ip link`",
+			    v);
+	*ifindex = v;
+	return 0;
+}
+
 int xp_action_parse(int argc, char **argv, int *used, struct xp_action *a, char *err, size_t errlen)
 {
-	unsigned long v;
+	int rc;
 
 	memset(a, 0, sizeof(*a));
 	*used = 1;
 	if (argc < 1)
-		return fail(err, errlen, "missing action: pass, drop, tx, redirect IFNAME, xsk");
+		return fail(err, errlen, "missing action: expected " ACTIONS);
 	if (!strcmp(argv[0], "pass"))
 		a->kind = XP_ACT_PASS;
 	else if (!strcmp(argv[0], "drop"))
@@ -117,123 +147,182 @@ int xp_action_parse(int argc, char **argv, int *used, struct xp_action *a, char 
 		if (argc < 2)
 			return fail(err, errlen, "redirect needs an interface name or index");
 		a->kind = XP_ACT_REDIRECT;
-		a->ifindex = if_nametoindex(argv[1]);
-		if (!a->ifindex && num(argv[1], 0xffffffff, &v))
-			a->ifindex = v;
-		if (!a->ifindex)
-			return fail(err, errlen, "redirect: no interface '%s' here", argv[1]);
+		rc = parse_ifindex(argv[1], &a->ifindex, err, errlen);
+		if (rc)
+			return rc;
 		*used = 2;
 	} else if (!strcmp(argv[0], "xsk")) {
 		a->kind = XP_ACT_XSK;
-		if (argc >= 3 && !strcmp(argv[1], "slot")) {
-			if (!num(argv[2], XP_STEER_XSK_SLOTS - 1, &v))
-				return fail(err, errlen, "xsk slot: expected 0..%d, got '%s'",
-					    XP_STEER_XSK_SLOTS - 1, argv[2]);
+		if (argc >= 2 && !strcmp(argv[1], "slot")) {
+			__u32 v;
+
+			if (argc < 3)
+				return fail(err, errlen, "xsk slot needs a number in 0..%d",
+					    XP_STEER_XSK_SLOTS - 1);
+			rc = word_u32("xsk slot", argv[2], XP_STEER_XSK_SLOTS - 1, &v, err, errlen);
+			if (rc)
+				return rc;
 			a->flags = XP_ACT_F_SLOT;
 			a->slot = v;
 			*used = 3;
 		}
 	} else {
-		return fail(err, errlen,
-			    "unknown action '%s': expected pass, drop, tx, redirect IFNAME, xsk",
-			    argv[0]);
+		return fail(err, errlen, "unknown action '%s': expected " ACTIONS, argv[0]);
 	}
 	return 0;
 }
 
+/* The fields a rule sets, each at most once: a repeat would silently win. */
+enum field_slot {
+	S_PRIO,
+	S_QUEUE,
+	S_VLAN,
+	S_ETH,
+	S_L4,
+	S_SRC,
+	S_DST,
+	S_SPORT,
+	S_DPORT,
+	S_ACTION,
+	S_NR,
+};
+
+static enum field_slot slot_of(const char *k)
+{
+	static const struct {
+		const char *name;
+		enum field_slot slot;
+	} words[] = { { "prio", S_PRIO },     { "queue", S_QUEUE }, { "vlan", S_VLAN },
+		      { "ethertype", S_ETH }, { "proto", S_L4 },    { "src", S_SRC },
+		      { "dst", S_DST },	      { "sport", S_SPORT }, { "dport", S_DPORT },
+		      { "action", S_ACTION } };
+	size_t j;
+
+	for (j = 0; j < sizeof(l4_names) / sizeof(l4_names[0]); j++)
+		if (!strcmp(k, l4_names[j].name))
+			return S_L4;
+	for (j = 0; j < sizeof(eth_names) / sizeof(eth_names[0]); j++)
+		if (!strcmp(k, eth_names[j].name))
+			return S_ETH;
+	for (j = 0; j < sizeof(words) / sizeof(words[0]); j++)
+		if (!strcmp(k, words[j].name))
+			return words[j].slot;
+	return S_NR;
+}
+
 int xp_rule_parse(int argc, char **argv, struct xp_rule *r, char *err, size_t errlen)
 {
-	unsigned long v;
-	bool have_action = false;
+	const char *seen[S_NR] = { 0 };
 	int i = 0, used, rc;
 
 	memset(r, 0, sizeof(*r));
 	while (i < argc) {
 		const char *k = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+		enum field_slot slot = slot_of(k);
+		__u32 v;
 		size_t j;
 
-		for (j = 0; j < sizeof(l4_names) / sizeof(l4_names[0]); j++)
-			if (!strcmp(k, l4_names[j].name))
-				break;
-		if (j < sizeof(l4_names) / sizeof(l4_names[0])) {
-			if (r->fields & XP_RF_L4PROTO)
-				return fail(err, errlen, "L4 protocol given twice");
+		if (slot == S_NR)
+			return fail(
+				err, errlen,
+				"unknown keyword '%s': expected prio, queue, vlan, ip, ipv6, arp, "
+				"ethertype, src, dst, tcp, udp, icmp, icmpv6, proto, sport, dport "
+				"or action",
+				k);
+		if (seen[slot] && !strcmp(seen[slot], k))
+			return fail(err, errlen, "'%s' given twice: a rule names each field once",
+				    k);
+		if (seen[slot])
+			return fail(err, errlen, "'%s' after '%s': a rule names each field once", k,
+				    seen[slot]);
+		seen[slot] = k;
+
+		if (slot == S_L4 && strcmp(k, "proto")) {
+			for (j = 0; strcmp(k, l4_names[j].name); j++)
+				;
 			r->fields |= XP_RF_L4PROTO;
 			r->l4proto = l4_names[j].proto;
 			i++;
 			continue;
 		}
-		for (j = 0; j < sizeof(eth_names) / sizeof(eth_names[0]); j++)
-			if (!strcmp(k, eth_names[j].name))
-				break;
-		if (j < sizeof(eth_names) / sizeof(eth_names[0])) {
+		if (slot == S_ETH && strcmp(k, "ethertype")) {
+			for (j = 0; strcmp(k, eth_names[j].name); j++)
+				;
 			r->fields |= XP_RF_ETHTYPE;
 			r->ethertype = eth_names[j].type;
 			i++;
 			continue;
 		}
-		if (!strcmp(k, "action")) {
+		if (slot == S_ACTION) {
 			rc = xp_action_parse(argc - i - 1, argv + i + 1, &used, &r->action, err,
 					     errlen);
 			if (rc)
 				return rc;
 			i += 1 + used;
-			have_action = true;
 			continue;
 		}
 		if (!val)
 			return fail(err, errlen, "'%s' needs a value", k);
-		if (!strcmp(k, "prio")) {
-			if (!num(val, 0xffffffff, &v))
-				return fail(err, errlen, "prio: expected a number, got '%s'", val);
-			r->prio = v;
-		} else if (!strcmp(k, "queue")) {
-			if (!num(val, XP_STEER_MAX_QUEUES - 1, &v))
-				return fail(err, errlen, "queue: expected 0..%d, got '%s'",
-					    XP_STEER_MAX_QUEUES - 1, val);
+		switch (slot) {
+		case S_PRIO:
+			rc = word_u32(k, val, UINT32_MAX, &r->prio, err, errlen);
+			break;
+		case S_QUEUE:
+			rc = word_u32(k, val, XP_STEER_MAX_QUEUES - 1, &v, err, errlen);
 			r->fields |= XP_RF_QUEUE;
 			r->queue = v;
-		} else if (!strcmp(k, "vlan")) {
-			if (!num(val, 4095, &v))
-				return fail(err, errlen, "vlan: expected 0..4095, got '%s'", val);
+			break;
+		case S_VLAN:
+			rc = word_u32(k, val, 4095, &v, err, errlen);
 			r->fields |= XP_RF_VLAN;
 			r->vlan = v;
-		} else if (!strcmp(k, "ethertype")) {
-			if (!num(val, 0xffff, &v))
-				return fail(err, errlen, "ethertype: expected 0..0xffff, got '%s'",
-					    val);
+			break;
+		case S_ETH:
+			rc = word_u32(k, val, 0xffff, &v, err, errlen);
 			r->fields |= XP_RF_ETHTYPE;
 			r->ethertype = v;
-		} else if (!strcmp(k, "proto")) {
-			if (!num(val, 255, &v))
-				return fail(err, errlen, "proto: expected 0..255, got '%s'", val);
+			break;
+		case S_L4:
+			rc = word_u32(k, val, 255, &v, err, errlen);
 			r->fields |= XP_RF_L4PROTO;
 			r->l4proto = v;
-		} else if (!strcmp(k, "src") || !strcmp(k, "dst")) {
-			bool dst = k[0] == 'd';
+			break;
+		case S_SRC:
+		case S_DST: {
+			bool dst = slot == S_DST;
 
 			rc = parse_prefix(val, dst ? r->dst : r->src,
 					  dst ? &r->dst_len : &r->src_len, &r->family);
 			if (rc == -2)
 				return fail(err, errlen, "src and dst must be the same IP version");
 			if (rc)
-				return fail(err, errlen, "%s: expected ADDRESS[/LEN], got '%s'", k,
-					    val);
+				return fail(
+					err, errlen,
+					"%s: expected ADDRESS[/LEN] (LEN 0..32 for IPv4, 0..128 "
+					"for IPv6), got '%s'",
+					k, val);
 			r->fields |= dst ? XP_RF_DST : XP_RF_SRC;
-		} else if (!strcmp(k, "sport") || !strcmp(k, "dport")) {
-			bool dst = k[0] == 'd';
-
-			if (parse_range(val, dst ? &r->dport_lo : &r->sport_lo,
-					dst ? &r->dport_hi : &r->sport_hi))
-				return fail(err, errlen, "%s: expected PORT or LO-HI, got '%s'", k,
-					    val);
-			r->fields |= dst ? XP_RF_DPORT : XP_RF_SPORT;
-		} else {
-			return fail(err, errlen, "unknown keyword '%s'", k);
+			break;
 		}
+		default: { /* S_SPORT, S_DPORT */
+			bool dst = slot == S_DPORT;
+
+			rc = parse_range(val, dst ? &r->dport_lo : &r->sport_lo,
+					 dst ? &r->dport_hi : &r->sport_hi);
+			if (rc)
+				return fail(err, errlen,
+					    "%s: expected PORT or LO-HI with LO <= HI in 0..65535, "
+					    "got '%s'",
+					    k, val);
+			r->fields |= dst ? XP_RF_DPORT : XP_RF_SPORT;
+			break;
+		}
+		}
+		if (rc)
+			return rc;
 		i += 2;
 	}
-	if (!have_action)
+	if (!seen[S_ACTION])
 		return fail(err, errlen, "missing 'action ACTION'");
 	return xp_rule_check(r, err, errlen);
 }
@@ -352,39 +441,75 @@ int xp_rule_format(const struct xp_rule *r, char *buf, size_t len)
 	return off < len ? (int)off : -ENOSPC;
 }
 
+/* Longer lines and more words than any rule needs are mistakes (a pasted blob, a
+ * binary file), and are refused rather than split or cut short. */
+#define RULE_LINE_MAX 4096
+#define RULE_WORDS_MAX 64
+
+static int read_fail(const char *path, const struct xp_lines *lr, int rc, char *err, size_t errlen)
+{
+	if (rc == -EFBIG)
+		return fail(err, errlen,
+			    "%s line %u: longer than %d bytes (comments included); shorten it",
+			    path, lr->lineno, RULE_LINE_MAX);
+	if (rc == -EILSEQ)
+		return fail(err, errlen, "%s line %u: holds a NUL byte; a rule file is text", path,
+			    lr->lineno);
+	return fail(err, errlen, "cannot read %s: %s", path, strerror(-rc));
+}
+
 int xp_rules_parse_file(const char *path, struct xp_rule *rules, __u32 max, __u32 *n, char *err,
 			size_t errlen)
 {
-	char line[1024], tmp[256];
 	FILE *f = strcmp(path, "-") ? fopen(path, "re") : stdin;
-	int lineno = 0, rc = 0;
+	struct xp_lines lr;
+	char tmp[256], *line;
+	int rc;
 
 	*n = 0;
 	if (!f)
 		return fail(err, errlen, "cannot open %s: %s", path, strerror(errno));
-	while (fgets(line, sizeof(line), f)) {
-		char *argv[64], *hash = strchr(line, '#'), *tok, *save;
+	rc = xp_lines_init(&lr, f, RULE_LINE_MAX);
+	if (rc) {
+		if (f != stdin)
+			fclose(f);
+		return fail(err, errlen, "cannot read %s: %s", path, strerror(-rc));
+	}
+	while ((rc = xp_lines_next(&lr, &line)) > 0) {
+		char *argv[RULE_WORDS_MAX], *tok, *save;
 		int argc = 0;
 
-		lineno++;
-		if (hash)
-			*hash = 0;
-		for (tok = strtok_r(line, " \t\r\n", &save); tok && argc < 64;
-		     tok = strtok_r(NULL, " \t\r\n", &save))
+		line[strcspn(line, "#")] = 0;
+		for (tok = strtok_r(line, " \t\r", &save); tok;
+		     tok = strtok_r(NULL, " \t\r", &save)) {
+			if (argc == RULE_WORDS_MAX) {
+				rc = fail(err, errlen,
+					  "%s line %u: more than %d words; a rule has fewer", path,
+					  lr.lineno, RULE_WORDS_MAX);
+				goto out;
+			}
 			argv[argc++] = tok;
+		}
 		if (!argc)
 			continue;
 		if (*n >= max) {
-			rc = fail(err, errlen, "line %d: more than %u rules", lineno, max);
-			break;
+			rc = fail(err, errlen, "%s line %u: more than %u rules; a set holds %u",
+				  path, lr.lineno, max, max);
+			goto out;
 		}
 		rc = xp_rule_parse(argc, argv, &rules[*n], tmp, sizeof(tmp));
 		if (rc) {
-			fail(err, errlen, "%s line %d: %s", path, lineno, tmp);
-			break;
+			fail(err, errlen, "%s line %u: %s", path, lr.lineno, tmp);
+			goto out;
 		}
 		(*n)++;
 	}
+	if (rc < 0)
+		rc = read_fail(path, &lr, rc, err, errlen);
+out:
+	if (rc)
+		*n = 0;
+	xp_lines_free(&lr);
 	if (f != stdin)
 		fclose(f);
 	return rc;

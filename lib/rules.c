@@ -198,8 +198,12 @@ static int write_prefixes(struct trie *t, __u32 dir, __u32 family, const struct 
 		} else {
 			err = paint(t, root0 + pfx[p].addr[0], 1, pfx[p].addr, pfx[p].len, cls);
 			if (err) {
-				xp_err("too many prefixes longer than /16 (%d trie blocks)\n",
+				/* Said here, once: not the class table's -ENOSPC. */
+				xp_err("rule set needs more than %d trie blocks for prefixes "
+				       "longer than /16 (an IPv6 /128 takes up to 14); use fewer "
+				       "or shorter prefixes\n",
 				       XP_PFX_DYN);
+				err = -E2BIG;
 				goto out;
 			}
 		}

@@ -3,7 +3,8 @@
  * The queue -> core wiring plan. It lives under /run/xpile (not in bpffs, which holds
  * only BPF objects; /run survives `ip netns exec`, which only replaces /sys), keyed by
  * network namespace like the pins: /run/xpile/[ns<inode>/]IFACE/wire.plan.
- * Format: "# comment" lines, then one "QUEUE CORE" pair per line.
+ * Format: "# comment" lines, then one "QUEUE CORE" pair per line (decimal), each queue
+ * once; a malformed plan is an error naming its line, never a partial plan.
  */
 #include <errno.h>
 #include <limits.h>
@@ -15,6 +16,7 @@
 #include "log_internal.h"
 #include "steer_internal.h"
 #include "xpile/steer.h"
+#include "xpile/text.h"
 
 static const char *run_dir(void)
 {
@@ -73,11 +75,51 @@ int xp_wire_plan_write(const char *ifname, const struct xp_wire_plan *p)
 	return 0;
 }
 
+/* A plan line is two short numbers; anything much longer is not a plan. */
+#define PLAN_LINE_MAX 256
+
+static int plan_line(const char *path, unsigned int ln, char *line, struct xp_wire_plan *out)
+{
+	char *w[3], *save;
+	int n = 0;
+	__u32 q, c;
+
+	line[strcspn(line, "#")] = 0;
+	for (char *t = strtok_r(line, " \t", &save); t && n < 3; t = strtok_r(NULL, " \t", &save))
+		w[n++] = t;
+	if (!n)
+		return 0;
+	if (n != 2 || xp_parse_u32(w[0], 0, UINT32_MAX, &q) ||
+	    xp_parse_u32(w[1], 0, UINT32_MAX, &c)) {
+		xp_err("%s line %u: expected 'QUEUE CORE' (two numbers); rewrite it with "
+		       "xpile-loader wire\n",
+		       path, ln);
+		return -EINVAL;
+	}
+	if (out->n >= XP_WIRE_MAX) {
+		xp_err("%s line %u: more than %d queues; rewrite it with xpile-loader wire\n", path,
+		       ln, XP_WIRE_MAX);
+		return -EINVAL;
+	}
+	for (__u32 i = 0; i < out->n; i++)
+		if (out->map[i].queue == q) {
+			xp_err("%s line %u: queue %u is wired twice; rewrite it with xpile-loader "
+			       "wire\n",
+			       path, ln, q);
+			return -EINVAL;
+		}
+	out->map[out->n].queue = q;
+	out->map[out->n].core = c;
+	out->n++;
+	return 0;
+}
+
 int xp_wire_plan_read(const char *ifname, struct xp_wire_plan *out)
 {
-	char path[PATH_MAX], line[128];
+	char path[PATH_MAX], *line;
+	struct xp_lines lr;
 	FILE *f;
-	int err = xp_wire_plan_path(ifname, path, sizeof(path)), ln = 0;
+	int err = xp_wire_plan_path(ifname, path, sizeof(path));
 
 	if (err)
 		return err;
@@ -85,26 +127,33 @@ int xp_wire_plan_read(const char *ifname, struct xp_wire_plan *out)
 	f = fopen(path, "re");
 	if (!f)
 		return -errno; /* -ENOENT: no plan, the caller decides */
-	while (fgets(line, sizeof(line), f)) {
-		unsigned q, c;
-		char extra;
-
-		ln++;
-		if (line[0] == '#' || line[0] == '\n')
-			continue;
-		if (sscanf(line, "%u %u %c", &q, &c, &extra) != 2 || out->n >= XP_WIRE_MAX) {
-			xp_err("%s line %d: expected 'QUEUE CORE'; rewrite it with xpile-loader "
-			       "wire\n",
-			       path, ln);
-			fclose(f);
-			return -EINVAL;
-		}
-		out->map[out->n].queue = q;
-		out->map[out->n].core = c;
-		out->n++;
+	err = xp_lines_init(&lr, f, PLAN_LINE_MAX);
+	if (err) {
+		fclose(f);
+		return err;
 	}
+	while ((err = xp_lines_next(&lr, &line)) > 0) {
+		err = plan_line(path, lr.lineno, line, out);
+		if (err)
+			break;
+	}
+	if (err == -EFBIG || err == -EILSEQ) {
+		if (err == -EFBIG)
+			xp_err("%s line %u: longer than %d bytes; rewrite it with xpile-loader "
+			       "wire\n",
+			       path, lr.lineno, PLAN_LINE_MAX);
+		else
+			xp_err("%s line %u: holds a NUL byte; rewrite it with xpile-loader wire\n",
+			       path, lr.lineno);
+		err = -EINVAL;
+	} else if (err < 0 && err != -EINVAL) {
+		xp_err("cannot read %s: %s\n", path, strerror(-err));
+	}
+	xp_lines_free(&lr);
 	fclose(f);
-	return 0;
+	if (err)
+		memset(out, 0, sizeof(*out));
+	return err;
 }
 
 int xp_wire_plan_remove(const char *ifname)

@@ -47,7 +47,9 @@ static int run_load(struct args *a)
 		while (argc < 3 && (argv[argc] = strtok_r(NULL, " ", &sp)))
 			argc++;
 		if (xp_action_parse(argc, argv, &used, &dflt, why, sizeof(why)))
-			return fail("--default: %s", why);
+			return fail("--default: %s", why) + 1;
+		if (used != argc || strtok_r(NULL, " ", &sp))
+			return fail("--default: '%s' is more than one action", a->dflt) + 1;
 		o.default_action = &dflt;
 	}
 	err = xp_steer_open(&o, &s);

@@ -6,8 +6,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <net/if.h>
 
 #include "loader.h"
+#include "xpile/text.h"
 
 static struct xp_rule rules_buf[XP_STEER_MAX_RULES];
 static struct xp_counter cnt_buf[XP_STEER_MAX_RULES];
@@ -46,78 +48,120 @@ static int rule_list(struct xp_steer *s, struct args *a)
 	return 0;
 }
 
+static const char *const rule_verbs[] = { "add", "del", "list", "replace", "default" };
+#define RULE_VERBS "add, del, list, replace or default"
+
+static bool is_verb(const char *w)
+{
+	for (size_t i = 0; i < sizeof(rule_verbs) / sizeof(rule_verbs[0]); i++)
+		if (!strcmp(w, rule_verbs[i]))
+			return true;
+	return false;
+}
+
+/* Bad input: one line, exit status 2. */
+#define bad(...) (fail(__VA_ARGS__) + 1)
+
+/* A set too big for the tables is bad input (2); the library has said why. */
+static int set_status(int err)
+{
+	return err == -E2BIG || err == -ENOSPC ? 2 : 1;
+}
+
+static int rule_del(struct xp_steer *s, struct args *a)
+{
+	char range[64];
+	__u32 id;
+
+	if (a->argc != 1)
+		return bad("rule del: expected one rule id (see 'xpile-loader rule list %s')",
+			   a->ifname);
+	if (xp_parse_u32(a->argv[0], 1, UINT32_MAX, &id))
+		return bad("rule del: expected a rule id (%s), got '%s'; see 'xpile-loader "
+			   "rule list %s'",
+			   xp_parse_range_str(1, UINT32_MAX, range, sizeof(range)), a->argv[0],
+			   a->ifname);
+	return xp_steer_rule_del(s, id) ? 1 : 0;
+}
+
+static int rule_default(struct xp_steer *s, struct args *a)
+{
+	bool perr = a->argc >= 1 && !strcmp(a->argv[0], "parse-error");
+	struct xp_action d, pe;
+	char why[256];
+	int used;
+
+	if (perr) {
+		a->argc--;
+		a->argv++;
+	}
+	if (xp_action_parse(a->argc, a->argv, &used, perr ? &pe : &d, why, sizeof(why)))
+		return bad("rule default%s: %s", perr ? " parse-error" : "", why);
+	if (used != a->argc)
+		return bad("rule default: unexpected '%s' after the action; usage: rule default "
+			   "IFACE [parse-error] ACTION",
+			   a->argv[used]);
+	return xp_steer_default_set(s, perr ? NULL : &d, perr ? &pe : NULL) ? 1 : 0;
+}
+
 static int run_rule(struct args *a)
 {
 	struct xp_steer *s;
 	const char *verb;
-	char why[256];
+	char why[512];
 	int rc = 0;
 
 	if (a->argc < 1)
-		return fail("rule: missing IFACE or verb; usage: xpile-loader rule IFACE "
-			    "add|del|list|replace|default ...");
+		return bad("rule: missing IFACE or subcommand; usage: xpile-loader rule "
+			   "add|del|list|replace|default IFACE ...");
 	/* Both "rule eth0 add ..." and "rule add eth0 ..." read naturally. */
-	if (!strcmp(a->ifname, "add") || !strcmp(a->ifname, "del") || !strcmp(a->ifname, "list") ||
-	    !strcmp(a->ifname, "replace") || !strcmp(a->ifname, "default")) {
+	if (is_verb(a->ifname)) {
 		verb = a->ifname;
 		a->ifname = a->argv[0];
-	} else {
+	} else if (is_verb(a->argv[0])) {
 		verb = a->argv[0];
+	} else {
+		/* Name the word that is not an interface here: "rule frob eth0" and
+		 * "rule eth0 frob" both mean an unknown subcommand. */
+		return bad("rule: unknown subcommand '%s': %s",
+			   if_nametoindex(a->ifname) ? a->argv[0] : a->ifname, RULE_VERBS);
 	}
 	a->argc--;
 	a->argv++;
 	if (open_existing(a, &s))
 		return 1;
 	if (!strcmp(verb, "list")) {
-		rc = rule_list(s, a);
+		rc = a->argc ?
+			     bad("rule list: unexpected '%s'; usage: rule list IFACE", a->argv[0]) :
+			     rule_list(s, a);
 	} else if (!strcmp(verb, "add")) {
 		struct xp_rule r;
 		__u32 id;
 
 		if (xp_rule_parse(a->argc, a->argv, &r, why, sizeof(why)))
-			rc = fail("rule add: %s; see 'xpile-loader rule --help'", why);
-		else if (xp_steer_rule_add(s, &r, &id))
-			rc = 1;
+			rc = bad("rule add: %s; see 'xpile-loader rule --help'", why);
+		else if ((rc = xp_steer_rule_add(s, &r, &id)))
+			rc = set_status(rc);
 		else
 			printf(a->json ? "{\"id\":%u}\n" : "rule %u added\n", id);
 	} else if (!strcmp(verb, "del")) {
-		char *end;
-		unsigned long id = a->argc == 1 ? strtoul(a->argv[0], &end, 0) : 0;
-
-		if (a->argc != 1 || *end || !id)
-			rc = fail(
-				"rule del: expected one rule id (see 'xpile-loader rule list %s')",
-				a->ifname);
-		else if (xp_steer_rule_del(s, id))
-			rc = 1;
+		rc = rule_del(s, a);
 	} else if (!strcmp(verb, "replace")) {
 		__u32 n;
 
+		/* A file that cannot be read whole changes nothing: the parser refuses it
+		 * before the set in force is touched. */
 		if (a->argc != 1)
-			rc = fail("rule replace: expected one FILE ('-' for stdin)");
+			rc = bad("rule replace: expected one FILE ('-' for stdin)");
 		else if (xp_rules_parse_file(a->argv[0], rules_buf, XP_STEER_MAX_RULES, &n, why,
 					     sizeof(why)))
-			rc = fail("rule replace: %s", why);
-		else if (xp_steer_rules_replace(s, rules_buf, n))
-			rc = 1;
+			rc = bad("rule replace: %s", why);
+		else if ((rc = xp_steer_rules_replace(s, rules_buf, n)))
+			rc = set_status(rc);
 		else if (!a->json)
 			printf("%s: %u rules in force\n", a->ifname, n);
-	} else if (!strcmp(verb, "default")) {
-		struct xp_action d, pe;
-		bool perr = a->argc >= 1 && !strcmp(a->argv[0], "parse-error");
-		int used;
-
-		if (perr) {
-			a->argc--;
-			a->argv++;
-		}
-		if (xp_action_parse(a->argc, a->argv, &used, perr ? &pe : &d, why, sizeof(why)) ||
-		    used != a->argc)
-			rc = fail("rule default: %s", used != a->argc ? "trailing words" : why);
-		else if (xp_steer_default_set(s, perr ? NULL : &d, perr ? &pe : NULL))
-			rc = 1;
 	} else {
-		rc = fail("rule: unknown verb '%s': add, del, list, replace or default", verb);
+		rc = rule_default(s, a);
 	}
 	xp_steer_close(s, false);
 	return rc;

@@ -107,6 +107,60 @@ static void set_channels(struct args *a, unsigned need)
 		printf("  channels: set to %u\n", need);
 }
 
+/* RX queues @ifname has now and at most (ethtool -L), from ETHTOOL_GCHANNELS, else
+ * from /sys/class/net/IF/queues; -ENOENT when neither tells. */
+static int rx_queues(const char *ifname, unsigned *cur, unsigned *max)
+{
+	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
+	char path[PATH_MAX];
+	struct dirent *d;
+	DIR *dir;
+
+	if (!ethtool(ifname, &ch) && ch.combined_count + ch.rx_count) {
+		/* rx-only channels come on top of combined ones */
+		*cur = ch.combined_count + ch.rx_count;
+		*max = ch.max_combined + ch.max_rx;
+		if (*max < *cur)
+			*max = *cur;
+		return 0;
+	}
+	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", ifname);
+	dir = opendir(path);
+	if (!dir)
+		return -ENOENT;
+	*cur = 0;
+	while ((d = readdir(dir)))
+		if (!strncmp(d->d_name, "rx-", 3))
+			(*cur)++;
+	closedir(dir);
+	*max = *cur;
+	return *cur ? 0 : -ENOENT;
+}
+
+/* A plan for a queue the interface lacks would send the engine to a queue it cannot
+ * bind: refuse it before changing anything. */
+static int check_queues(struct args *a, unsigned maxq, bool after)
+{
+	unsigned cur, max;
+
+	if (rx_queues(a->ifname, &cur, &max)) {
+		if (after)
+			printf("  queues: not checked, %s reports no queue count\n", a->ifname);
+		return 0;
+	}
+	if (maxq <= (after ? cur : max))
+		return 0;
+	if (after)
+		return fail("wire: queue %u does not exist: %s has %u RX queue%s and kept them "
+			    "(see above); pick queues below %u",
+			    maxq - 1, a->ifname, cur, cur == 1 ? "" : "s", cur) +
+		       1;
+	return fail("wire: queue %u does not exist: %s has %u RX queue%s (at most %u with "
+		    "ethtool -L); pick queues below %u",
+		    maxq - 1, a->ifname, cur, cur == 1 ? "" : "s", max, max) +
+	       1;
+}
+
 /* IRQs of the device: its MSI vectors from sysfs, matched to queues by their names in
  * /proc/interrupts ("IFACE-TxRx-N", "IFACE-rx-N", ...) when possible. */
 static int queue_irq(const char *ifname, unsigned queue)
@@ -164,12 +218,24 @@ static int run_wire(struct args *a)
 		if (c[i] >= (unsigned)sysconf(_SC_NPROCESSORS_CONF))
 			return fail("wire: core %u does not exist (this machine has %ld)", c[i],
 				    sysconf(_SC_NPROCESSORS_CONF));
-	printf("%s: wiring %d queue%s to %d core%s\n", a->ifname, nq, nq == 1 ? "" : "s", nc,
-	       nc == 1 ? "" : "s");
-	for (int i = 0; i < nq; i++)
+	for (int i = 0; i < nq; i++) {
+		if (q[i] >= XP_STEER_MAX_QUEUES)
+			return fail("wire: queue %u: xpile serves queues 0..%d", q[i],
+				    XP_STEER_MAX_QUEUES - 1) +
+			       1;
 		if (q[i] + 1 > maxq)
 			maxq = q[i] + 1;
+		for (int j = 0; j < i; j++)
+			if (q[j] == q[i])
+				return fail("wire: queue %u listed twice in --queues", q[i]) + 1;
+	}
+	if (check_queues(a, maxq, false))
+		return 2;
+	printf("%s: wiring %d queue%s to %d core%s\n", a->ifname, nq, nq == 1 ? "" : "s", nc,
+	       nc == 1 ? "" : "s");
 	set_channels(a, maxq);
+	if (check_queues(a, maxq, true))
+		return 2;
 	irqs = has_irqs(a->ifname);
 	plan.n = nq;
 	for (int i = 0; i < nq; i++) {
