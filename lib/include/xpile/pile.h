@@ -106,7 +106,7 @@ struct xp_cache {
 	__u32 dlen; /* objects held in debug mode */
 	struct xp_pool *pool;
 	struct xp_cache_stats st;
-	/* private to lib/pile.c */
+	/* private to lib/pool_cache.c */
 	void *priv;
 	__u32 cap;
 	__u32 pad_;
