@@ -189,9 +189,9 @@ int xp_pool_create(const __u64 *handles, __u32 n, const struct xp_pool_opts *opt
 	if (dbg(p) && !(p->state = calloc(n, 1)))
 		goto fail;
 	if (p->backend == XP_POOL_RING) {
-		err = xp_ring_create(n, &p->ring);
+		err = xp_mpmc_create(n, &p->ring);
 		if (!err)
-			err = xp_ring_enqueue(p->ring, handles, n);
+			err = xp_mpmc_enqueue(p->ring, handles, n);
 	} else {
 		err = xp_pile_init(&p->pile, handles, n, o.max_caches, o.stripes);
 	}
@@ -210,7 +210,7 @@ void xp_pool_destroy(struct xp_pool *p)
 		return;
 	if (p->caches)
 		xp_err("pool: destroyed with %u caches alive; destroy them first\n", p->ncaches);
-	xp_ring_destroy(p->ring);
+	xp_mpmc_destroy(p->ring);
 	free(p->pile.nodes);
 	free(p->pile.sp);
 	free(p->sorted);
@@ -247,7 +247,7 @@ __u32 xp_pool_size(const struct xp_pool *p)
 
 __u32 xp_pool_avail(const struct xp_pool *p)
 {
-	return p->backend == XP_POOL_RING ? xp_ring_count(p->ring) : xp_pile_avail(&p->pile);
+	return p->backend == XP_POOL_RING ? xp_mpmc_count(p->ring) : xp_pile_avail(&p->pile);
 }
 
 __u32 xp_pool_cached(const struct xp_pool *p)
@@ -349,10 +349,10 @@ int xp_pool_audit(struct xp_pool *p)
 	if (!a.seen)
 		return -ENOMEM;
 	if (p->backend == XP_POOL_RING) {
-		__u32 cnt = xp_ring_count(p->ring);
+		__u32 cnt = xp_mpmc_count(p->ring);
 
 		for (__u32 i = 0; i < cnt && !a.err; i++) {
-			__u64 h = xp_ring_peek(p->ring, i);
+			__u64 h = xp_mpmc_peek(p->ring, i);
 
 			audit_add(&a, &h, 1, "the ring");
 		}

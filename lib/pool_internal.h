@@ -16,18 +16,19 @@
 /*
  * Bounded MPMC ring of handles, DPDK ring_mp_mc style: producers reserve slots with
  * one CAS on prod.head, copy, then publish in order through prod.tail; consumers
- * likewise. Holds at most cap handles (exact, not rounded to a power of two).
+ * likewise. Holds at most cap handles (exact, not rounded to a power of two). The
+ * ring backend's data structure (lib/pool_ring.c); an AF_XDP ring is struct xp_ring.
  */
-struct xp_ring;
+struct xp_mpmc;
 
-int xp_ring_create(__u32 cap, struct xp_ring **out);
-void xp_ring_destroy(struct xp_ring *r);
+int xp_mpmc_create(__u32 cap, struct xp_mpmc **out);
+void xp_mpmc_destroy(struct xp_mpmc *r);
 /* All or nothing: 0, or -ENOSPC (enqueue) / -ENOBUFS (dequeue) and nothing moved. */
-int xp_ring_enqueue(struct xp_ring *r, const __u64 *objs, __u32 n);
-int xp_ring_dequeue(struct xp_ring *r, __u64 *objs, __u32 n);
+int xp_mpmc_enqueue(struct xp_mpmc *r, const __u64 *objs, __u32 n);
+int xp_mpmc_dequeue(struct xp_mpmc *r, __u64 *objs, __u32 n);
 /* Quiescent views: the count, and the i-th queued handle (0 = next out). */
-__u32 xp_ring_count(const struct xp_ring *r);
-__u64 xp_ring_peek(const struct xp_ring *r, __u32 i);
+__u32 xp_mpmc_count(const struct xp_mpmc *r);
+__u64 xp_mpmc_peek(const struct xp_mpmc *r, __u32 i);
 
 enum { ST_FREE = 0, ST_USED = 1 };
 
@@ -41,7 +42,7 @@ struct cpriv {
 
 struct xp_pool {
 	struct pile pile;
-	struct xp_ring *ring;
+	struct xp_mpmc *ring;
 	enum xp_pool_backend backend;
 	__u32 flags;
 	__u32 n;
@@ -62,14 +63,14 @@ struct xp_pool {
 static inline int be_get(struct xp_pool *p, __u64 *dst, __u32 n, struct cpriv *cp)
 {
 	if (p->backend == XP_POOL_RING)
-		return xp_ring_dequeue(p->ring, dst, n);
+		return xp_mpmc_dequeue(p->ring, dst, n);
 	return xp_pile_get(&p->pile, cp ? cp->home : 0, dst, n, cp ? &cp->stash : NULL);
 }
 
 static inline int be_put(struct xp_pool *p, const __u64 *src, __u32 n, struct cpriv *cp)
 {
 	if (p->backend == XP_POOL_RING)
-		return xp_ring_enqueue(p->ring, src, n);
+		return xp_mpmc_enqueue(p->ring, src, n);
 	return xp_pile_put(&p->pile, cp ? cp->home : 0, src, n, cp ? &cp->stash : NULL);
 }
 
