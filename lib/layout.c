@@ -7,7 +7,7 @@
 
 #include "layout_internal.h"
 #include "log_internal.h"
-#include "xpile/umem.h"
+#include "xpile/layout.h"
 
 /*
  * Odd as well as prime to channels*ranks: cache set counts are powers of two, so an

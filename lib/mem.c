@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "log_internal.h"
-#include "xpile/umem.h"
+#include "xpile/mem.h"
 
 #ifndef MAP_HUGE_2MB
 #define MAP_HUGE_2MB (21 << 26)

@@ -34,7 +34,7 @@
 #include <stddef.h>
 
 #include "xpile/pile.h"
-#include "xpile/umem.h"
+#include "xpile/layout.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -12,7 +12,7 @@
  * and use one acquire load or release store per batch. Create and destroy sockets from one
  * thread (the UMEM keeps a plain reference count).
  *
- * Addresses: descriptors carry UMEM offsets; xpile/umem.h (xp_layout_handle(),
+ * Addresses: descriptors carry UMEM offsets; xpile/layout.h (xp_layout_handle(),
  * xp_layout_data(), xp_layout_tx_addr()) maps them to frames for either layout.
  */
 #ifndef XPILE_XSK_H
