@@ -33,6 +33,7 @@
 #include <linux/types.h>
 #include <stddef.h>
 
+#include "xpile/api.h"
 #include "xpile/pile.h"
 #include "xpile/layout.h"
 
@@ -102,12 +103,12 @@ struct xp_deal {
  * -EINVAL: channels x ranks beyond XP_DEAL_CHANNELS_MAX, stack below
  * ceil(max_get / C), non-zero unknown opts; -ENOMEM.
  */
-int xp_deal_create(const struct xp_layout *l, struct xp_cache *cache,
-		   const struct xp_deal_opts *opts, struct xp_deal **out);
+XP_API int xp_deal_create(const struct xp_layout *l, struct xp_cache *cache,
+			  const struct xp_deal_opts *opts, struct xp_deal **out);
 /* Flushes, then frees the dealer (NULL is fine). */
-void xp_deal_destroy(struct xp_deal *d);
+XP_API void xp_deal_destroy(struct xp_deal *d);
 /* Every held frame back to the cache: 0, or the cache's error (frames it refused stay). */
-int xp_deal_flush(struct xp_deal *d);
+XP_API int xp_deal_flush(struct xp_deal *d);
 
 static inline __u32 xp_deal_count(const struct xp_deal *d)
 {
@@ -133,7 +134,7 @@ static inline __u32 xp_deal_channel(const struct xp_deal *d, __u64 h)
 }
 
 /* Slow path of xp_deal_put(): spills half of channel @ch's full stack. */
-int xp_deal_spill(struct xp_deal *d, __u32 ch);
+XP_API int xp_deal_spill(struct xp_deal *d, __u32 ch);
 
 /*
  * Takes back @n free frame handles (frame starts: xp_layout_handle() of ring
@@ -163,7 +164,7 @@ static inline int xp_deal_put(struct xp_deal *d, const __u64 *h, __u32 n)
  * All-or-nothing: 0, or -ENOBUFS when the dealer, the cache and the pool hold
  * fewer than @n; frames it pulled meanwhile stay in the dealer, nothing is lost.
  */
-int xp_deal_get(struct xp_deal *d, __u64 *out, __u32 n);
+XP_API int xp_deal_get(struct xp_deal *d, __u64 *out, __u32 n);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+#include "xpile/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -22,15 +24,15 @@ extern "C" {
  * in others, where <bpffs> is /sys/fs/bpf or, when `ip netns exec` hid it, the host's
  * through /proc/<pid>/root of PID 1 or of the closest ancestor in the host's mount
  * namespace (mounted there if missing). $XPILE_BPFFS overrides. */
-int xp_steer_pin_dir(const char *ifname, char *buf, size_t len);
+XP_API int xp_steer_pin_dir(const char *ifname, char *buf, size_t len);
 /* A mounted bpffs root usable from here (see above); mounts one if needed. */
-int xp_bpffs_root(char *buf, size_t len, bool mount_if_missing);
+XP_API int xp_bpffs_root(char *buf, size_t len, bool mount_if_missing);
 /* Network namespace key: "" in the initial one, "ns<inode>/" elsewhere. */
-int xp_netns_key(char *buf, size_t len);
+XP_API int xp_netns_key(char *buf, size_t len);
 
 /* BPF objects: $XPILE_BPF_DIR, then <dir of /proc/self/exe>/bpf/, then
  * XPILE_DATADIR/bpf. */
-int xp_bpf_obj_path(const char *name, char *buf, size_t len);
+XP_API int xp_bpf_obj_path(const char *name, char *buf, size_t len);
 
 /* Wiring plan: which core serves which queue, written by `xpile-loader wire` under
  * /run/xpile/<netns key>IFACE/wire.plan and read by the engine. */
@@ -42,10 +44,10 @@ struct xp_wire_plan {
 		__u32 core;
 	} map[XP_WIRE_MAX];
 };
-int xp_wire_plan_read(const char *ifname, struct xp_wire_plan *out);
-int xp_wire_plan_write(const char *ifname, const struct xp_wire_plan *p);
-int xp_wire_plan_remove(const char *ifname);
-int xp_wire_plan_path(const char *ifname, char *buf, size_t len);
+XP_API int xp_wire_plan_read(const char *ifname, struct xp_wire_plan *out);
+XP_API int xp_wire_plan_write(const char *ifname, const struct xp_wire_plan *p);
+XP_API int xp_wire_plan_remove(const char *ifname);
+XP_API int xp_wire_plan_path(const char *ifname, char *buf, size_t len);
 
 /* What an interface supports, probed (never guessed). */
 struct xp_if_features {
@@ -59,9 +61,9 @@ struct xp_if_features {
 	__u32 rx_queues, tx_queues, combined, max_combined, max_rx, max_tx;
 	bool channels_known; /* ETHTOOL_GCHANNELS answered */
 };
-int xp_if_features_probe(const char *ifname, struct xp_if_features *out);
+XP_API int xp_if_features_probe(const char *ifname, struct xp_if_features *out);
 /* Whether libxdp's dispatcher (freplace) loads on this kernel; @why on failure. */
-bool xp_dispatcher_probe(char *why, size_t len);
+XP_API bool xp_dispatcher_probe(char *why, size_t len);
 
 #ifdef __cplusplus
 }

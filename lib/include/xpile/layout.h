@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "xpile/api.h"
 #include "xpile/mem.h" /* XP_PAGE_*: the backing pages a layout respects */
 
 #ifdef __cplusplus
@@ -102,10 +103,10 @@ struct xp_layout {
 #define XP_M3_CHANNELS_MAX 64u
 
 /* Fills @out; -EINVAL names the offending field through the log hook. */
-int xp_layout_compute(const struct xp_layout_opts *o, struct xp_layout *out);
+XP_API int xp_layout_compute(const struct xp_layout_opts *o, struct xp_layout *out);
 
 /* Smallest stride in lines >= @min_lines that is odd and prime to channels*ranks. */
-__u32 xp_layout_stride_lines(__u32 min_lines, __u32 channels, __u32 ranks);
+XP_API __u32 xp_layout_stride_lines(__u32 min_lines, __u32 channels, __u32 ranks);
 
 /* Handle (UMEM offset of the frame start) of frame @i < l->nframes. */
 static inline __u64 xp_layout_frame(const struct xp_layout *l, __u32 i)
@@ -156,10 +157,10 @@ static inline __u64 xp_layout_tx_addr(const struct xp_layout *l, __u64 handle, _
  * Index of the frame containing UMEM offset @addr (any address from a ring,
  * upper bits included); -EINVAL if @addr is in no frame. Cold: for debug checks.
  */
-int xp_layout_frame_index(const struct xp_layout *l, __u64 addr, __u32 *idx);
+XP_API int xp_layout_frame_index(const struct xp_layout *l, __u64 addr, __u32 *idx);
 
 /* Resolves zero topology fields to the defaults (sysconf for cache sets). */
-void xp_topology_resolve(struct xp_topology *t);
+XP_API void xp_topology_resolve(struct xp_topology *t);
 
 /* Channel (0..channels*ranks-1) of UMEM offset @addr at interleave @gran bytes. */
 static inline __u32 xp_topo_channel(const struct xp_topology *t, __u64 addr, __u32 gran)
@@ -180,15 +181,15 @@ enum xp_spread {
 	XP_SPREAD_L1, /* L1D set */
 	XP_SPREAD_L2, /* L2 set */
 };
-__u32 xp_layout_spread_bins(const struct xp_layout *l, enum xp_spread what);
-__u32 xp_spread_bin(const struct xp_layout *l, enum xp_spread what, __u64 addr);
-int xp_layout_spread(const struct xp_layout *l, enum xp_spread what, __u32 n, __u32 *bins);
+XP_API __u32 xp_layout_spread_bins(const struct xp_layout *l, enum xp_spread what);
+XP_API __u32 xp_spread_bin(const struct xp_layout *l, enum xp_spread what, __u64 addr);
+XP_API int xp_layout_spread(const struct xp_layout *l, enum xp_spread what, __u32 n, __u32 *bins);
 
 /*
  * Text report of both the header-line spread over channels (64 B, 256 B, 4 KiB)
  * and over L1/L2 sets for @l: min/max/empty bins per dimension. Prints to @f.
  */
-int xp_layout_report(const struct xp_layout *l, FILE *f);
+XP_API int xp_layout_report(const struct xp_layout *l, FILE *f);
 
 /*
  * M3 fill order. Writes the l->nframes handles to @handles_out in the order a pool
@@ -201,7 +202,8 @@ int xp_layout_report(const struct xp_layout *l, FILE *f);
  * xp_layout_core_slice() gives. @seed != 0 shuffles whole containers (M3 random
  * dispersal over DRAM rows and banks) and keeps channel and L1 evenness.
  */
-int xp_layout_fill_order(const struct xp_layout *l, __u32 ncores, __u64 seed, __u64 *handles_out);
+XP_API int xp_layout_fill_order(const struct xp_layout *l, __u32 ncores, __u64 seed,
+				__u64 *handles_out);
 /*
  * M3 dispersal of one refill: reorders @h[0..n) in place, as the fill order deals,
  * before the handles go to a fill ring. Channels are dealt round-robin (0, 1, ..,
@@ -219,7 +221,7 @@ int xp_layout_fill_order(const struct xp_layout *l, __u32 ncores, __u64 seed, __
  * frame handles of @l (xp_layout_handle() of ring addresses).
  */
 #define XP_DISPERSE_MAX 256u
-void xp_layout_disperse(const struct xp_layout *l, __u64 *h, __u32 n, __u64 *rng);
+XP_API void xp_layout_disperse(const struct xp_layout *l, __u64 *h, __u32 n, __u64 *rng);
 /* Header-line class (0..m3_classes-1, which must be non-zero) of frame handle @h:
  * what the dispersal deals by. */
 static inline __u32 xp_layout_m3_class(const struct xp_layout *l, __u64 h)
@@ -238,8 +240,8 @@ static inline __u32 xp_layout_m3_channel(const struct xp_layout *l, __u32 cls)
 }
 
 /* Slice [*first, *first + *count) of the fill order that core @core starts with. */
-void xp_layout_core_slice(const struct xp_layout *l, __u32 ncores, __u32 core, __u32 *first,
-			  __u32 *count);
+XP_API void xp_layout_core_slice(const struct xp_layout *l, __u32 ncores, __u32 core, __u32 *first,
+				 __u32 *count);
 
 #ifdef __cplusplus
 }

@@ -28,6 +28,8 @@
 #include <stdio.h>
 #include <linux/types.h>
 
+#include "xpile/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -62,15 +64,15 @@ struct xp_ledger_opts {
 	void *ctx;
 };
 
-int xp_ledger_create(const struct xp_ledger_opts *o, struct xp_ledger **out);
-void xp_ledger_destroy(struct xp_ledger *l);
+XP_API int xp_ledger_create(const struct xp_ledger_opts *o, struct xp_ledger **out);
+XP_API void xp_ledger_destroy(struct xp_ledger *l);
 /* A new account for one thread; lives as long as the ledger. */
-int xp_ledger_acct_new(struct xp_ledger *l, struct xp_ledger_acct **out);
-const char *xp_place_name(enum xp_place p);
+XP_API int xp_ledger_acct_new(struct xp_ledger *l, struct xp_ledger_acct **out);
+XP_API const char *xp_place_name(enum xp_place p);
 
 /* Cold part of xp_ledger_move (debug mode). Returns the number of bad transitions. */
-__u32 xp_ledger_check(struct xp_ledger_acct *a, enum xp_place from, enum xp_place to,
-		      const __u64 *addrs, __u32 n, size_t stride);
+XP_API __u32 xp_ledger_check(struct xp_ledger_acct *a, enum xp_place from, enum xp_place to,
+			     const __u64 *addrs, __u32 n, size_t stride);
 
 /*
  * Records that @n frames moved @from -> @to. @addrs are their ring addresses (upper
@@ -108,16 +110,16 @@ struct xp_ledger_report {
  * Returns 0 when every frame is in exactly one place and the ledger matches what was
  * observed, -EUCLEAN otherwise (with the reason in r->why).
  */
-int xp_ledger_audit(struct xp_ledger *l, const __s64 observed[XP_PLACE_MAX],
-		    struct xp_ledger_report *r);
+XP_API int xp_ledger_audit(struct xp_ledger *l, const __s64 observed[XP_PLACE_MAX],
+			   struct xp_ledger_report *r);
 /* One-line (ok) or multi-line (not ok) report. */
-void xp_ledger_report_print(const struct xp_ledger_report *r, FILE *f);
+XP_API void xp_ledger_report_print(const struct xp_ledger_report *r, FILE *f);
 
 /*
  * Debug mode: writes to @out up to @max handles of frames whose state is @p (e.g. what
  * the kernel still held in FILL/TX when its sockets closed); returns how many.
  */
-__u32 xp_ledger_frames_in(struct xp_ledger *l, enum xp_place p, __u64 *out, __u32 max);
+XP_API __u32 xp_ledger_frames_in(struct xp_ledger *l, enum xp_place p, __u64 *out, __u32 max);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "xpile/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -42,12 +44,12 @@ struct xp_mem {
 	bool locked;
 };
 
-int xp_mem_alloc(const struct xp_mem_opts *o, struct xp_mem *out);
-void xp_mem_free(struct xp_mem *m);
+XP_API int xp_mem_alloc(const struct xp_mem_opts *o, struct xp_mem *out);
+XP_API void xp_mem_free(struct xp_mem *m);
 /* NUMA node of @ifname's device: *node = 0.., or -1 (virtual device, no node). -ENODEV if no such interface. */
-int xp_numa_node_of_ifname(const char *ifname, int *node);
+XP_API int xp_numa_node_of_ifname(const char *ifname, int *node);
 /* Free 2 MiB hugepages the kernel has reserved now. */
-long xp_hugepages_free(void);
+XP_API long xp_hugepages_free(void);
 
 #ifdef __cplusplus
 }

@@ -37,6 +37,8 @@
 #include <string.h>
 #include <linux/types.h>
 
+#include "xpile/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -119,9 +121,9 @@ struct xp_cache {
  * Fails with -EINVAL on n == 0, duplicate handles, handles outside umem_size or
  * misaligned, unknown flags/backend or non-zero unknown opts bytes; -ENOMEM.
  */
-int xp_pool_create(const __u64 *handles, __u32 n, const struct xp_pool_opts *opts,
-		   struct xp_pool **out);
-void xp_pool_destroy(struct xp_pool *p);
+XP_API int xp_pool_create(const __u64 *handles, __u32 n, const struct xp_pool_opts *opts,
+			  struct xp_pool **out);
+XP_API void xp_pool_destroy(struct xp_pool *p);
 
 /*
  * Uncached, thread-safe bulk get/put. Get is all-or-nothing: 0 with @n handles in
@@ -129,16 +131,16 @@ void xp_pool_destroy(struct xp_pool *p);
  * mode -EINVAL (foreign/misaligned/out-of-UMEM/double-freed handle; nothing put),
  * or -ENOSPC if the pool is full (more puts than gets).
  */
-int xp_pool_get(struct xp_pool *p, __u64 *objs, __u32 n);
-int xp_pool_put(struct xp_pool *p, const __u64 *objs, __u32 n);
+XP_API int xp_pool_get(struct xp_pool *p, __u64 *objs, __u32 n);
+XP_API int xp_pool_put(struct xp_pool *p, const __u64 *objs, __u32 n);
 
-__u32 xp_pool_size(const struct xp_pool *p); /* N */
-__u32 xp_pool_avail(const struct xp_pool *p); /* free in the shared pile/ring */
-__u32 xp_pool_cached(const struct xp_pool *p); /* held by all caches */
-__u32 xp_pool_in_use(const struct xp_pool *p); /* N - avail - cached */
-enum xp_pool_backend xp_pool_backend(const struct xp_pool *p);
-const char *xp_pool_backend_name(enum xp_pool_backend b); /* "pile", "ring" */
-bool xp_pool_debug(const struct xp_pool *p);
+XP_API __u32 xp_pool_size(const struct xp_pool *p); /* N */
+XP_API __u32 xp_pool_avail(const struct xp_pool *p); /* free in the shared pile/ring */
+XP_API __u32 xp_pool_cached(const struct xp_pool *p); /* held by all caches */
+XP_API __u32 xp_pool_in_use(const struct xp_pool *p); /* N - avail - cached */
+XP_API enum xp_pool_backend xp_pool_backend(const struct xp_pool *p);
+XP_API const char *xp_pool_backend_name(enum xp_pool_backend b); /* "pile", "ring" */
+XP_API bool xp_pool_debug(const struct xp_pool *p);
 
 /*
  * Walks the shared pile/ring and every cache (at quiescence) and checks that no
@@ -146,7 +148,7 @@ bool xp_pool_debug(const struct xp_pool *p);
  * also counts the handles marked in use and proves free + cached + in_use == N.
  * Returns 0, or -EUCLEAN with the first violation logged.
  */
-int xp_pool_audit(struct xp_pool *p);
+XP_API int xp_pool_audit(struct xp_pool *p);
 
 /*
  * Creates a cache of @size objects (0..XP_CACHE_SIZE_MAX, used exactly as given;
@@ -155,11 +157,11 @@ int xp_pool_audit(struct xp_pool *p);
  * that about size/2 hot ones stay, both in whole bulks of XP_PILE_BULK whenever the
  * size allows. -EINVAL on size > XP_CACHE_SIZE_MAX, -ENOMEM.
  */
-int xp_cache_create(struct xp_pool *p, __u32 size, struct xp_cache **out);
+XP_API int xp_cache_create(struct xp_pool *p, __u32 size, struct xp_cache **out);
 /* Returns every cached object to the pool, then frees the cache. */
-void xp_cache_destroy(struct xp_cache *c);
+XP_API void xp_cache_destroy(struct xp_cache *c);
 /* Returns every cached object to the pool (e.g. when a worker goes idle). */
-int xp_cache_flush(struct xp_cache *c);
+XP_API int xp_cache_flush(struct xp_cache *c);
 
 static inline __u32 xp_cache_count(const struct xp_cache *c)
 {
@@ -172,8 +174,8 @@ static inline void xp_cache_stats_get(const struct xp_cache *c, struct xp_cache_
 }
 
 /* Slow paths of the inline functions; call those instead. */
-int xp_cache_get_slow(struct xp_cache *c, __u64 *objs, __u32 n);
-int xp_cache_put_slow(struct xp_cache *c, const __u64 *objs, __u32 n);
+XP_API int xp_cache_get_slow(struct xp_cache *c, __u64 *objs, __u32 n);
+XP_API int xp_cache_put_slow(struct xp_cache *c, const __u64 *objs, __u32 n);
 
 /*
  * Takes @n handles: 0, or -ENOBUFS with the cache and the pool unchanged. A hit is a

@@ -21,6 +21,8 @@
 #include <linux/types.h>
 #include <stddef.h>
 
+#include "xpile/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -48,24 +50,24 @@ struct xp_region_stats {
 	__u64 coalesces; /* deferred coalescing passes run (lazy only) */
 };
 
-int xp_region_create(const struct xp_region_opts *o, struct xp_region **out);
-void xp_region_destroy(struct xp_region *r);
+XP_API int xp_region_create(const struct xp_region_opts *o, struct xp_region **out);
+XP_API void xp_region_destroy(struct xp_region *r);
 
 /*
  * Allocates @nchunks contiguous chunks; *@off is the byte offset into the arena.
  * @hint picks the space tried first (e.g. the caller's CPU); others are tried when
  * it is exhausted. -ENOMEM when no space holds a run that long.
  */
-int xp_region_alloc(struct xp_region *r, __u32 nchunks, __u32 hint, __u64 *off);
+XP_API int xp_region_alloc(struct xp_region *r, __u32 nchunks, __u32 hint, __u64 *off);
 /* Frees what xp_region_alloc() returned; -EINVAL on a bad offset or double free. */
-int xp_region_free(struct xp_region *r, __u64 off, __u32 nchunks);
+XP_API int xp_region_free(struct xp_region *r, __u64 off, __u32 nchunks);
 
 /* Coalesces every loose chunk now (tests, or before a shutdown audit). */
-void xp_region_coalesce(struct xp_region *r);
-void xp_region_stats(struct xp_region *r, struct xp_region_stats *st);
+XP_API void xp_region_coalesce(struct xp_region *r);
+XP_API void xp_region_stats(struct xp_region *r, struct xp_region_stats *st);
 /* Chunks per space (the largest possible allocation) and the space count. */
-__u64 xp_region_space_chunks(const struct xp_region *r);
-__u32 xp_region_spaces(const struct xp_region *r);
+XP_API __u64 xp_region_space_chunks(const struct xp_region *r);
+XP_API __u32 xp_region_spaces(const struct xp_region *r);
 
 #ifdef __cplusplus
 }

@@ -23,6 +23,7 @@
 
 #include "steer_abi.h" /* bpf/steer_abi.h (installed next to this file): rules, counters */
 /* Compatibility: these declarations lived here; new code includes xpile/host.h itself. */
+#include "xpile/api.h"
 #include "xpile/host.h"
 
 #ifdef __cplusplus
@@ -57,42 +58,43 @@ struct xp_steer_opts {
 	int frags;
 };
 
-int xp_steer_open(const struct xp_steer_opts *o, struct xp_steer **out);
+XP_API int xp_steer_open(const struct xp_steer_opts *o, struct xp_steer **out);
 /* @detach: also detach the program and remove the pins (what `unload` does). */
-void xp_steer_close(struct xp_steer *s, bool detach);
+XP_API void xp_steer_close(struct xp_steer *s, bool detach);
 /* Removes pins left behind by a steer that is no longer attached (stale); -EBUSY if
  * the pinned program still runs on @ifname. @pin_path NULL: the default. */
-int xp_steer_remove_stale(const char *ifname, const char *pin_path);
+XP_API int xp_steer_remove_stale(const char *ifname, const char *pin_path);
 
 /* Route XSK verdicts of RX queue @queue to socket @xsk_fd (an AF_XDP socket bound to
  * that queue of this interface). Clearing makes them fall back to PASS. */
-int xp_steer_xsk_set(struct xp_steer *s, __u32 queue, int xsk_fd);
-int xp_steer_xsk_clear(struct xp_steer *s, __u32 queue);
+XP_API int xp_steer_xsk_set(struct xp_steer *s, __u32 queue, int xsk_fd);
+XP_API int xp_steer_xsk_clear(struct xp_steer *s, __u32 queue);
 /* Named socket slots (rule action "xsk slot N"), 0 <= slot < XP_STEER_XSK_SLOTS. */
-int xp_steer_slot_set(struct xp_steer *s, __u32 slot, int xsk_fd);
-int xp_steer_slot_clear(struct xp_steer *s, __u32 slot);
-int xp_steer_xskmap_fd(const struct xp_steer *s);
+XP_API int xp_steer_slot_set(struct xp_steer *s, __u32 slot, int xsk_fd);
+XP_API int xp_steer_slot_clear(struct xp_steer *s, __u32 slot);
+XP_API int xp_steer_xskmap_fd(const struct xp_steer *s);
 /* The steer program itself (e.g. for BPF_PROG_TEST_RUN). */
-int xp_steer_prog_fd(const struct xp_steer *s);
+XP_API int xp_steer_prog_fd(const struct xp_steer *s);
 
 /* Rules. Replace swaps the whole set atomically (no packet sees a mix) and returns
  * after no packet can still be using the old set. Rules get ids in order; @rules may
  * carry id 0 (a new id is assigned). */
-int xp_steer_rules_replace(struct xp_steer *s, const struct xp_rule *rules, __u32 n);
+XP_API int xp_steer_rules_replace(struct xp_steer *s, const struct xp_rule *rules, __u32 n);
 /* Rules in force, in evaluation order, with per-rule counters (NULL to skip). */
-int xp_steer_rules_get(struct xp_steer *s, struct xp_rule *rules, struct xp_counter *counters,
-		       __u32 max, __u32 *n);
-int xp_steer_rule_add(struct xp_steer *s, const struct xp_rule *r, __u32 *id);
-int xp_steer_rule_del(struct xp_steer *s, __u32 id);
-int xp_steer_default_set(struct xp_steer *s, const struct xp_action *dflt,
-			 const struct xp_action *parse_err);
-int xp_steer_default_get(struct xp_steer *s, struct xp_action *dflt, struct xp_action *parse_err);
+XP_API int xp_steer_rules_get(struct xp_steer *s, struct xp_rule *rules,
+			      struct xp_counter *counters, __u32 max, __u32 *n);
+XP_API int xp_steer_rule_add(struct xp_steer *s, const struct xp_rule *r, __u32 *id);
+XP_API int xp_steer_rule_del(struct xp_steer *s, __u32 id);
+XP_API int xp_steer_default_set(struct xp_steer *s, const struct xp_action *dflt,
+				const struct xp_action *parse_err);
+XP_API int xp_steer_default_get(struct xp_steer *s, struct xp_action *dflt,
+				struct xp_action *parse_err);
 
 struct xp_steer_stats {
 	struct xp_counter verdict[XP_CNT_MAX];
 	__u64 parse_err[XP_PERR_MAX];
 };
-int xp_steer_stats_read(struct xp_steer *s, struct xp_steer_stats *out);
+XP_API int xp_steer_stats_read(struct xp_steer *s, struct xp_steer_stats *out);
 
 struct xp_steer_info {
 	char ifname[16];
@@ -102,18 +104,18 @@ struct xp_steer_info {
 	bool legacy; /* single program: libxdp's dispatcher unavailable */
 	char pin_path[512];
 };
-int xp_steer_info_get(const struct xp_steer *s, struct xp_steer_info *out);
+XP_API int xp_steer_info_get(const struct xp_steer *s, struct xp_steer_info *out);
 
 /* Rule text <-> struct, e.g. "prio 10 udp dport 4789 action xsk",
  * "src 198.18.0.0/15 action drop". @err gets a one-line reason. */
-int xp_rule_parse(int argc, char **argv, struct xp_rule *out, char *err, size_t errlen);
-int xp_rule_format(const struct xp_rule *r, char *buf, size_t len);
-int xp_action_parse(int argc, char **argv, int *used, struct xp_action *out, char *err,
-		    size_t errlen);
-int xp_action_format(const struct xp_action *a, char *buf, size_t len);
+XP_API int xp_rule_parse(int argc, char **argv, struct xp_rule *out, char *err, size_t errlen);
+XP_API int xp_rule_format(const struct xp_rule *r, char *buf, size_t len);
+XP_API int xp_action_parse(int argc, char **argv, int *used, struct xp_action *out, char *err,
+			   size_t errlen);
+XP_API int xp_action_format(const struct xp_action *a, char *buf, size_t len);
 /* A rule file: one rule per line, '#' comments; -EINVAL with "line N: ..." in @err. */
-int xp_rules_parse_file(const char *path, struct xp_rule *rules, __u32 max, __u32 *n, char *err,
-			size_t errlen);
+XP_API int xp_rules_parse_file(const char *path, struct xp_rule *rules, __u32 max, __u32 *n,
+			       char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -23,6 +23,8 @@
 #include <linux/if_xdp.h>
 #include <linux/types.h>
 
+#include "xpile/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -122,14 +124,14 @@ struct xp_xsk_stats {
 	__u64 tx_ring_empty_descs;
 };
 
-int xp_umem_create(const struct xp_umem_opts *o, struct xp_umem **out);
+XP_API int xp_umem_create(const struct xp_umem_opts *o, struct xp_umem **out);
 /* Fails with -EBUSY while sockets still use it. */
-int xp_umem_destroy(struct xp_umem *u);
-__u64 xp_umem_size(const struct xp_umem *u);
-__u32 xp_umem_chunk_size(const struct xp_umem *u);
-__u32 xp_umem_headroom(const struct xp_umem *u);
-bool xp_umem_unaligned(const struct xp_umem *u);
-void *xp_umem_area(const struct xp_umem *u);
+XP_API int xp_umem_destroy(struct xp_umem *u);
+XP_API __u64 xp_umem_size(const struct xp_umem *u);
+XP_API __u32 xp_umem_chunk_size(const struct xp_umem *u);
+XP_API __u32 xp_umem_headroom(const struct xp_umem *u);
+XP_API bool xp_umem_unaligned(const struct xp_umem *u);
+XP_API void *xp_umem_area(const struct xp_umem *u);
 
 /*
  * Creates and binds a socket on ifname:queue. The first socket registers the UMEM on its
@@ -137,13 +139,13 @@ void *xp_umem_area(const struct xp_umem *u);
  * range or bad ring sizes), -EBUSY (queue already has a socket), -EOPNOTSUPP (zero-copy or
  * multi-buffer unsupported), -EPERM. The message logged names the cause and the fix.
  */
-int xp_xsk_create(struct xp_umem *u, const struct xp_xsk_opts *o, struct xp_xsk **out);
-void xp_xsk_destroy(struct xp_xsk *x);
-int xp_xsk_stats(const struct xp_xsk *x, struct xp_xsk_stats *out);
+XP_API int xp_xsk_create(struct xp_umem *u, const struct xp_xsk_opts *o, struct xp_xsk **out);
+XP_API void xp_xsk_destroy(struct xp_xsk *x);
+XP_API int xp_xsk_stats(const struct xp_xsk *x, struct xp_xsk_stats *out);
 /* Bytes of packet data one frame holds: chunk - headroom - XDP_PACKET_HEADROOM. */
-__u32 xp_xsk_frame_room(const struct xp_umem *u);
+XP_API __u32 xp_xsk_frame_room(const struct xp_umem *u);
 /* Queues the interface has (RX), or a negative errno. */
-int xp_ifname_rx_queues(const char *ifname);
+XP_API int xp_ifname_rx_queues(const char *ifname);
 
 /* ---- ring helpers (hot path) ---- */
 
@@ -221,16 +223,16 @@ static inline bool xp_ring_needs_wakeup(const struct xp_ring *r)
 }
 
 /* Kicks the kernel to transmit (copy mode needs it for every batch of 32 or so). */
-int xp_xsk_kick_tx(struct xp_xsk *x);
+XP_API int xp_xsk_kick_tx(struct xp_xsk *x);
 /* Wakes the kernel to refill RX from the fill ring (need_wakeup set, or busy poll). */
-int xp_xsk_wake_rx(struct xp_xsk *x);
+XP_API int xp_xsk_wake_rx(struct xp_xsk *x);
 /*
  * NAPI id the kernel has recorded for the socket's queue (SO_INCOMING_NAPI_ID), known
  * once a packet arrived. 0 means busy polling has nothing to run for this socket
  * (veth on recent kernels, drivers without NAPI ids): preferred busy poll then
  * changes nothing. 0 or -errno.
  */
-int xp_xsk_napi_id(const struct xp_xsk *x, __u32 *id);
+XP_API int xp_xsk_napi_id(const struct xp_xsk *x, __u32 *id);
 
 #ifdef __cplusplus
 }
