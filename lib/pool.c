@@ -108,7 +108,7 @@ static int cmp_u64(const void *a, const void *b)
 int xp_pool_create(const __u64 *handles, __u32 n, const struct xp_pool_opts *opts,
 		   struct xp_pool **out)
 {
-	struct xp_pool_opts o = { .sz = sizeof(o) };
+	struct xp_pool_opts o;
 	struct xp_pool *p;
 	int err;
 
@@ -117,17 +117,8 @@ int xp_pool_create(const __u64 *handles, __u32 n, const struct xp_pool_opts *opt
 		return -EINVAL;
 	}
 	*out = NULL;
-	if (opts) {
-		if (!xp_opts_copy(&o,
-				  offsetof(struct xp_pool_opts, xp_pool_opts__last_field) +
-					  sizeof(o.xp_pool_opts__last_field),
-				  opts, opts->sz, offsetof(struct xp_pool_opts, backend))) {
-			xp_err("pool: opts.sz %zu is invalid or unknown opts fields are set; "
-			       "zero the struct and set sz = sizeof(struct xp_pool_opts)\n",
-			       opts->sz);
-			return -EINVAL;
-		}
-	}
+	if (!XP_OPTS_LOAD_LOG("pool", &o, opts, xp_pool_opts))
+		return -EINVAL;
 	if (!n) {
 		xp_err("pool: a pool of 0 handles is invalid; give at least one\n");
 		return -EINVAL;

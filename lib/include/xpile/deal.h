@@ -34,6 +34,7 @@
 #include <stddef.h>
 
 #include "xpile/api.h"
+#include "xpile/opts.h"
 #include "xpile/pile.h"
 #include "xpile/layout.h"
 
@@ -47,7 +48,7 @@ extern "C" {
 #define XP_DEAL_PULL_ALL (~0u)
 
 struct xp_deal_opts {
-	size_t sz; /* sizeof(struct xp_deal_opts): zero-initialise, then set */
+	size_t sz; /* sizeof(struct xp_deal_opts); the rule: xpile/opts.h */
 	/* Largest get the caller makes (default 256). Sizes the stacks; a larger get
 	 * is dealt in parts of this size, each even on its own. */
 	__u32 max_get;
@@ -64,6 +65,7 @@ struct xp_deal_opts {
 	 * the price of the LIFO's cache-warm frames. Channel evenness is unchanged. */
 	__u64 seed;
 };
+#define xp_deal_opts__last_field seed
 
 struct xp_deal_stats {
 	__u64 gets; /* successful gets */

@@ -32,6 +32,7 @@
 #include <stdio.h>
 
 #include "xpile/api.h"
+#include "xpile/opts.h"
 #include "xpile/mem.h" /* XP_PAGE_*: the backing pages a layout respects */
 
 #ifdef __cplusplus
@@ -64,7 +65,7 @@ enum xp_layout_kind {
 #define XP_LAYOUT_F_PACK (1u << 0)
 
 struct xp_layout_opts {
-	size_t sz; /* sizeof(struct xp_layout_opts) */
+	size_t sz; /* sizeof(struct xp_layout_opts); the rule: xpile/opts.h */
 	__u32 frame_size; /* chunk size, 2048..4096 (default 2048) */
 	__u32 headroom; /* UMEM headroom given to XDP_UMEM_REG (default 0) */
 	__u32 nframes; /* frames wanted (required) */
@@ -74,6 +75,7 @@ struct xp_layout_opts {
 	__u32 stride; /* interleaved stride in bytes, 0 = computed */
 	__u32 flags; /* XP_LAYOUT_F_* */
 };
+#define xp_layout_opts__last_field flags
 
 struct xp_layout {
 	enum xp_layout_kind kind;

@@ -29,6 +29,7 @@
 #include <linux/types.h>
 
 #include "xpile/api.h"
+#include "xpile/opts.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -54,7 +55,7 @@ struct xp_ledger_acct {
 };
 
 struct xp_ledger_opts {
-	size_t sz;
+	size_t sz; /* sizeof(struct xp_ledger_opts); the rule: xpile/opts.h */
 	const __u64 *handles; /* every frame's handle (copied), any order */
 	__u32 nframes;
 	__u32 max_accts; /* threads that will move frames (default 64) */
@@ -63,6 +64,7 @@ struct xp_ledger_opts {
 	__u64 (*handle_of)(void *ctx, __u64 addr);
 	void *ctx;
 };
+#define xp_ledger_opts__last_field ctx
 
 XP_API int xp_ledger_create(const struct xp_ledger_opts *o, struct xp_ledger **out);
 XP_API void xp_ledger_destroy(struct xp_ledger *l);

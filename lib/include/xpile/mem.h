@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "xpile/api.h"
+#include "xpile/opts.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,13 +28,15 @@ enum xp_hugepages {
 };
 
 struct xp_mem_opts {
-	size_t sz; /* sizeof(struct xp_mem_opts) */
+	size_t sz; /* sizeof(struct xp_mem_opts); the rule: xpile/opts.h */
 	__u64 size; /* bytes; rounded up to the page size used */
 	enum xp_hugepages hugepages;
 	bool bind_node; /* bind to numa_node with mbind(MPOL_BIND) */
 	int numa_node; /* used when bind_node; -1 also means any */
 	bool lock; /* mlock the area (counted against RLIMIT_MEMLOCK) */
+	__u8 reserved_[3]; /* zero: the tail has no unnamed padding (xpile/opts.h) */
 };
+#define xp_mem_opts__last_field lock
 
 struct xp_mem {
 	void *base;

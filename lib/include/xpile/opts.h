@@ -43,15 +43,13 @@ extern "C" {
 #define XP_OPTS_KNOWN(TYPE) XP_OFFSETOFEND(struct TYPE, TYPE##__last_field)
 
 /* Whether the caller's struct covers FIELD entirely (false for NULL opts). */
-#define XP_OPTS_HAS(opts, FIELD) \
-	((opts) && (opts)->sz >= XP_OFFSETOFEND(__typeof__(*(opts)), FIELD))
+#define XP_OPTS_HAS(opts, FIELD) xp_opts_has_((opts), XP_OFFSETOFEND(__typeof__(*(opts)), FIELD))
 
 /* FIELD's value, or FALLBACK when the caller's struct ends before it. */
 #define XP_OPTS_GET(opts, FIELD, FALLBACK) (XP_OPTS_HAS(opts, FIELD) ? (opts)->FIELD : (FALLBACK))
 
 /* The rule above: NULL is valid; else .sz covers .sz and no unknown byte is set. */
-#define XP_OPTS_VALID(opts, TYPE) \
-	(!(opts) || xp_opts_tail_zero((opts), (opts)->sz, XP_OPTS_KNOWN(TYPE)))
+#define XP_OPTS_VALID(opts, TYPE) xp_opts_valid_((opts), XP_OPTS_KNOWN(TYPE))
 
 /*
  * XP_OPTS_VALID, then *DST (a struct TYPE) becomes the caller's struct as this build
@@ -71,6 +69,16 @@ static inline bool xp_opts_tail_zero(const void *opts, size_t sz, size_t known)
 		if (((const unsigned char *)opts)[i])
 			return false;
 	return true;
+}
+
+static inline bool xp_opts_has_(const void *opts, size_t end)
+{
+	return opts && *(const size_t *)opts >= end;
+}
+
+static inline bool xp_opts_valid_(const void *opts, size_t known)
+{
+	return !opts || xp_opts_tail_zero(opts, *(const size_t *)opts, known);
 }
 
 static inline bool xp_opts_load(void *dst, size_t dst_sz, const void *opts, size_t known)

@@ -38,6 +38,7 @@
 #include <linux/types.h>
 
 #include "xpile/api.h"
+#include "xpile/opts.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -59,7 +60,7 @@ enum xp_pool_backend {
 #define XP_POOL_F_DEBUG (1u << 0)
 
 struct xp_pool_opts {
-	size_t sz; /* sizeof(struct xp_pool_opts): zero-initialise, then set */
+	size_t sz; /* sizeof(struct xp_pool_opts); the rule: xpile/opts.h */
 	enum xp_pool_backend backend;
 	__u32 flags; /* XP_POOL_F_* */
 	/* Debug checks: every handle < umem_size (0: unchecked) and a multiple of
@@ -76,9 +77,7 @@ struct xp_pool_opts {
 	 * head. Uncached calls use stripe 0. 0 = online CPUs, at most
 	 * XP_PILE_STRIPES_MAX. Ignored by the ring backend. */
 	__u32 stripes;
-	/* Zero. Named so that the struct has no padding: the check that unknown
-	 * trailing bytes are zero would see uninitialised padding. */
-	__u32 reserved_;
+	__u32 reserved_; /* zero: the tail has no unnamed padding (xpile/opts.h) */
 };
 #define xp_pool_opts__last_field stripes
 

@@ -22,6 +22,7 @@
 #include <stddef.h>
 
 #include "xpile/api.h"
+#include "xpile/opts.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -35,12 +36,13 @@ enum xp_region_algo {
 };
 
 struct xp_region_opts {
-	size_t sz; /* sizeof(struct xp_region_opts) */
+	size_t sz; /* sizeof(struct xp_region_opts); the rule: xpile/opts.h */
 	__u64 size; /* arena bytes: spaces x a power of two chunks */
 	__u64 chunk; /* chunk bytes, a power of two >= 4096 (default 2 MiB) */
 	__u32 spaces; /* independent buddy spaces, each locked alone (default 1) */
 	enum xp_region_algo algo; /* default XP_REGION_LAZY */
 };
+#define xp_region_opts__last_field algo
 
 struct xp_region_stats {
 	__u64 free_chunks; /* all free chunks, loose or in blocks */

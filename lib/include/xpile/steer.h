@@ -24,6 +24,7 @@
 #include "steer_abi.h" /* bpf/steer_abi.h (installed next to this file): rules, counters */
 /* Compatibility: these declarations lived here; new code includes xpile/host.h itself. */
 #include "xpile/api.h"
+#include "xpile/opts.h"
 #include "xpile/host.h"
 
 #ifdef __cplusplus
@@ -39,7 +40,7 @@ enum xp_steer_mode {
 };
 
 struct xp_steer_opts {
-	size_t sz;
+	size_t sz; /* sizeof(struct xp_steer_opts); the rule: xpile/opts.h */
 	const char *ifname;
 	enum xp_steer_mode mode;
 	const char *pin_path; /* NULL: xp_steer_pin_dir() default */
@@ -56,7 +57,9 @@ struct xp_steer_opts {
 	 * fit one page), 1 always, -1 never. The frags program costs ~9 ns more per
 	 * packet (it asks the kernel for the frame length). */
 	int frags;
+	__u32 reserved_; /* zero: the tail has no unnamed padding (xpile/opts.h) */
 };
+#define xp_steer_opts__last_field frags
 
 XP_API int xp_steer_open(const struct xp_steer_opts *o, struct xp_steer **out);
 /* @detach: also detach the program and remove the pins (what `unload` does). */

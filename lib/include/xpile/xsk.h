@@ -24,6 +24,7 @@
 #include <linux/types.h>
 
 #include "xpile/api.h"
+#include "xpile/opts.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -63,13 +64,15 @@ struct xp_ring {
 struct xp_umem;
 
 struct xp_umem_opts {
-	size_t sz;
+	size_t sz; /* sizeof(struct xp_umem_opts); the rule: xpile/opts.h */
 	void *area; /* page-aligned, caller-owned, outlives the UMEM */
 	__u64 size; /* bytes */
 	__u32 chunk_size; /* frame stride; any value >= 2048 with XDP_UMEM_UNALIGNED_CHUNK_FLAG */
 	__u32 headroom; /* bytes before the packet, on top of the kernel's XDP_PACKET_HEADROOM */
 	__u32 flags; /* XDP_UMEM_UNALIGNED_CHUNK_FLAG */
+	__u32 reserved_; /* zero: the tail has no unnamed padding (xpile/opts.h) */
 };
+#define xp_umem_opts__last_field flags
 
 enum xp_xsk_mode {
 	XP_XSK_AUTO, /* zero-copy when the driver has it, else copy (kernel fallback) */
@@ -78,7 +81,7 @@ enum xp_xsk_mode {
 };
 
 struct xp_xsk_opts {
-	size_t sz;
+	size_t sz; /* sizeof(struct xp_xsk_opts); the rule: xpile/opts.h */
 	const char *ifname;
 	__u32 queue;
 	__u32 rx_size; /* ring entries, powers of two; 0 = 2048 */
@@ -96,7 +99,9 @@ struct xp_xsk_opts {
 	__u32 tx_budget;
 	/* tx_budget is a wish: a kernel that refuses it (before 6.15) keeps its 32. */
 	bool tx_budget_optional;
+	__u8 reserved_[7]; /* zero: the tail has no unnamed padding (xpile/opts.h) */
 };
+#define xp_xsk_opts__last_field tx_budget_optional
 
 struct xp_xsk {
 	struct xp_ring rx;
