@@ -76,7 +76,9 @@ struct xp_deal_stats {
 	__u64 fails; /* gets refused with -ENOBUFS, puts refused by a spill */
 };
 
-/* Public only so that xp_deal_put() can be inline; read-only outside lib/deal.c. */
+/* Public only so that xp_deal_put() can be inline; read-only outside lib/deal.c. ABI:
+ * that inline code reads and writes it in place in callers, so the layout is frozen
+ * for libxpile.so.0 (tests/unit/test_abi.c). */
 struct xp_deal {
 	__u32 nch; /* channels x ranks */
 	__u32 cap; /* stack capacity per channel */
@@ -101,9 +103,11 @@ struct xp_deal {
 
 /*
  * Creates a dealer for frames of @l in front of @cache (which it fills from and
- * spills to; the caller keeps owning it and destroys it after the dealer).
- * -EINVAL: channels x ranks beyond XP_DEAL_CHANNELS_MAX, stack below
- * ceil(max_get / C), non-zero unknown opts; -ENOMEM.
+ * spills to; the caller keeps owning it and destroys it after the dealer), with
+ * @opts (NULL: defaults); @l is read only here. *@out is the caller's to
+ * xp_deal_destroy(). -EINVAL: a NULL argument or an empty layout, channels x ranks
+ * beyond XP_DEAL_CHANNELS_MAX, stack below ceil(max_get / C), non-zero unknown opts;
+ * -ENOMEM.
  */
 XP_API int xp_deal_create(const struct xp_layout *l, struct xp_cache *cache,
 			  const struct xp_deal_opts *opts, struct xp_deal **out);
@@ -112,11 +116,13 @@ XP_API void xp_deal_destroy(struct xp_deal *d);
 /* Every held frame back to the cache: 0, or the cache's error (frames it refused stay). */
 XP_API int xp_deal_flush(struct xp_deal *d);
 
+/* Frames the dealer holds now. */
 static inline __u32 xp_deal_count(const struct xp_deal *d)
 {
 	return d->count;
 }
 
+/* Copies the dealer's counters to @out. */
 static inline void xp_deal_stats_get(const struct xp_deal *d, struct xp_deal_stats *out)
 {
 	*out = d->st;
@@ -135,7 +141,8 @@ static inline __u32 xp_deal_channel(const struct xp_deal *d, __u64 h)
 	return (__u32)(((unsigned __int128)(d->chmagic * x) * d->nch) >> 64);
 }
 
-/* Slow path of xp_deal_put(): spills half of channel @ch's full stack. */
+/* Slow path of xp_deal_put(): spills half of channel @ch's full stack to the cache.
+ * 0 or the cache's negative errno. Call xp_deal_put() instead. */
 XP_API int xp_deal_spill(struct xp_deal *d, __u32 ch);
 
 /*

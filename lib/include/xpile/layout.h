@@ -77,6 +77,8 @@ struct xp_layout_opts {
 };
 #define xp_layout_opts__last_field flags
 
+/* A computed layout. ABI: the inline address helpers below read it (and its topo)
+ * in place in callers, so the layout is frozen for libxpile.so.0 (tests/unit/test_abi.c). */
 struct xp_layout {
 	enum xp_layout_kind kind;
 	__u32 frame_size; /* bytes a frame owns, = chunk_size */
@@ -104,10 +106,15 @@ struct xp_layout {
 #define XP_M3_CLASSES_MAX 4096u
 #define XP_M3_CHANNELS_MAX 64u
 
-/* Fills @out; -EINVAL names the offending field through the log hook. */
+/*
+ * Computes the layout of @o->nframes frames into @out (caller-owned, no resources
+ * held: copy it freely). 0, or -EINVAL with the offending field named through the
+ * log hook (frame size, page size, stride, topology, too many frames, opts rule).
+ */
 XP_API int xp_layout_compute(const struct xp_layout_opts *o, struct xp_layout *out);
 
-/* Smallest stride in lines >= @min_lines that is odd and prime to channels*ranks. */
+/* Smallest stride in lines >= @min_lines that is odd and prime to channels*ranks
+ * (the interleaved layout's rule, for callers that pick their own). */
 XP_API __u32 xp_layout_stride_lines(__u32 min_lines, __u32 channels, __u32 ranks);
 
 /* Handle (UMEM offset of the frame start) of frame @i < l->nframes. */
@@ -183,13 +190,17 @@ enum xp_spread {
 	XP_SPREAD_L1, /* L1D set */
 	XP_SPREAD_L2, /* L2 set */
 };
+/* Bins of dimension @what for @l (channels x ranks, L1 or L2 sets); 0 if unknown. */
 XP_API __u32 xp_layout_spread_bins(const struct xp_layout *l, enum xp_spread what);
+/* Bin (0..xp_layout_spread_bins()-1) of UMEM offset @addr in dimension @what. */
 XP_API __u32 xp_spread_bin(const struct xp_layout *l, enum xp_spread what, __u64 addr);
+/* Fills @bins as above: 0, or -EINVAL (unknown @what, NULL @bins); n > nframes = all. */
 XP_API int xp_layout_spread(const struct xp_layout *l, enum xp_spread what, __u32 n, __u32 *bins);
 
 /*
  * Text report of both the header-line spread over channels (64 B, 256 B, 4 KiB)
  * and over L1/L2 sets for @l: min/max/empty bins per dimension. Prints to @f.
+ * 0 or -ENOMEM.
  */
 XP_API int xp_layout_report(const struct xp_layout *l, FILE *f);
 
@@ -203,6 +214,8 @@ XP_API int xp_layout_report(const struct xp_layout *l, FILE *f);
  * that covers every L2 set once. Core c's initial fill is the slice
  * xp_layout_core_slice() gives. @seed != 0 shuffles whole containers (M3 random
  * dispersal over DRAM rows and banks) and keeps channel and L1 evenness.
+ * @handles_out holds l->nframes entries. 0, -EINVAL (@ncores 0, NULL @handles_out,
+ * a layout not from xp_layout_compute(), over 2^20 classes) or -ENOMEM.
  */
 XP_API int xp_layout_fill_order(const struct xp_layout *l, __u32 ncores, __u64 seed,
 				__u64 *handles_out);
@@ -220,7 +233,8 @@ XP_API int xp_layout_fill_order(const struct xp_layout *l, __u32 ncores, __u64 s
  * (splitmix64 state, advanced) takes the members of a class in random order: M3's
  * dispersal over DRAM rows and banks, same histograms. Works in chunks of
  * XP_DISPERSE_MAX; per-batch cost, measured in docs/layout.md. Handles must be
- * frame handles of @l (xp_layout_handle() of ring addresses).
+ * frame handles of @l (xp_layout_handle() of ring addresses). Allocates nothing and
+ * cannot fail; with m3_classes 0 it leaves @h as it is.
  */
 #define XP_DISPERSE_MAX 256u
 XP_API void xp_layout_disperse(const struct xp_layout *l, __u64 *h, __u32 n, __u64 *rng);

@@ -47,7 +47,8 @@ enum xp_place {
 
 struct xp_ledger;
 
-/* Per-thread account: counts are deltas from the initial state (all frames FREE). */
+/* Per-thread account: counts are deltas from the initial state (all frames FREE).
+ * ABI: xp_ledger_move() updates it in place in callers (tests/unit/test_abi.c). */
 struct xp_ledger_acct {
 	__s64 n[XP_PLACE_MAX];
 	struct xp_ledger *ledger;
@@ -66,13 +67,24 @@ struct xp_ledger_opts {
 };
 #define xp_ledger_opts__last_field ctx
 
+/*
+ * Creates a ledger of @o->nframes frames, all FREE, with room for @o->max_accts
+ * accounts; the handles are copied (debug mode sorts them to find a frame's state
+ * byte). *@out is the caller's to xp_ledger_destroy(). -EINVAL: no handles or no
+ * frames, a handle given twice (debug mode), the opts rule; -ENOMEM.
+ */
 XP_API int xp_ledger_create(const struct xp_ledger_opts *o, struct xp_ledger **out);
+/* Frees the ledger and every account it handed out (NULL is fine). */
 XP_API void xp_ledger_destroy(struct xp_ledger *l);
-/* A new account for one thread; lives as long as the ledger. */
+/* A new account for one thread, owned by the ledger (lives as long as it): 0, or
+ * -ENOSPC once max_accts accounts exist. */
 XP_API int xp_ledger_acct_new(struct xp_ledger *l, struct xp_ledger_acct **out);
+/* "free", "fill", "app", "tx", or "?" outside the enum (static strings). */
 XP_API const char *xp_place_name(enum xp_place p);
 
-/* Cold part of xp_ledger_move (debug mode). Returns the number of bad transitions. */
+/* Cold part of xp_ledger_move (debug mode): checks and updates the state bytes of the
+ * @n frames at @addrs (@stride bytes apart), logging the first XP_LEDGER_LOG_MAX bad
+ * transitions. Returns the number of bad transitions. */
 XP_API __u32 xp_ledger_check(struct xp_ledger_acct *a, enum xp_place from, enum xp_place to,
 			     const __u64 *addrs, __u32 n, size_t stride);
 

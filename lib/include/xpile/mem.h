@@ -47,11 +47,21 @@ struct xp_mem {
 	bool locked;
 };
 
+/*
+ * Maps @o->size bytes (rounded up to the page size used) as @o asks: 2 MiB pages, or
+ * 4 KiB ones (XP_HUGE_AUTO falls back with a warning naming the sysctl to run),
+ * bound to a NUMA node, locked, and faulted in now rather than on the data path.
+ * *@out describes the mapping and is the caller's to xp_mem_free(). -EINVAL (size 0,
+ * the opts rule), -ENOMEM (XP_HUGE_REQUIRE and too few hugepages), or mmap's, mbind's
+ * or mlock's negative errno; each logged with the fix.
+ */
 XP_API int xp_mem_alloc(const struct xp_mem_opts *o, struct xp_mem *out);
+/* Unmaps what xp_mem_alloc() mapped and clears @m->base (NULL or freed twice is fine). */
 XP_API void xp_mem_free(struct xp_mem *m);
 /* NUMA node of @ifname's device: *node = 0.., or -1 (virtual device, no node). -ENODEV if no such interface. */
 XP_API int xp_numa_node_of_ifname(const char *ifname, int *node);
-/* Free 2 MiB hugepages the kernel has reserved now. */
+/* Free 2 MiB hugepages the kernel holds now and has not promised to a mapping
+ * (free - resv); 0 when sysfs cannot tell. */
 XP_API long xp_hugepages_free(void);
 
 #ifdef __cplusplus

@@ -52,7 +52,15 @@ struct xp_region_stats {
 	__u64 coalesces; /* deferred coalescing passes run (lazy only) */
 };
 
+/*
+ * Creates an allocator of byte offsets into an arena of @o->size bytes (it manages
+ * offsets only; the caller maps the memory, e.g. with xp_mem_alloc()). *@out is the
+ * caller's to xp_region_destroy(). -EINVAL: chunk not a power of two >= 4096, size
+ * not spaces x a power of two chunks, unknown algo, the opts rule; -ENOMEM.
+ */
 XP_API int xp_region_create(const struct xp_region_opts *o, struct xp_region **out);
+/* Frees the allocator (NULL is fine); offsets still allocated simply stop meaning
+ * anything. */
 XP_API void xp_region_destroy(struct xp_region *r);
 
 /*
@@ -66,6 +74,7 @@ XP_API int xp_region_free(struct xp_region *r, __u64 off, __u32 nchunks);
 
 /* Coalesces every loose chunk now (tests, or before a shutdown audit). */
 XP_API void xp_region_coalesce(struct xp_region *r);
+/* Fills @st, summed over the spaces (each locked in turn: a consistent view per space). */
 XP_API void xp_region_stats(struct xp_region *r, struct xp_region_stats *st);
 /* Chunks per space (the largest possible allocation) and the space count. */
 XP_API __u64 xp_region_space_chunks(const struct xp_region *r);

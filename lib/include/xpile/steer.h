@@ -61,35 +61,62 @@ struct xp_steer_opts {
 };
 #define xp_steer_opts__last_field frags
 
+/*
+ * Loads, attaches and pins the steer program on @o->ifname, or with
+ * @o->attach_existing opens what is pinned there already (-ENOENT when nothing is).
+ * *@out is the caller's to xp_steer_close(); the program and pins outlive it unless
+ * closed with detach. -EINVAL (no ifname, the opts rule), -ENODEV (no such
+ * interface in this namespace), -EPERM (no CAP_BPF/CAP_NET_ADMIN), -EEXIST (another
+ * XDP program without @o->force), or libbpf's/libxdp's negative errno; logged.
+ */
 XP_API int xp_steer_open(const struct xp_steer_opts *o, struct xp_steer **out);
-/* @detach: also detach the program and remove the pins (what `unload` does). */
+/* Frees @s (NULL is fine). @detach: also detach the program and remove the pins
+ * (what `xpile-loader unload` does); failures then are logged as warnings. */
 XP_API void xp_steer_close(struct xp_steer *s, bool detach);
 /* Removes pins left behind by a steer that is no longer attached (stale); -EBUSY if
- * the pinned program still runs on @ifname. @pin_path NULL: the default. */
+ * the pinned program still runs on @ifname. @pin_path NULL: the default. 0 when
+ * there were none. */
 XP_API int xp_steer_remove_stale(const char *ifname, const char *pin_path);
 
-/* Route XSK verdicts of RX queue @queue to socket @xsk_fd (an AF_XDP socket bound to
- * that queue of this interface). Clearing makes them fall back to PASS. */
+/* Routes XSK verdicts of RX queue @queue (< XP_STEER_MAX_QUEUES) to socket @xsk_fd
+ * (an AF_XDP socket bound to that queue of this interface; the map takes its own
+ * reference). 0, -EINVAL (queue out of range, bad fd) or the map update's -errno. */
 XP_API int xp_steer_xsk_set(struct xp_steer *s, __u32 queue, int xsk_fd);
+/* Undoes xp_steer_xsk_set(): XSK verdicts of @queue fall back to PASS. 0 also when
+ * none was set; -EINVAL for a queue out of range. */
 XP_API int xp_steer_xsk_clear(struct xp_steer *s, __u32 queue);
-/* Named socket slots (rule action "xsk slot N"), 0 <= slot < XP_STEER_XSK_SLOTS. */
+/* Named socket slots (rule action "xsk slot N"), 0 <= slot < XP_STEER_XSK_SLOTS; the
+ * same returns as the queue calls above. */
 XP_API int xp_steer_slot_set(struct xp_steer *s, __u32 slot, int xsk_fd);
 XP_API int xp_steer_slot_clear(struct xp_steer *s, __u32 slot);
+/* The XSKMAP's fd (owned by @s: do not close it). */
 XP_API int xp_steer_xskmap_fd(const struct xp_steer *s);
-/* The steer program itself (e.g. for BPF_PROG_TEST_RUN). */
+/* The steer program itself (e.g. for BPF_PROG_TEST_RUN); owned by @s likewise. */
 XP_API int xp_steer_prog_fd(const struct xp_steer *s);
 
-/* Rules. Replace swaps the whole set atomically (no packet sees a mix) and returns
- * after no packet can still be using the old set. Rules get ids in order; @rules may
- * carry id 0 (a new id is assigned). */
+/*
+ * Rules. Replace swaps the whole set of @n rules (at most XP_STEER_MAX_RULES,
+ * evaluated by prio) atomically (no packet sees a mix) and returns after no packet
+ * can still be using the old set. Rules get ids in order; @rules may carry id 0 (a
+ * new id is assigned). Writers of one interface are serialised across processes.
+ * 0, -EINVAL (a rule that does not check, named in the log), -E2BIG, or -errno.
+ */
 XP_API int xp_steer_rules_replace(struct xp_steer *s, const struct xp_rule *rules, __u32 n);
-/* Rules in force, in evaluation order, with per-rule counters (NULL to skip). */
+/* Copies up to @max rules in force to @rules, in evaluation order, with per-rule
+ * counters (summed over CPUs) to @counters (NULL to skip); *@n = how many. 0 or -errno. */
 XP_API int xp_steer_rules_get(struct xp_steer *s, struct xp_rule *rules,
 			      struct xp_counter *counters, __u32 max, __u32 *n);
+/* Adds rule @r (its id is ignored) to the set in force, as one replace; *@id (NULL to
+ * skip) gets the id it was given. The returns of xp_steer_rules_replace(). */
 XP_API int xp_steer_rule_add(struct xp_steer *s, const struct xp_rule *r, __u32 *id);
+/* Removes the rule with id @id, as one replace: 0, -ENOENT (no such id; logged), or
+ * the returns of xp_steer_rules_replace(). */
 XP_API int xp_steer_rule_del(struct xp_steer *s, __u32 id);
+/* Sets the action when no rule matches (@dflt) and on a parse error (@parse_err);
+ * NULL keeps that one. Rules stay; one replace. */
 XP_API int xp_steer_default_set(struct xp_steer *s, const struct xp_action *dflt,
 				const struct xp_action *parse_err);
+/* Reads the two actions of xp_steer_default_set() (NULL to skip one). 0 or -errno. */
 XP_API int xp_steer_default_get(struct xp_steer *s, struct xp_action *dflt,
 				struct xp_action *parse_err);
 
@@ -97,6 +124,7 @@ struct xp_steer_stats {
 	struct xp_counter verdict[XP_CNT_MAX];
 	__u64 parse_err[XP_PERR_MAX];
 };
+/* Verdict and parse-error counters, summed over CPUs, into @out: 0 or -errno. */
 XP_API int xp_steer_stats_read(struct xp_steer *s, struct xp_steer_stats *out);
 
 struct xp_steer_info {
@@ -107,16 +135,29 @@ struct xp_steer_info {
 	bool legacy; /* single program: libxdp's dispatcher unavailable */
 	char pin_path[512];
 };
+/* What @s is attached to and pinned where (the host's path, not a /proc/PID/root
+ * detour): 0 or -ENAMETOOLONG. */
 XP_API int xp_steer_info_get(const struct xp_steer *s, struct xp_steer_info *out);
 
-/* Rule text <-> struct, e.g. "prio 10 udp dport 4789 action xsk",
- * "src 198.18.0.0/15 action drop". @err gets a one-line reason. */
+/*
+ * Rule text <-> struct, e.g. "prio 10 udp dport 4789 action xsk",
+ * "src 198.18.0.0/15 action drop". The parsers take the words of one rule (or
+ * action) in @argv, fill *@out and return 0, or -EINVAL with a one-line reason in
+ * @err (@errlen bytes) naming the word and what is accepted.
+ */
 XP_API int xp_rule_parse(int argc, char **argv, struct xp_rule *out, char *err, size_t errlen);
+/* Writes @r as rule text xp_rule_parse() reads back to @buf: its length, or -ENOSPC
+ * when @len is too short (@buf then holds a truncated string). */
 XP_API int xp_rule_format(const struct xp_rule *r, char *buf, size_t len);
+/* Parses an action from the start of @argv; *@used = words it took (1..3). */
 XP_API int xp_action_parse(int argc, char **argv, int *used, struct xp_action *out, char *err,
 			   size_t errlen);
+/* Writes @a as action text ("drop", "redirect eth1", "xsk slot 3"...) to @buf: the
+ * length snprintf() gives (>= @len when truncated). */
 XP_API int xp_action_format(const struct xp_action *a, char *buf, size_t len);
-/* A rule file: one rule per line, '#' comments; -EINVAL with "line N: ..." in @err. */
+/* Reads a rule file (@path, "-" for stdin): one rule per line, '#' comments, up to
+ * @max rules into @rules, *@n = how many. 0, or -EINVAL with "PATH line N: ..." in
+ * @err (also for a file that cannot be opened, or more than @max rules). */
 XP_API int xp_rules_parse_file(const char *path, struct xp_rule *rules, __u32 max, __u32 *n,
 			       char *err, size_t errlen);
 

@@ -47,7 +47,10 @@ extern "C" {
 #define SO_BUSY_POLL_BUDGET 70
 #endif
 
-/* One mmap()ed ring. cached_* are this thread's private copies of the shared indices. */
+/* One mmap()ed ring. cached_* are this thread's private copies of the shared indices.
+ * ABI: the ring helpers below run in callers and read it in place, as they do
+ * struct xp_xsk's rings; both layouts are frozen for libxpile.so.0
+ * (tests/unit/test_abi.c). Not the pool's ring (that one is internal). */
 struct xp_ring {
 	__u32 cached_prod;
 	__u32 cached_cons;
@@ -103,6 +106,8 @@ struct xp_xsk_opts {
 };
 #define xp_xsk_opts__last_field tx_budget_optional
 
+/* A bound socket and its four rings. Read its fields, do not write them; ABI (see
+ * struct xp_ring). */
 struct xp_xsk {
 	struct xp_ring rx;
 	struct xp_ring tx;
@@ -129,13 +134,23 @@ struct xp_xsk_stats {
 	__u64 tx_ring_empty_descs;
 };
 
+/*
+ * Registers @o->area (caller-owned, page-aligned, outliving the UMEM) as a UMEM on a
+ * new AF_XDP socket that the first xp_xsk_create() binds. *@out is the caller's to
+ * xp_umem_destroy(). -EINVAL (no area, size or chunk size; the opts rule), -EPERM,
+ * -ENOMEM (locked-memory limit), or XDP_UMEM_REG's negative errno; logged with the fix.
+ */
 XP_API int xp_umem_create(const struct xp_umem_opts *o, struct xp_umem **out);
-/* Fails with -EBUSY while sockets still use it. */
+/* Frees the UMEM (NULL is fine; the area stays the caller's): 0, or -EBUSY while
+ * sockets still use it (then nothing changes). */
 XP_API int xp_umem_destroy(struct xp_umem *u);
+/* The registration's size, chunk size and headroom, as given. */
 XP_API __u64 xp_umem_size(const struct xp_umem *u);
 XP_API __u32 xp_umem_chunk_size(const struct xp_umem *u);
 XP_API __u32 xp_umem_headroom(const struct xp_umem *u);
+/* Whether it was registered with XDP_UMEM_UNALIGNED_CHUNK_FLAG. */
 XP_API bool xp_umem_unaligned(const struct xp_umem *u);
+/* The caller's area given at creation. */
 XP_API void *xp_umem_area(const struct xp_umem *u);
 
 /*
@@ -143,9 +158,15 @@ XP_API void *xp_umem_area(const struct xp_umem *u);
  * own fd; later ones share it. Errors: -ENODEV (no such interface), -EINVAL (queue out of
  * range or bad ring sizes), -EBUSY (queue already has a socket), -EOPNOTSUPP (zero-copy or
  * multi-buffer unsupported), -EPERM. The message logged names the cause and the fix.
+ * Fields past an older caller's @o->sz read as zero (xpile/opts.h). *@out is the
+ * caller's to xp_xsk_destroy(), before the UMEM's xp_umem_destroy().
  */
 XP_API int xp_xsk_create(struct xp_umem *u, const struct xp_xsk_opts *o, struct xp_xsk **out);
+/* Unmaps the rings, closes the socket (the kernel unbinds it) and frees @x (NULL is
+ * fine); the UMEM loses one user. */
 XP_API void xp_xsk_destroy(struct xp_xsk *x);
+/* The kernel's XDP_STATISTICS into @out (the last three stay 0 before kernel 5.9):
+ * 0 or -errno. */
 XP_API int xp_xsk_stats(const struct xp_xsk *x, struct xp_xsk_stats *out);
 /* Bytes of packet data one frame holds: chunk - headroom - XDP_PACKET_HEADROOM. */
 XP_API __u32 xp_xsk_frame_room(const struct xp_umem *u);
@@ -227,9 +248,12 @@ static inline bool xp_ring_needs_wakeup(const struct xp_ring *r)
 	return __atomic_load_n(r->flags, __ATOMIC_RELAXED) & XDP_RING_NEED_WAKEUP;
 }
 
-/* Kicks the kernel to transmit (copy mode needs it for every batch of 32 or so). */
+/* Kicks the kernel to transmit (copy mode needs it for every batch of 32 or so): 0,
+ * or -EAGAIN/-ENOBUFS/-EBUSY (transient: budget spent, completion ring full; retry)
+ * or another -errno. */
 XP_API int xp_xsk_kick_tx(struct xp_xsk *x);
-/* Wakes the kernel to refill RX from the fill ring (need_wakeup set, or busy poll). */
+/* Wakes the kernel to refill RX from the fill ring (need_wakeup set, or busy poll):
+ * 0 (EAGAIN included) or -errno. */
 XP_API int xp_xsk_wake_rx(struct xp_xsk *x);
 /*
  * NAPI id the kernel has recorded for the socket's queue (SO_INCOMING_NAPI_ID), known
