@@ -44,7 +44,7 @@ SAN_FLAGS := $(SAN_FLAGS_$(SAN))
 ARCH_FLAGS ?= -march=x86-64-v2 -mtune=native
 CFLAGS    ?= $(OPT) -g
 XP_CFLAGS  = $(CFLAGS) $(ARCH_FLAGS) $(WARN) $(SAN_FLAGS) -std=gnu11 -D_GNU_SOURCE -fPIC \
-             -Ilib/include -Ilib -Ibpf -DXPILE_VERSION='"$(VERSION)"' \
+             -Ilib/include -Ibpf -DXPILE_VERSION='"$(VERSION)"' \
              -DXPILE_DATADIR='"$(DATADIR)"' $(PKG_CFLAGS)
 XP_LDLIBS  = $(PKG_LIBS) -lelf -lz -lpthread -lm
 
@@ -83,9 +83,10 @@ $(BUILD)/obj/%.o: %.c
 	$(CC) $(XP_CFLAGS) -MMD -MP -c $< -o $@
 
 # The library exports only what its headers mark XP_API (xpile/api.h), and the .so
-# only the names in its version script; the tests alone see tests/lib/.
+# only the names in its version script. Programs see the public headers alone; the
+# tests also see the library's internal ones (lib/) and their harness (tests/lib/).
 $(LIB_OBJS): XP_CFLAGS += -fvisibility=hidden
-$(BUILD)/obj/tests/%.o: XP_CFLAGS += -Itests/lib
+$(BUILD)/obj/tests/%.o: XP_CFLAGS += -Ilib -Itests/lib
 
 $(BUILD)/libxpile.a: $(LIB_OBJS)
 	@mkdir -p $(@D)
