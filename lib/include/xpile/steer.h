@@ -66,8 +66,10 @@ struct xp_steer_opts {
  * @o->attach_existing opens what is pinned there already (-ENOENT when nothing is).
  * *@out is the caller's to xp_steer_close(); the program and pins outlive it unless
  * closed with detach. -EINVAL (no ifname, the opts rule), -ENODEV (no such
- * interface in this namespace), -EPERM (no CAP_BPF/CAP_NET_ADMIN), -EEXIST (another
- * XDP program without @o->force), or libbpf's/libxdp's negative errno; logged.
+ * interface in this namespace), -EPERM (no CAP_BPF/CAP_NET_ADMIN), -EBUSY (another
+ * XDP program and no @o->force), -EEXIST (ours runs there already: open it with
+ * attach_existing), -ENOENT / -ESTALE (attach_existing: no pins, or pins of a program
+ * no longer attached), or libbpf's/libxdp's negative errno; each logged.
  */
 XP_API int xp_steer_open(const struct xp_steer_opts *o, struct xp_steer **out);
 /* Frees @s (NULL is fine). @detach: also detach the program and remove the pins
