@@ -103,6 +103,7 @@ static inline void xp_ledger_move_strided(struct xp_ledger_acct *a, enum xp_plac
 		xp_ledger_check(a, from, to, (const __u64 *)addrs, n, stride);
 }
 
+/* xp_ledger_move_strided() over a plain array of ring addresses. */
 static inline void xp_ledger_move(struct xp_ledger_acct *a, enum xp_place from, enum xp_place to,
 				  const __u64 *addrs, __u32 n)
 {

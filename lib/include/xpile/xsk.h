@@ -175,11 +175,13 @@ XP_API int xp_ifname_rx_queues(const char *ifname);
 
 /* ---- ring helpers (hot path) ---- */
 
+/* Slot @idx (any u32: masked) of an address ring (fill, completion). */
 static inline __u64 *xp_ring_addr(struct xp_ring *r, __u32 idx)
 {
 	return &((__u64 *)r->ring)[idx & r->mask];
 }
 
+/* Slot @idx (masked) of a descriptor ring (RX, TX). */
 static inline struct xdp_desc *xp_ring_desc(struct xp_ring *r, __u32 idx)
 {
 	return &((struct xdp_desc *)r->ring)[idx & r->mask];
@@ -243,6 +245,7 @@ static inline __u32 xp_ring_pending(const struct xp_ring *r)
 	       __atomic_load_n(r->consumer, __ATOMIC_ACQUIRE);
 }
 
+/* The kernel asks for a wakeup (need_wakeup mode): kick TX, or wake RX for the fill ring. */
 static inline bool xp_ring_needs_wakeup(const struct xp_ring *r)
 {
 	return __atomic_load_n(r->flags, __ATOMIC_RELAXED) & XDP_RING_NEED_WAKEUP;
