@@ -3,7 +3,8 @@
 #
 # libxpile.so exports exactly its public API: every defined dynamic symbol is an XP_API
 # declaration of lib/include/xpile/, every XP_API declaration is exported, and each is
-# in the version script's node (lib/libxpile.map). Needs no network and no root.
+# in the version script's node (lib/libxpile.map); every global of libxpile.a is xp_*.
+# Needs no network and no root.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 so=${XPILE_BUILD:-build}/libxpile.so
@@ -32,6 +33,12 @@ stale=$(comm -23 "$tmp/mapped" "$tmp/declared")
 unversioned=$(nm -D --defined-only --with-symbol-versions "$so" 2>/dev/null |
 	awk '$2 != "A" && $3 !~ /@LIBXPILE_0\.1$/ { print $3 }')
 [ -z "$unversioned" ] || { echo "FAIL: exported without the LIBXPILE_0.1 version (first 10):"; echo "$unversioned" | head -n 10 | sed 's/^/  /'; rc=1; }
+# A static embedder links every global of libxpile.a into its own namespace: all are xp_*.
+a=${so%.so}.a
+if [ -f "$a" ]; then
+	foreign=$(nm -g --defined-only "$a" | awk 'NF == 3 && $3 !~ /^xp_/ { print $3 }' | sort -u)
+	[ -z "$foreign" ] || { echo "FAIL: globals of $a outside the xp_ prefix:"; echo "$foreign" | sed 's/^/  /'; rc=1; }
+fi
 soname=$(objdump -p "$so" 2>/dev/null | awk '$1 == "SONAME" { print $2 }')
 [ "$soname" = libxpile.so.0 ] || { echo "FAIL: soname is '$soname', expected libxpile.so.0"; rc=1; }
 
