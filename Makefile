@@ -44,7 +44,7 @@ SAN_FLAGS := $(SAN_FLAGS_$(SAN))
 ARCH_FLAGS ?= -march=x86-64-v2 -mtune=native
 CFLAGS    ?= $(OPT) -g
 XP_CFLAGS  = $(CFLAGS) $(ARCH_FLAGS) $(WARN) $(SAN_FLAGS) -std=gnu11 -D_GNU_SOURCE -fPIC \
-             -Ilib/include -Ilib -Ibpf -Itests/lib -DXPILE_VERSION='"$(VERSION)"' \
+             -Ilib/include -Ibpf -DXPILE_VERSION='"$(VERSION)"' \
              -DXPILE_DATADIR='"$(DATADIR)"' $(PKG_CFLAGS)
 XP_LDLIBS  = $(PKG_LIBS) -lelf -lz -lpthread -lm
 
@@ -82,12 +82,19 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(XP_CFLAGS) -MMD -MP -c $< -o $@
 
+# The library exports only what its headers mark XP_API (xpile/api.h), and the .so
+# only the names in its version script. Programs see the public headers alone; the
+# tests also see the library's internal ones (lib/) and their harness (tests/lib/).
+$(LIB_OBJS): XP_CFLAGS += -fvisibility=hidden
+$(BUILD)/obj/tests/%.o: XP_CFLAGS += -Ilib -Itests/lib
+
 $(BUILD)/libxpile.a: $(LIB_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/libxpile.so: $(LIB_OBJS)
-	$(CC) $(XP_CFLAGS) -shared -Wl,-soname,libxpile.so.0 -o $@ $^ $(XP_LDLIBS)
+$(BUILD)/libxpile.so: $(LIB_OBJS) lib/libxpile.map
+	$(CC) $(XP_CFLAGS) -shared -Wl,-soname,libxpile.so.0 -Wl,--version-script=lib/libxpile.map \
+		-o $@ $(LIB_OBJS) $(XP_LDLIBS)
 
 PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \
 	     -e 's|@VERSION@|$(VERSION)|' lib/xpile.pc.in
@@ -145,6 +152,8 @@ demo: deps
 	$(MAKE) all
 	tools/setup/demo.sh
 
+# Headers: lib/include/xpile/ and bpf/steer_abi.h, the one BPF header the C API uses
+# (xpile/steer.h); bpf/parse.h and bpf/xsks_map.h are BPF-only and stay in the tree.
 install: all
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/xpile $(DESTDIR)$(BINDIR) \
 		$(DESTDIR)$(DATADIR)/bpf
@@ -154,7 +163,7 @@ install: all
 	ln -sf libxpile.so.0 $(DESTDIR)$(LIBDIR)/libxpile.so
 	install -m 644 $(BUILD)/xpile.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
 	install -m 644 lib/include/xpile/*.h $(DESTDIR)$(INCDIR)/xpile/
-	$(if $(wildcard bpf/*.h),install -m 644 bpf/*.h $(DESTDIR)$(INCDIR)/xpile/)
+	install -m 644 bpf/steer_abi.h $(DESTDIR)$(INCDIR)/xpile/
 	$(if $(BPF_OBJS),install -m 644 $(BPF_OBJS) $(DESTDIR)$(DATADIR)/bpf/)
 	$(if $(BINS),install -m 755 $(BINS) $(DESTDIR)$(BINDIR)/)
 

@@ -51,7 +51,7 @@ static void find_present(struct xp_deal *d, const struct xp_layout *l)
 int xp_deal_create(const struct xp_layout *l, struct xp_cache *cache,
 		   const struct xp_deal_opts *opts, struct xp_deal **out)
 {
-	struct xp_deal_opts o = { .sz = sizeof(o) };
+	struct xp_deal_opts o;
 	__u32 nch, need, limit, poolsz;
 	struct xp_deal *d;
 
@@ -60,18 +60,11 @@ int xp_deal_create(const struct xp_layout *l, struct xp_cache *cache,
 		return -EINVAL;
 	}
 	*out = NULL;
-	if (opts) {
-		if (!xp_opts_copy(&o, offsetof(struct xp_deal_opts, seed) + sizeof(o.seed), opts,
-				  opts->sz, offsetof(struct xp_deal_opts, max_get))) {
-			xp_err("deal: opts.sz %zu is invalid or unknown opts fields are set; "
-			       "zero the struct and set sz = sizeof(struct xp_deal_opts)\n",
-			       opts->sz);
-			return -EINVAL;
-		}
-		if (o.reserved_) {
-			xp_err("deal: opts.reserved_ is set; zero the struct before setting fields\n");
-			return -EINVAL;
-		}
+	if (!XP_OPTS_LOAD_LOG("deal", &o, opts, xp_deal_opts))
+		return -EINVAL;
+	if (o.reserved_) {
+		xp_err("deal: opts.reserved_ is set; zero the struct before setting fields\n");
+		return -EINVAL;
 	}
 	nch = l->topo.channels * l->topo.ranks;
 	if (!nch || nch > XP_DEAL_CHANNELS_MAX || !l->topo.interleave) {

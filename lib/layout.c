@@ -7,7 +7,8 @@
 
 #include "layout_internal.h"
 #include "log_internal.h"
-#include "xpile/umem.h"
+#include "opts_internal.h"
+#include "xpile/layout.h"
 
 /*
  * Odd as well as prime to channels*ranks: cache set counts are powers of two, so an
@@ -57,17 +58,21 @@ static int is_pow2(__u64 x)
 	return x && !(x & (x - 1));
 }
 
-int xp_layout_compute(const struct xp_layout_opts *o, struct xp_layout *out)
+int xp_layout_compute(const struct xp_layout_opts *opts, struct xp_layout *out)
 {
 	struct xp_layout l = { 0 };
+	struct xp_layout_opts oc;
+	const struct xp_layout_opts *o = &oc;
 	__u32 flags;
 	__u64 npages;
 
-	if (!o || !out || o->sz < offsetof(struct xp_layout_opts, flags)) {
-		xp_err("layout: opts missing or too old (sz)\n");
+	if (!out) {
+		xp_err("layout: NULL out pointer\n");
 		return -EINVAL;
 	}
-	flags = o->sz > offsetof(struct xp_layout_opts, flags) ? o->flags : 0;
+	if (!XP_OPTS_LOAD_LOG("layout", &oc, opts, xp_layout_opts))
+		return -EINVAL;
+	flags = o->flags;
 	l.kind = o->kind;
 	l.frame_size = o->frame_size ? o->frame_size : 2048;
 	l.headroom = o->headroom;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "log_internal.h"
+#include "opts_internal.h"
 #include "xpile/ledger.h"
 
 struct xp_ledger {
@@ -39,13 +40,16 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int xp_ledger_create(const struct xp_ledger_opts *o, struct xp_ledger **out)
+int xp_ledger_create(const struct xp_ledger_opts *opts, struct xp_ledger **out)
 {
+	struct xp_ledger_opts oc;
+	const struct xp_ledger_opts *o = &oc;
 	struct xp_ledger *l;
 	__u32 i;
 
-	if (!o || o->sz < offsetof(struct xp_ledger_opts, debug) + sizeof(o->debug) || !out ||
-	    !o->nframes || !o->handles) {
+	if (!XP_OPTS_LOAD_LOG("ledger", &oc, opts, xp_ledger_opts))
+		return -EINVAL;
+	if (!out || !o->nframes || !o->handles) {
 		xp_err("ledger: invalid options (handles and a frame count are required)\n");
 		return -EINVAL;
 	}
@@ -55,10 +59,8 @@ int xp_ledger_create(const struct xp_ledger_opts *o, struct xp_ledger **out)
 	l->nframes = o->nframes;
 	l->max_accts = o->max_accts ? o->max_accts : 64;
 	l->debug = o->debug;
-	if (o->sz >= offsetof(struct xp_ledger_opts, ctx) + sizeof(o->ctx)) {
-		l->handle_of = o->handle_of;
-		l->ctx = o->ctx;
-	}
+	l->handle_of = o->handle_of;
+	l->ctx = o->ctx;
 	l->accts = calloc(l->max_accts, sizeof(*l->accts));
 	if (!l->accts)
 		goto nomem;

@@ -19,7 +19,7 @@
 #include "layout_internal.h"
 #include "log_internal.h"
 #include "rand_internal.h"
-#include "xpile/umem.h"
+#include "xpile/layout.h"
 
 static __u64 lcm64(__u64 a, __u64 b)
 {

@@ -12,7 +12,8 @@
 #include <unistd.h>
 
 #include "log_internal.h"
-#include "xpile/umem.h"
+#include "opts_internal.h"
+#include "xpile/mem.h"
 
 #ifndef MAP_HUGE_2MB
 #define MAP_HUGE_2MB (21 << 26)
@@ -85,16 +86,22 @@ static void *map_huge(__u64 size)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-int xp_mem_alloc(const struct xp_mem_opts *o, struct xp_mem *out)
+int xp_mem_alloc(const struct xp_mem_opts *opts, struct xp_mem *out)
 {
 	struct xp_mem m = { .numa_node = -1 };
+	struct xp_mem_opts oc;
+	const struct xp_mem_opts *o = &oc;
 	enum xp_hugepages hp;
 	__u64 hsize;
 	int err;
 
-	if (!o || !out || o->sz < offsetof(struct xp_mem_opts, hugepages) || !o->size)
+	if (!XP_OPTS_LOAD_LOG("mem", &oc, opts, xp_mem_opts))
 		return -EINVAL;
-	hp = o->sz > offsetof(struct xp_mem_opts, hugepages) ? o->hugepages : XP_HUGE_AUTO;
+	if (!out || !o->size) {
+		xp_err("mem: NULL out pointer or a size of 0 bytes\n");
+		return -EINVAL;
+	}
+	hp = o->hugepages;
 	hsize = (o->size + XP_PAGE_2M - 1) & ~(__u64)(XP_PAGE_2M - 1);
 	if (hp != XP_HUGE_NEVER) {
 		m.base = map_huge(hsize);

@@ -1,30 +1,28 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/*
- * libbpf-style opts structs whose callers may be built against an older or newer
- * header: the caller's .sz says how much of the struct it knows.
- */
+/* The library's side of the options-struct rule (xpile/opts.h); not installed. */
 #ifndef XPILE_OPTS_INTERNAL_H
 #define XPILE_OPTS_INTERNAL_H
 
-#include <stdbool.h>
-#include <stddef.h>
-#include <string.h>
+#include "xpile/opts.h"
+#include "log_internal.h"
 
 /*
- * Copies the caller's @src (@src_sz bytes, its .sz) over the defaults in @dst, of
- * which this build knows the first @known bytes. False if @src_sz is below @min_sz,
- * or if a byte past @known is set: a newer caller's field is refused, never ignored.
+ * XP_OPTS_LOAD() for the create and open calls: *DST becomes the caller's @opts as this build
+ * knows it (zeros for what they do not set or know), or the one-line cause is logged
+ * under @what and it is false.
  */
-static inline bool xp_opts_copy(void *dst, size_t known, const void *src, size_t src_sz,
-				size_t min_sz)
+#define XP_OPTS_LOAD_LOG(what, DST, opts, TYPE) \
+	xp_opts_load_log((what), #TYPE, (DST), sizeof(struct TYPE), (opts), XP_OPTS_KNOWN(TYPE))
+
+static inline bool xp_opts_load_log(const char *what, const char *type, void *dst, size_t dst_sz,
+				    const void *opts, size_t known)
 {
-	if (src_sz < min_sz)
-		return false;
-	for (size_t i = known; i < src_sz; i++)
-		if (((const char *)src)[i])
-			return false;
-	memcpy(dst, src, src_sz < known ? src_sz : known);
-	return true;
+	if (xp_opts_load(dst, dst_sz, opts, known))
+		return true;
+	xp_err("%s: opts.sz %zu is too small or sets bytes past the %zu this library knows; "
+	       "zero the struct (XP_OPTS()) and set sz = sizeof(struct %s)\n",
+	       what, *(const size_t *)opts, known, type);
+	return false;
 }
 
 #endif /* XPILE_OPTS_INTERNAL_H */

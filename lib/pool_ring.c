@@ -2,7 +2,8 @@
 /*
  * The ring backend of the pool: a bounded MPMC ring with the DPDK head/tail scheme,
  * so xpile-bench can compare the pile against the classic design with everything
- * else (cache, harness) identical.
+ * else (cache, harness) identical. The ring is struct xp_mpmc: struct xp_ring is an
+ * AF_XDP ring (xpile/xsk.h), a different thing.
  */
 #include <errno.h>
 #include <sched.h>
@@ -17,7 +18,7 @@ struct ring_ht {
 	__u32 tail;
 } __attribute__((aligned(64)));
 
-struct xp_ring {
+struct xp_mpmc {
 	struct ring_ht prod;
 	struct ring_ht cons;
 	__u32 cap;
@@ -25,10 +26,10 @@ struct xp_ring {
 	__u64 slots[] __attribute__((aligned(64)));
 };
 
-int xp_ring_create(__u32 cap, struct xp_ring **out)
+int xp_mpmc_create(__u32 cap, struct xp_mpmc **out)
 {
 	__u64 size = 1;
-	struct xp_ring *r;
+	struct xp_mpmc *r;
 
 	while (size < cap)
 		size <<= 1;
@@ -43,7 +44,7 @@ int xp_ring_create(__u32 cap, struct xp_ring **out)
 	return 0;
 }
 
-void xp_ring_destroy(struct xp_ring *r)
+void xp_mpmc_destroy(struct xp_mpmc *r)
 {
 	free(r);
 }
@@ -66,7 +67,7 @@ static void ring_wait_tail(__u32 *tail, __u32 pos)
 }
 
 /* Reserves n entries on one side: bias + other tail - own head of them are free. */
-static int ring_reserve(struct xp_ring *r, struct ring_ht *me, const struct ring_ht *other, __u32 n,
+static int ring_reserve(struct xp_mpmc *r, struct ring_ht *me, const struct ring_ht *other, __u32 n,
 			__u32 bias, __u32 *pos)
 {
 	__u32 old = __atomic_load_n(&me->head, __ATOMIC_RELAXED);
@@ -85,7 +86,7 @@ static int ring_reserve(struct xp_ring *r, struct ring_ht *me, const struct ring
 	}
 }
 
-int xp_ring_enqueue(struct xp_ring *r, const __u64 *objs, __u32 n)
+int xp_mpmc_enqueue(struct xp_mpmc *r, const __u64 *objs, __u32 n)
 {
 	__u32 pos, idx, first;
 
@@ -102,7 +103,7 @@ int xp_ring_enqueue(struct xp_ring *r, const __u64 *objs, __u32 n)
 	return 0;
 }
 
-int xp_ring_dequeue(struct xp_ring *r, __u64 *objs, __u32 n)
+int xp_mpmc_dequeue(struct xp_mpmc *r, __u64 *objs, __u32 n)
 {
 	__u32 pos, idx, first;
 
@@ -119,13 +120,13 @@ int xp_ring_dequeue(struct xp_ring *r, __u64 *objs, __u32 n)
 	return 0;
 }
 
-__u32 xp_ring_count(const struct xp_ring *r)
+__u32 xp_mpmc_count(const struct xp_mpmc *r)
 {
 	return __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE) -
 	       __atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE);
 }
 
-__u64 xp_ring_peek(const struct xp_ring *r, __u32 i)
+__u64 xp_mpmc_peek(const struct xp_mpmc *r, __u32 i)
 {
 	return r->slots[(__atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE) + i) & r->mask];
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "log_internal.h"
+#include "opts_internal.h"
 #include "region_internal.h"
 
 /* Singles are carved from blocks of at most 64 chunks. */
@@ -55,17 +56,21 @@ static int space_init(struct xp_space *sp, __u32 nchunks)
 	return 0;
 }
 
-int xp_region_create(const struct xp_region_opts *o, struct xp_region **out)
+int xp_region_create(const struct xp_region_opts *opts, struct xp_region **out)
 {
+	struct xp_region_opts oc;
+	const struct xp_region_opts *o = &oc;
 	struct xp_region *r;
 	__u64 chunk, nchunks;
 	__u32 spaces;
 	int err;
 
-	if (!o || !out || o->sz < offsetof(struct xp_region_opts, spaces))
+	if (!XP_OPTS_LOAD_LOG("region", &oc, opts, xp_region_opts))
+		return -EINVAL;
+	if (!out)
 		return -EINVAL;
 	chunk = o->chunk ? o->chunk : 2u << 20;
-	spaces = o->sz > offsetof(struct xp_region_opts, spaces) && o->spaces ? o->spaces : 1;
+	spaces = o->spaces ? o->spaces : 1;
 	if (chunk < 4096 || (chunk & (chunk - 1))) {
 		xp_err("region: chunk %llu is not a power of two >= 4096\n",
 		       (unsigned long long)chunk);
@@ -81,7 +86,7 @@ int xp_region_create(const struct xp_region_opts *o, struct xp_region **out)
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	r->algo = o->sz > offsetof(struct xp_region_opts, algo) ? o->algo : XP_REGION_LAZY;
+	r->algo = o->algo;
 	if (r->algo != XP_REGION_LAZY && r->algo != XP_REGION_EAGER) {
 		free(r);
 		return -EINVAL;

@@ -26,6 +26,7 @@
 #include <xdp/libxdp.h>
 
 #include "log_internal.h"
+#include "opts_internal.h"
 #include "steer_internal.h"
 #include "xpile/steer.h"
 
@@ -480,12 +481,16 @@ static int resolve_pin(struct xp_steer *s, const char *pin_path, bool mount)
 	return 0;
 }
 
-int xp_steer_open(const struct xp_steer_opts *o, struct xp_steer **out)
+int xp_steer_open(const struct xp_steer_opts *opts, struct xp_steer **out)
 {
+	struct xp_steer_opts oc;
+	const struct xp_steer_opts *o = &oc;
 	struct xp_steer *s;
 	int err;
 
-	if (!o || o->sz < offsetof(struct xp_steer_opts, default_action) || !o->ifname || !out)
+	if (!XP_OPTS_LOAD_LOG("steer", &oc, opts, xp_steer_opts))
+		return -EINVAL;
+	if (!o->ifname || !out)
 		return -EINVAL;
 	s = calloc(1, sizeof(*s));
 	if (!s)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "log_internal.h"
+#include "opts_internal.h"
 #include "xpile/xsk.h"
 
 #ifndef AF_XDP
@@ -38,14 +39,17 @@ struct xp_umem {
 	__u32 flags;
 };
 
-int xp_umem_create(const struct xp_umem_opts *o, struct xp_umem **out)
+int xp_umem_create(const struct xp_umem_opts *opts, struct xp_umem **out)
 {
 	struct xdp_umem_reg reg = {};
+	struct xp_umem_opts oc;
+	const struct xp_umem_opts *o = &oc;
 	struct xp_umem *u;
 	int fd, err;
 
-	if (!o || o->sz < offsetof(struct xp_umem_opts, flags) + sizeof(o->flags) || !out ||
-	    !o->area || !o->size || !o->chunk_size) {
+	if (!XP_OPTS_LOAD_LOG("umem", &oc, opts, xp_umem_opts))
+		return -EINVAL;
+	if (!out || !o->area || !o->size || !o->chunk_size) {
 		xp_err("umem: invalid options (area, size and chunk size are required)\n");
 		return -EINVAL;
 	}
@@ -227,21 +231,18 @@ static void bind_error(const struct xp_xsk_opts *o, int err, int nq)
 	}
 }
 
-/* Fields past the caller's opts size read as unset (libbpf-style opts). */
-#define XSK_OPT(o, f) ((o)->sz >= offsetof(struct xp_xsk_opts, f) + sizeof((o)->f) ? (o)->f : 0)
-
 /* Copy mode sends at most a budget of descriptors per sendto(); a larger one means
  * fewer kicks per packet. An optional budget the kernel refuses (before 6.15) leaves
  * its 32 in place. */
 static int set_tx_budget(int fd, const struct xp_xsk_opts *o, __u32 tx_size)
 {
-	__u32 budget = XSK_OPT(o, tx_budget);
+	__u32 budget = o->tx_budget;
 	int err;
 
 	if (!budget || !setsockopt(fd, SOL_XDP, XDP_MAX_TX_SKB_BUDGET, &budget, sizeof(budget)))
 		return 0;
 	err = -errno;
-	if (XSK_OPT(o, tx_budget_optional)) {
+	if (o->tx_budget_optional) {
 		xp_dbg("xsk: TX budget %u refused (%s): the kernel's 32 stays\n", budget,
 		       strerror(-err));
 		return 0;
@@ -251,8 +252,10 @@ static int set_tx_budget(int fd, const struct xp_xsk_opts *o, __u32 tx_size)
 	return err;
 }
 
-int xp_xsk_create(struct xp_umem *u, const struct xp_xsk_opts *o, struct xp_xsk **out)
+int xp_xsk_create(struct xp_umem *u, const struct xp_xsk_opts *opts, struct xp_xsk **out)
 {
+	struct xp_xsk_opts oc;
+	const struct xp_xsk_opts *o = &oc;
 	struct sockaddr_xdp sxdp = {};
 	struct xdp_mmap_offsets off;
 	struct xdp_options xopts;
@@ -262,8 +265,10 @@ int xp_xsk_create(struct xp_umem *u, const struct xp_xsk_opts *o, struct xp_xsk 
 	bool first;
 	int err, ifindex, nq;
 
-	if (!u || !o || o->sz < offsetof(struct xp_xsk_opts, queue) + sizeof(o->queue) ||
-	    !o->ifname || !out)
+	/* Fields past an older caller's .sz read as zero: never read beyond it. */
+	if (!XP_OPTS_LOAD_LOG("xsk", &oc, opts, xp_xsk_opts))
+		return -EINVAL;
+	if (!u || !o->ifname || !out)
 		return -EINVAL;
 	ifindex = (int)if_nametoindex(o->ifname);
 	if (!ifindex) {

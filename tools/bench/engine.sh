@@ -32,7 +32,7 @@
 # contender's utime+stime over the same window (/proc/PID/stat).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
-. tests/lib/netns.sh
+. tools/lib/netns.sh
 
 modes=${XB_MODES:-rxdrop,fwd}
 runs=${XB_RUNS:-5}

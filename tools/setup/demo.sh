@@ -52,7 +52,7 @@ bridge) ;;
 *) die "DEMO_FWD=$fwd: use xpile or bridge" ;;
 esac
 
-. tests/lib/netns.sh
+. tools/lib/netns.sh
 
 say "1. two hosts, one engine: namespaces and veth pairs"
 xt_ns h1 >/dev/null && xt_ns xp >/dev/null && xt_ns h2 >/dev/null ||

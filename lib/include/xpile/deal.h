@@ -33,8 +33,10 @@
 #include <linux/types.h>
 #include <stddef.h>
 
+#include "xpile/api.h"
+#include "xpile/opts.h"
 #include "xpile/pile.h"
-#include "xpile/umem.h"
+#include "xpile/layout.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -46,7 +48,7 @@ extern "C" {
 #define XP_DEAL_PULL_ALL (~0u)
 
 struct xp_deal_opts {
-	size_t sz; /* sizeof(struct xp_deal_opts): zero-initialise, then set */
+	size_t sz; /* sizeof(struct xp_deal_opts); the rule: xpile/opts.h */
 	/* Largest get the caller makes (default 256). Sizes the stacks; a larger get
 	 * is dealt in parts of this size, each even on its own. */
 	__u32 max_get;
@@ -63,6 +65,7 @@ struct xp_deal_opts {
 	 * the price of the LIFO's cache-warm frames. Channel evenness is unchanged. */
 	__u64 seed;
 };
+#define xp_deal_opts__last_field seed
 
 struct xp_deal_stats {
 	__u64 gets; /* successful gets */
@@ -73,7 +76,9 @@ struct xp_deal_stats {
 	__u64 fails; /* gets refused with -ENOBUFS, puts refused by a spill */
 };
 
-/* Public only so that xp_deal_put() can be inline; read-only outside lib/deal.c. */
+/* Public only so that xp_deal_put() can be inline; read-only outside lib/deal.c. ABI:
+ * that inline code reads and writes it in place in callers, so the layout is frozen
+ * for libxpile.so.0 (tests/unit/test_abi.c). */
 struct xp_deal {
 	__u32 nch; /* channels x ranks */
 	__u32 cap; /* stack capacity per channel */
@@ -98,22 +103,26 @@ struct xp_deal {
 
 /*
  * Creates a dealer for frames of @l in front of @cache (which it fills from and
- * spills to; the caller keeps owning it and destroys it after the dealer).
- * -EINVAL: channels x ranks beyond XP_DEAL_CHANNELS_MAX, stack below
- * ceil(max_get / C), non-zero unknown opts; -ENOMEM.
+ * spills to; the caller keeps owning it and destroys it after the dealer), with
+ * @opts (NULL: defaults); @l is read only here. *@out is the caller's to
+ * xp_deal_destroy(). -EINVAL: a NULL argument or an empty layout, channels x ranks
+ * beyond XP_DEAL_CHANNELS_MAX, stack below ceil(max_get / C), non-zero unknown opts;
+ * -ENOMEM.
  */
-int xp_deal_create(const struct xp_layout *l, struct xp_cache *cache,
-		   const struct xp_deal_opts *opts, struct xp_deal **out);
+XP_API int xp_deal_create(const struct xp_layout *l, struct xp_cache *cache,
+			  const struct xp_deal_opts *opts, struct xp_deal **out);
 /* Flushes, then frees the dealer (NULL is fine). */
-void xp_deal_destroy(struct xp_deal *d);
+XP_API void xp_deal_destroy(struct xp_deal *d);
 /* Every held frame back to the cache: 0, or the cache's error (frames it refused stay). */
-int xp_deal_flush(struct xp_deal *d);
+XP_API int xp_deal_flush(struct xp_deal *d);
 
+/* Frames the dealer holds now. */
 static inline __u32 xp_deal_count(const struct xp_deal *d)
 {
 	return d->count;
 }
 
+/* Copies the dealer's counters to @out. */
 static inline void xp_deal_stats_get(const struct xp_deal *d, struct xp_deal_stats *out)
 {
 	*out = d->st;
@@ -132,8 +141,9 @@ static inline __u32 xp_deal_channel(const struct xp_deal *d, __u64 h)
 	return (__u32)(((unsigned __int128)(d->chmagic * x) * d->nch) >> 64);
 }
 
-/* Slow path of xp_deal_put(): spills half of channel @ch's full stack. */
-int xp_deal_spill(struct xp_deal *d, __u32 ch);
+/* Slow path of xp_deal_put(): spills half of channel @ch's full stack to the cache.
+ * 0 or the cache's negative errno. Call xp_deal_put() instead. */
+XP_API int xp_deal_spill(struct xp_deal *d, __u32 ch);
 
 /*
  * Takes back @n free frame handles (frame starts: xp_layout_handle() of ring
@@ -163,7 +173,7 @@ static inline int xp_deal_put(struct xp_deal *d, const __u64 *h, __u32 n)
  * All-or-nothing: 0, or -ENOBUFS when the dealer, the cache and the pool hold
  * fewer than @n; frames it pulled meanwhile stay in the dealer, nothing is lost.
  */
-int xp_deal_get(struct xp_deal *d, __u64 *out, __u32 n);
+XP_API int xp_deal_get(struct xp_deal *d, __u64 *out, __u32 n);
 
 #ifdef __cplusplus
 }

@@ -28,6 +28,9 @@
 #include <stdio.h>
 #include <linux/types.h>
 
+#include "xpile/api.h"
+#include "xpile/opts.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -44,7 +47,8 @@ enum xp_place {
 
 struct xp_ledger;
 
-/* Per-thread account: counts are deltas from the initial state (all frames FREE). */
+/* Per-thread account: counts are deltas from the initial state (all frames FREE).
+ * ABI: xp_ledger_move() updates it in place in callers (tests/unit/test_abi.c). */
 struct xp_ledger_acct {
 	__s64 n[XP_PLACE_MAX];
 	struct xp_ledger *ledger;
@@ -52,7 +56,7 @@ struct xp_ledger_acct {
 };
 
 struct xp_ledger_opts {
-	size_t sz;
+	size_t sz; /* sizeof(struct xp_ledger_opts); the rule: xpile/opts.h */
 	const __u64 *handles; /* every frame's handle (copied), any order */
 	__u32 nframes;
 	__u32 max_accts; /* threads that will move frames (default 64) */
@@ -61,16 +65,28 @@ struct xp_ledger_opts {
 	__u64 (*handle_of)(void *ctx, __u64 addr);
 	void *ctx;
 };
+#define xp_ledger_opts__last_field ctx
 
-int xp_ledger_create(const struct xp_ledger_opts *o, struct xp_ledger **out);
-void xp_ledger_destroy(struct xp_ledger *l);
-/* A new account for one thread; lives as long as the ledger. */
-int xp_ledger_acct_new(struct xp_ledger *l, struct xp_ledger_acct **out);
-const char *xp_place_name(enum xp_place p);
+/*
+ * Creates a ledger of @o->nframes frames, all FREE, with room for @o->max_accts
+ * accounts; the handles are copied (debug mode sorts them to find a frame's state
+ * byte). *@out is the caller's to xp_ledger_destroy(). -EINVAL: no handles or no
+ * frames, a handle given twice (debug mode), the opts rule; -ENOMEM.
+ */
+XP_API int xp_ledger_create(const struct xp_ledger_opts *o, struct xp_ledger **out);
+/* Frees the ledger and every account it handed out (NULL is fine). */
+XP_API void xp_ledger_destroy(struct xp_ledger *l);
+/* A new account for one thread, owned by the ledger (lives as long as it): 0, or
+ * -ENOSPC once max_accts accounts exist. */
+XP_API int xp_ledger_acct_new(struct xp_ledger *l, struct xp_ledger_acct **out);
+/* "free", "fill", "app", "tx", or "?" outside the enum (static strings). */
+XP_API const char *xp_place_name(enum xp_place p);
 
-/* Cold part of xp_ledger_move (debug mode). Returns the number of bad transitions. */
-__u32 xp_ledger_check(struct xp_ledger_acct *a, enum xp_place from, enum xp_place to,
-		      const __u64 *addrs, __u32 n, size_t stride);
+/* Cold part of xp_ledger_move (debug mode): checks and updates the state bytes of the
+ * @n frames at @addrs (@stride bytes apart), logging the first XP_LEDGER_LOG_MAX bad
+ * transitions. Returns the number of bad transitions. */
+XP_API __u32 xp_ledger_check(struct xp_ledger_acct *a, enum xp_place from, enum xp_place to,
+			     const __u64 *addrs, __u32 n, size_t stride);
 
 /*
  * Records that @n frames moved @from -> @to. @addrs are their ring addresses (upper
@@ -87,6 +103,7 @@ static inline void xp_ledger_move_strided(struct xp_ledger_acct *a, enum xp_plac
 		xp_ledger_check(a, from, to, (const __u64 *)addrs, n, stride);
 }
 
+/* xp_ledger_move_strided() over a plain array of ring addresses. */
 static inline void xp_ledger_move(struct xp_ledger_acct *a, enum xp_place from, enum xp_place to,
 				  const __u64 *addrs, __u32 n)
 {
@@ -108,16 +125,16 @@ struct xp_ledger_report {
  * Returns 0 when every frame is in exactly one place and the ledger matches what was
  * observed, -EUCLEAN otherwise (with the reason in r->why).
  */
-int xp_ledger_audit(struct xp_ledger *l, const __s64 observed[XP_PLACE_MAX],
-		    struct xp_ledger_report *r);
+XP_API int xp_ledger_audit(struct xp_ledger *l, const __s64 observed[XP_PLACE_MAX],
+			   struct xp_ledger_report *r);
 /* One-line (ok) or multi-line (not ok) report. */
-void xp_ledger_report_print(const struct xp_ledger_report *r, FILE *f);
+XP_API void xp_ledger_report_print(const struct xp_ledger_report *r, FILE *f);
 
 /*
  * Debug mode: writes to @out up to @max handles of frames whose state is @p (e.g. what
  * the kernel still held in FILL/TX when its sockets closed); returns how many.
  */
-__u32 xp_ledger_frames_in(struct xp_ledger *l, enum xp_place p, __u64 *out, __u32 max);
+XP_API __u32 xp_ledger_frames_in(struct xp_ledger *l, enum xp_place p, __u64 *out, __u32 max);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,8 @@
 
 #include <stdarg.h>
 
+#include "xpile/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -22,10 +24,10 @@ enum xp_log_level {
 typedef int (*xp_log_fn)(enum xp_log_level level, const char *fmt, va_list ap);
 
 /* Installs @fn (NULL silences the library); returns the previous hook. */
-xp_log_fn xp_set_log_fn(xp_log_fn fn);
+XP_API xp_log_fn xp_set_log_fn(xp_log_fn fn);
 
 /* Sets the most verbose level the default hook prints (default XP_LOG_WARN). */
-void xp_set_log_level(enum xp_log_level level);
+XP_API void xp_set_log_level(enum xp_log_level level);
 
 #ifdef __cplusplus
 }

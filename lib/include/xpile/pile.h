@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The pile allocator: a fixed set of N UMEM frame handles (u64 offsets, opaque to
- * the pool) shared by all cores, with a private per-thread cache in front of it.
+ * The pool: the frame allocator. It holds a fixed set of N UMEM frame handles (u64
+ * offsets, opaque to it) shared by all cores, with a private per-thread cache in
+ * front of it, and keeps the free handles in one of two backends:
  *
  *   xp_cache (one per thread, LIFO array, no atomics on a hit)
  *        | whole bulks of XP_PILE_BULK, with hysteresis
- *   xp_pool (shared): backend XP_POOL_PILE, lock-free stacks of bulks, one per
- *                     stripe (a cache's home; others are stolen from only when
- *                     home is short), or XP_POOL_RING, a bounded MPMC ring of handles.
+ *   xp_pool (shared), backend
+ *     "pile" (XP_POOL_PILE, default): lock-free stacks of bulks, one per stripe (a
+ *            cache's home; others are stolen from only when home is short);
+ *     "ring" (XP_POOL_RING): a bounded MPMC ring of handles, DPDK's classic design.
+ *
+ * So "the pool" is the allocator and "the pile" one of its backends (the project's
+ * name comes from it, and so do this header's and XP_PILE_*'s names).
  *
  * Threading contract
  * - A pool is shared: xp_pool_get(), xp_pool_put() and xp_cache_create() may be
@@ -37,6 +42,9 @@
 #include <string.h>
 #include <linux/types.h>
 
+#include "xpile/api.h"
+#include "xpile/opts.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -57,7 +65,7 @@ enum xp_pool_backend {
 #define XP_POOL_F_DEBUG (1u << 0)
 
 struct xp_pool_opts {
-	size_t sz; /* sizeof(struct xp_pool_opts): zero-initialise, then set */
+	size_t sz; /* sizeof(struct xp_pool_opts); the rule: xpile/opts.h */
 	enum xp_pool_backend backend;
 	__u32 flags; /* XP_POOL_F_* */
 	/* Debug checks: every handle < umem_size (0: unchecked) and a multiple of
@@ -74,9 +82,7 @@ struct xp_pool_opts {
 	 * head. Uncached calls use stripe 0. 0 = online CPUs, at most
 	 * XP_PILE_STRIPES_MAX. Ignored by the ring backend. */
 	__u32 stripes;
-	/* Zero. Named so that the struct has no padding: the check that unknown
-	 * trailing bytes are zero would see uninitialised padding. */
-	__u32 reserved_;
+	__u32 reserved_; /* zero: the tail has no unnamed padding (xpile/opts.h) */
 };
 #define xp_pool_opts__last_field stripes
 
@@ -97,7 +103,9 @@ struct xp_cache_stats {
 
 /*
  * A per-thread cache. The fields are public only so that the hit paths can be
- * inline; treat them as read-only and use the functions below.
+ * inline; treat them as read-only and use the functions below. ABI: the inline
+ * paths compiled into callers read and write len, put_lim, dlen, st and objs in
+ * place, so this layout is frozen for libxpile.so.0 (tests/unit/test_abi.c).
  */
 struct xp_cache {
 	__u32 len; /* objects the inline paths may take (0 in debug mode) */
@@ -106,7 +114,7 @@ struct xp_cache {
 	__u32 dlen; /* objects held in debug mode */
 	struct xp_pool *pool;
 	struct xp_cache_stats st;
-	/* private to lib/pile.c */
+	/* private to lib/pool_cache.c */
 	void *priv;
 	__u32 cap;
 	__u32 pad_;
@@ -115,65 +123,82 @@ struct xp_cache {
 
 /*
  * Creates a pool holding exactly the @n handles in @handles (copied; order kept,
- * so the first handles given are the first handed out by an uncached get).
- * Fails with -EINVAL on n == 0, duplicate handles, handles outside umem_size or
- * misaligned, unknown flags/backend or non-zero unknown opts bytes; -ENOMEM.
+ * so the first handles given are the first handed out by an uncached get), with
+ * @opts (NULL: defaults). *@out is the caller's to xp_pool_destroy(). Fails with
+ * -EINVAL on n == 0, duplicate handles, handles outside umem_size or misaligned,
+ * unknown flags/backend or non-zero unknown opts bytes; -ENOMEM.
  */
-int xp_pool_create(const __u64 *handles, __u32 n, const struct xp_pool_opts *opts,
-		   struct xp_pool **out);
-void xp_pool_destroy(struct xp_pool *p);
+XP_API int xp_pool_create(const __u64 *handles, __u32 n, const struct xp_pool_opts *opts,
+			  struct xp_pool **out);
+/* Frees the pool (NULL is fine). Every cache of it must be destroyed first (logged if
+ * not; the caches then point at freed memory). */
+XP_API void xp_pool_destroy(struct xp_pool *p);
 
 /*
  * Uncached, thread-safe bulk get/put. Get is all-or-nothing: 0 with @n handles in
- * @objs, or -ENOBUFS and nothing taken. n == 0 succeeds. Put returns 0, or in debug
- * mode -EINVAL (foreign/misaligned/out-of-UMEM/double-freed handle; nothing put),
- * or -ENOSPC if the pool is full (more puts than gets).
+ * @objs, or -ENOBUFS and nothing taken. n == 0 succeeds. Put takes the @n handles
+ * of @objs (copied) back and returns 0, or in debug mode -EINVAL (foreign,
+ * misaligned, out-of-UMEM or double-freed handle; nothing put), or -ENOSPC if the
+ * pool is full (more puts than gets).
  */
-int xp_pool_get(struct xp_pool *p, __u64 *objs, __u32 n);
-int xp_pool_put(struct xp_pool *p, const __u64 *objs, __u32 n);
+XP_API int xp_pool_get(struct xp_pool *p, __u64 *objs, __u32 n);
+XP_API int xp_pool_put(struct xp_pool *p, const __u64 *objs, __u32 n);
 
-__u32 xp_pool_size(const struct xp_pool *p); /* N */
-__u32 xp_pool_avail(const struct xp_pool *p); /* free in the shared pile/ring */
-__u32 xp_pool_cached(const struct xp_pool *p); /* held by all caches */
-__u32 xp_pool_in_use(const struct xp_pool *p); /* N - avail - cached */
-enum xp_pool_backend xp_pool_backend(const struct xp_pool *p);
-const char *xp_pool_backend_name(enum xp_pool_backend b); /* "pile", "ring" */
-bool xp_pool_debug(const struct xp_pool *p);
+/* N, the handles the pool was created with. */
+XP_API __u32 xp_pool_size(const struct xp_pool *p);
+/* Free handles in the backend (not in caches); any time, an estimate under load. */
+XP_API __u32 xp_pool_avail(const struct xp_pool *p);
+/* Handles held by all caches of the pool; exact at quiescence. */
+XP_API __u32 xp_pool_cached(const struct xp_pool *p);
+/* N - avail - cached: handles out with the application; exact at quiescence. */
+XP_API __u32 xp_pool_in_use(const struct xp_pool *p);
+/* The backend the pool was created with. */
+XP_API enum xp_pool_backend xp_pool_backend(const struct xp_pool *p);
+/* "pile", "ring", or "unknown" for a value outside the enum (static string). */
+XP_API const char *xp_pool_backend_name(enum xp_pool_backend b);
+/* Whether the pool was created with XP_POOL_F_DEBUG. */
+XP_API bool xp_pool_debug(const struct xp_pool *p);
 
 /*
- * Walks the shared pile/ring and every cache (at quiescence) and checks that no
- * handle is duplicated or foreign and that free + cached <= N. In debug mode it
- * also counts the handles marked in use and proves free + cached + in_use == N.
- * Returns 0, or -EUCLEAN with the first violation logged.
+ * Walks the backend and every cache (at quiescence) and checks that no handle is
+ * duplicated or foreign and that free + cached <= N; for the pile backend also that
+ * every bulk node is accounted for. In debug mode it also counts the handles marked
+ * in use and proves free + cached + in_use == N. Returns 0, -ENOMEM, or -EUCLEAN
+ * with the first violation logged.
  */
-int xp_pool_audit(struct xp_pool *p);
+XP_API int xp_pool_audit(struct xp_pool *p);
 
 /*
  * Creates a cache of @size objects (0..XP_CACHE_SIZE_MAX, used exactly as given;
- * 0 = every call goes to the pool). The cache keeps at most @size objects between
- * calls. Refill tops it up to about size/2 and flush returns the coldest objects so
- * that about size/2 hot ones stay, both in whole bulks of XP_PILE_BULK whenever the
- * size allows. -EINVAL on size > XP_CACHE_SIZE_MAX, -ENOMEM.
+ * 0 = every call goes to the pool) for pool @p, which must outlive it. The cache
+ * keeps at most @size objects between calls. Refill tops it up to about size/2 and
+ * flush returns the coldest objects so that about size/2 hot ones stay, both in
+ * whole bulks of XP_PILE_BULK whenever the size allows. *@out is the caller's to
+ * xp_cache_destroy(). -EINVAL on a NULL argument or size > XP_CACHE_SIZE_MAX, -ENOMEM.
  */
-int xp_cache_create(struct xp_pool *p, __u32 size, struct xp_cache **out);
-/* Returns every cached object to the pool, then frees the cache. */
-void xp_cache_destroy(struct xp_cache *c);
-/* Returns every cached object to the pool (e.g. when a worker goes idle). */
-int xp_cache_flush(struct xp_cache *c);
+XP_API int xp_cache_create(struct xp_pool *p, __u32 size, struct xp_cache **out);
+/* Returns every cached object to the pool, then frees the cache (NULL is fine). */
+XP_API void xp_cache_destroy(struct xp_cache *c);
+/* Returns every cached object to the pool (e.g. when a worker goes idle): 0, or the
+ * pool's -ENOSPC (over capacity; the objects stay cached). */
+XP_API int xp_cache_flush(struct xp_cache *c);
 
+/* Objects the cache holds now. */
 static inline __u32 xp_cache_count(const struct xp_cache *c)
 {
 	return c->len + c->dlen;
 }
 
+/* Copies the cache's counters to @out. */
 static inline void xp_cache_stats_get(const struct xp_cache *c, struct xp_cache_stats *out)
 {
 	*out = c->st;
 }
 
-/* Slow paths of the inline functions; call those instead. */
-int xp_cache_get_slow(struct xp_cache *c, __u64 *objs, __u32 n);
-int xp_cache_put_slow(struct xp_cache *c, const __u64 *objs, __u32 n);
+/* Slow path of xp_cache_get() (refill, bypass, debug checks); call that instead. */
+XP_API int xp_cache_get_slow(struct xp_cache *c, __u64 *objs, __u32 n);
+/* Slow path of xp_cache_put() (flush, bypass, debug checks); call that instead. */
+XP_API int xp_cache_put_slow(struct xp_cache *c, const __u64 *objs, __u32 n);
 
 /*
  * Takes @n handles: 0, or -ENOBUFS with the cache and the pool unchanged. A hit is a

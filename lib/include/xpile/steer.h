@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Steering: the XDP program in front of the AF_XDP engine, its rules, its pins, and the
- * queue-to-core wiring plan. Used by xpile-loader, the engine and the tests.
+ * Steering: the XDP program in front of the AF_XDP engine, its rules and its socket
+ * slots. Used by xpile-loader, the engine and the tests. Host plumbing (bpffs and
+ * pins, BPF object lookup, the wiring plan, feature probes) is in xpile/host.h.
  *
  *   struct xp_steer *s;
  *   struct xp_steer_opts o = { .sz = sizeof(o), .ifname = "eth0", .attach_existing = true };
@@ -21,6 +22,10 @@
 #include <linux/types.h>
 
 #include "steer_abi.h" /* bpf/steer_abi.h (installed next to this file): rules, counters */
+/* Compatibility: these declarations lived here; new code includes xpile/host.h itself. */
+#include "xpile/api.h"
+#include "xpile/opts.h"
+#include "xpile/host.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -35,7 +40,7 @@ enum xp_steer_mode {
 };
 
 struct xp_steer_opts {
-	size_t sz;
+	size_t sz; /* sizeof(struct xp_steer_opts); the rule: xpile/opts.h */
 	const char *ifname;
 	enum xp_steer_mode mode;
 	const char *pin_path; /* NULL: xp_steer_pin_dir() default */
@@ -52,44 +57,77 @@ struct xp_steer_opts {
 	 * fit one page), 1 always, -1 never. The frags program costs ~9 ns more per
 	 * packet (it asks the kernel for the frame length). */
 	int frags;
+	__u32 reserved_; /* zero: the tail has no unnamed padding (xpile/opts.h) */
 };
+#define xp_steer_opts__last_field frags
 
-int xp_steer_open(const struct xp_steer_opts *o, struct xp_steer **out);
-/* @detach: also detach the program and remove the pins (what `unload` does). */
-void xp_steer_close(struct xp_steer *s, bool detach);
+/*
+ * Loads, attaches and pins the steer program on @o->ifname, or with
+ * @o->attach_existing opens what is pinned there already (-ENOENT when nothing is).
+ * *@out is the caller's to xp_steer_close(); the program and pins outlive it unless
+ * closed with detach. -EINVAL (no ifname, the opts rule), -ENODEV (no such
+ * interface in this namespace), -EPERM (no CAP_BPF/CAP_NET_ADMIN), -EBUSY (another
+ * XDP program and no @o->force), -EEXIST (ours runs there already: open it with
+ * attach_existing), -ENOENT / -ESTALE (attach_existing: no pins, or pins of a program
+ * no longer attached), or libbpf's/libxdp's negative errno; each logged.
+ */
+XP_API int xp_steer_open(const struct xp_steer_opts *o, struct xp_steer **out);
+/* Frees @s (NULL is fine). @detach: also detach the program and remove the pins
+ * (what `xpile-loader unload` does); failures then are logged as warnings. */
+XP_API void xp_steer_close(struct xp_steer *s, bool detach);
 /* Removes pins left behind by a steer that is no longer attached (stale); -EBUSY if
- * the pinned program still runs on @ifname. @pin_path NULL: the default. */
-int xp_steer_remove_stale(const char *ifname, const char *pin_path);
+ * the pinned program still runs on @ifname. @pin_path NULL: the default. 0 when
+ * there were none. */
+XP_API int xp_steer_remove_stale(const char *ifname, const char *pin_path);
 
-/* Route XSK verdicts of RX queue @queue to socket @xsk_fd (an AF_XDP socket bound to
- * that queue of this interface). Clearing makes them fall back to PASS. */
-int xp_steer_xsk_set(struct xp_steer *s, __u32 queue, int xsk_fd);
-int xp_steer_xsk_clear(struct xp_steer *s, __u32 queue);
-/* Named socket slots (rule action "xsk slot N"), 0 <= slot < XP_STEER_XSK_SLOTS. */
-int xp_steer_slot_set(struct xp_steer *s, __u32 slot, int xsk_fd);
-int xp_steer_slot_clear(struct xp_steer *s, __u32 slot);
-int xp_steer_xskmap_fd(const struct xp_steer *s);
-/* The steer program itself (e.g. for BPF_PROG_TEST_RUN). */
-int xp_steer_prog_fd(const struct xp_steer *s);
+/* Routes XSK verdicts of RX queue @queue (< XP_STEER_MAX_QUEUES) to socket @xsk_fd
+ * (an AF_XDP socket bound to that queue of this interface; the map takes its own
+ * reference). 0, -EINVAL (queue out of range, bad fd) or the map update's -errno. */
+XP_API int xp_steer_xsk_set(struct xp_steer *s, __u32 queue, int xsk_fd);
+/* Undoes xp_steer_xsk_set(): XSK verdicts of @queue fall back to PASS. 0 also when
+ * none was set; -EINVAL for a queue out of range. */
+XP_API int xp_steer_xsk_clear(struct xp_steer *s, __u32 queue);
+/* Named socket slots (rule action "xsk slot N"), 0 <= slot < XP_STEER_XSK_SLOTS; the
+ * same returns as the queue calls above. */
+XP_API int xp_steer_slot_set(struct xp_steer *s, __u32 slot, int xsk_fd);
+XP_API int xp_steer_slot_clear(struct xp_steer *s, __u32 slot);
+/* The XSKMAP's fd (owned by @s: do not close it). */
+XP_API int xp_steer_xskmap_fd(const struct xp_steer *s);
+/* The steer program itself (e.g. for BPF_PROG_TEST_RUN); owned by @s likewise. */
+XP_API int xp_steer_prog_fd(const struct xp_steer *s);
 
-/* Rules. Replace swaps the whole set atomically (no packet sees a mix) and returns
- * after no packet can still be using the old set. Rules get ids in order; @rules may
- * carry id 0 (a new id is assigned). */
-int xp_steer_rules_replace(struct xp_steer *s, const struct xp_rule *rules, __u32 n);
-/* Rules in force, in evaluation order, with per-rule counters (NULL to skip). */
-int xp_steer_rules_get(struct xp_steer *s, struct xp_rule *rules, struct xp_counter *counters,
-		       __u32 max, __u32 *n);
-int xp_steer_rule_add(struct xp_steer *s, const struct xp_rule *r, __u32 *id);
-int xp_steer_rule_del(struct xp_steer *s, __u32 id);
-int xp_steer_default_set(struct xp_steer *s, const struct xp_action *dflt,
-			 const struct xp_action *parse_err);
-int xp_steer_default_get(struct xp_steer *s, struct xp_action *dflt, struct xp_action *parse_err);
+/*
+ * Rules. Replace swaps the whole set of @n rules (at most XP_STEER_MAX_RULES,
+ * evaluated by prio) atomically (no packet sees a mix) and returns after no packet
+ * can still be using the old set. Rules get ids in order; @rules may carry id 0 (a
+ * new id is assigned). Writers of one interface are serialised across processes.
+ * 0, -EINVAL (a rule that does not check, named in the log), -E2BIG, or -errno.
+ */
+XP_API int xp_steer_rules_replace(struct xp_steer *s, const struct xp_rule *rules, __u32 n);
+/* Copies up to @max rules in force to @rules, in evaluation order, with per-rule
+ * counters (summed over CPUs) to @counters (NULL to skip); *@n = how many. 0 or -errno. */
+XP_API int xp_steer_rules_get(struct xp_steer *s, struct xp_rule *rules,
+			      struct xp_counter *counters, __u32 max, __u32 *n);
+/* Adds rule @r (its id is ignored) to the set in force, as one replace; *@id (NULL to
+ * skip) gets the id it was given. The returns of xp_steer_rules_replace(). */
+XP_API int xp_steer_rule_add(struct xp_steer *s, const struct xp_rule *r, __u32 *id);
+/* Removes the rule with id @id, as one replace: 0, -ENOENT (no such id; logged), or
+ * the returns of xp_steer_rules_replace(). */
+XP_API int xp_steer_rule_del(struct xp_steer *s, __u32 id);
+/* Sets the action when no rule matches (@dflt) and on a parse error (@parse_err);
+ * NULL keeps that one. Rules stay; one replace. */
+XP_API int xp_steer_default_set(struct xp_steer *s, const struct xp_action *dflt,
+				const struct xp_action *parse_err);
+/* Reads the two actions of xp_steer_default_set() (NULL to skip one). 0 or -errno. */
+XP_API int xp_steer_default_get(struct xp_steer *s, struct xp_action *dflt,
+				struct xp_action *parse_err);
 
 struct xp_steer_stats {
 	struct xp_counter verdict[XP_CNT_MAX];
 	__u64 parse_err[XP_PERR_MAX];
 };
-int xp_steer_stats_read(struct xp_steer *s, struct xp_steer_stats *out);
+/* Verdict and parse-error counters, summed over CPUs, into @out: 0 or -errno. */
+XP_API int xp_steer_stats_read(struct xp_steer *s, struct xp_steer_stats *out);
 
 struct xp_steer_info {
 	char ifname[16];
@@ -99,64 +137,31 @@ struct xp_steer_info {
 	bool legacy; /* single program: libxdp's dispatcher unavailable */
 	char pin_path[512];
 };
-int xp_steer_info_get(const struct xp_steer *s, struct xp_steer_info *out);
+/* What @s is attached to and pinned where (the host's path, not a /proc/PID/root
+ * detour): 0 or -ENAMETOOLONG. */
+XP_API int xp_steer_info_get(const struct xp_steer *s, struct xp_steer_info *out);
 
-/* Rule text <-> struct, e.g. "prio 10 udp dport 4789 action xsk",
- * "src 198.18.0.0/15 action drop". @err gets a one-line reason. */
-int xp_rule_parse(int argc, char **argv, struct xp_rule *out, char *err, size_t errlen);
-int xp_rule_format(const struct xp_rule *r, char *buf, size_t len);
-int xp_action_parse(int argc, char **argv, int *used, struct xp_action *out, char *err,
-		    size_t errlen);
-int xp_action_format(const struct xp_action *a, char *buf, size_t len);
-/* A rule file: one rule per line, '#' comments; -EINVAL with "line N: ..." in @err. */
-int xp_rules_parse_file(const char *path, struct xp_rule *rules, __u32 max, __u32 *n, char *err,
-			size_t errlen);
-
-/* Where the pins of @ifname live when --pin-path is not given:
- * <bpffs>/xpile/IFACE in the initial network namespace, <bpffs>/xpile/ns<inode>/IFACE
- * in others, where <bpffs> is /sys/fs/bpf or, when `ip netns exec` hid it, the host's
- * through /proc/<pid>/root of PID 1 or of the closest ancestor in the host's mount
- * namespace (mounted there if missing). $XPILE_BPFFS overrides. */
-int xp_steer_pin_dir(const char *ifname, char *buf, size_t len);
-/* A mounted bpffs root usable from here (see above); mounts one if needed. */
-int xp_bpffs_root(char *buf, size_t len, bool mount_if_missing);
-/* Network namespace key: "" in the initial one, "ns<inode>/" elsewhere. */
-int xp_netns_key(char *buf, size_t len);
-
-/* BPF objects: $XPILE_BPF_DIR, then <dir of /proc/self/exe>/bpf/, then
- * XPILE_DATADIR/bpf. */
-int xp_bpf_obj_path(const char *name, char *buf, size_t len);
-
-/* Wiring plan: which core serves which queue, written by `xpile-loader wire` under
- * /run/xpile/<netns key>IFACE/wire.plan and read by the engine. */
-#define XP_WIRE_MAX 256
-struct xp_wire_plan {
-	__u32 n;
-	struct {
-		__u32 queue;
-		__u32 core;
-	} map[XP_WIRE_MAX];
-};
-int xp_wire_plan_read(const char *ifname, struct xp_wire_plan *out);
-int xp_wire_plan_write(const char *ifname, const struct xp_wire_plan *p);
-int xp_wire_plan_remove(const char *ifname);
-int xp_wire_plan_path(const char *ifname, char *buf, size_t len);
-
-/* What an interface supports, probed (never guessed). */
-struct xp_if_features {
-	bool native_xdp; /* a program attaches in driver mode */
-	bool xsk_zerocopy; /* netlink XDP features: NETDEV_XDP_ACT_XSK_ZEROCOPY */
-	bool multibuf; /* native multi-buffer (xdp.frags) */
-	bool redirect_target; /* NETDEV_XDP_ACT_NDO_XMIT */
-	bool features_known; /* the kernel reported XDP features via netlink */
-	bool dispatcher; /* libxdp multiprog dispatcher (freplace) works */
-	char dispatcher_why[128]; /* why not, when it does not */
-	__u32 rx_queues, tx_queues, combined, max_combined, max_rx, max_tx;
-	bool channels_known; /* ETHTOOL_GCHANNELS answered */
-};
-int xp_if_features_probe(const char *ifname, struct xp_if_features *out);
-/* Whether libxdp's dispatcher (freplace) loads on this kernel; @why on failure. */
-bool xp_dispatcher_probe(char *why, size_t len);
+/*
+ * Rule text <-> struct, e.g. "prio 10 udp dport 4789 action xsk",
+ * "src 198.18.0.0/15 action drop". The parsers take the words of one rule (or
+ * action) in @argv, fill *@out and return 0, or -EINVAL with a one-line reason in
+ * @err (@errlen bytes) naming the word and what is accepted.
+ */
+XP_API int xp_rule_parse(int argc, char **argv, struct xp_rule *out, char *err, size_t errlen);
+/* Writes @r as rule text xp_rule_parse() reads back to @buf: its length, or -ENOSPC
+ * when @len is too short (@buf then holds a truncated string). */
+XP_API int xp_rule_format(const struct xp_rule *r, char *buf, size_t len);
+/* Parses an action from the start of @argv; *@used = words it took (1..3). */
+XP_API int xp_action_parse(int argc, char **argv, int *used, struct xp_action *out, char *err,
+			   size_t errlen);
+/* Writes @a as action text ("drop", "redirect eth1", "xsk slot 3"...) to @buf: the
+ * length snprintf() gives (>= @len when truncated). */
+XP_API int xp_action_format(const struct xp_action *a, char *buf, size_t len);
+/* Reads a rule file (@path, "-" for stdin): one rule per line, '#' comments, up to
+ * @max rules into @rules, *@n = how many. 0, or -EINVAL with "PATH line N: ..." in
+ * @err (also for a file that cannot be opened, or more than @max rules). */
+XP_API int xp_rules_parse_file(const char *path, struct xp_rule *rules, __u32 max, __u32 *n,
+			       char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -12,7 +12,7 @@
  * and use one acquire load or release store per batch. Create and destroy sockets from one
  * thread (the UMEM keeps a plain reference count).
  *
- * Addresses: descriptors carry UMEM offsets; xpile/umem.h (xp_layout_handle(),
+ * Addresses: descriptors carry UMEM offsets; xpile/layout.h (xp_layout_handle(),
  * xp_layout_data(), xp_layout_tx_addr()) maps them to frames for either layout.
  */
 #ifndef XPILE_XSK_H
@@ -22,6 +22,9 @@
 #include <stddef.h>
 #include <linux/if_xdp.h>
 #include <linux/types.h>
+
+#include "xpile/api.h"
+#include "xpile/opts.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,7 +47,10 @@ extern "C" {
 #define SO_BUSY_POLL_BUDGET 70
 #endif
 
-/* One mmap()ed ring. cached_* are this thread's private copies of the shared indices. */
+/* One mmap()ed ring. cached_* are this thread's private copies of the shared indices.
+ * ABI: the ring helpers below run in callers and read it in place, as they do
+ * struct xp_xsk's rings; both layouts are frozen for libxpile.so.0
+ * (tests/unit/test_abi.c). Not the pool's ring (that one is internal). */
 struct xp_ring {
 	__u32 cached_prod;
 	__u32 cached_cons;
@@ -61,13 +67,15 @@ struct xp_ring {
 struct xp_umem;
 
 struct xp_umem_opts {
-	size_t sz;
+	size_t sz; /* sizeof(struct xp_umem_opts); the rule: xpile/opts.h */
 	void *area; /* page-aligned, caller-owned, outlives the UMEM */
 	__u64 size; /* bytes */
 	__u32 chunk_size; /* frame stride; any value >= 2048 with XDP_UMEM_UNALIGNED_CHUNK_FLAG */
 	__u32 headroom; /* bytes before the packet, on top of the kernel's XDP_PACKET_HEADROOM */
 	__u32 flags; /* XDP_UMEM_UNALIGNED_CHUNK_FLAG */
+	__u32 reserved_; /* zero: the tail has no unnamed padding (xpile/opts.h) */
 };
+#define xp_umem_opts__last_field flags
 
 enum xp_xsk_mode {
 	XP_XSK_AUTO, /* zero-copy when the driver has it, else copy (kernel fallback) */
@@ -76,7 +84,7 @@ enum xp_xsk_mode {
 };
 
 struct xp_xsk_opts {
-	size_t sz;
+	size_t sz; /* sizeof(struct xp_xsk_opts); the rule: xpile/opts.h */
 	const char *ifname;
 	__u32 queue;
 	__u32 rx_size; /* ring entries, powers of two; 0 = 2048 */
@@ -94,8 +102,12 @@ struct xp_xsk_opts {
 	__u32 tx_budget;
 	/* tx_budget is a wish: a kernel that refuses it (before 6.15) keeps its 32. */
 	bool tx_budget_optional;
+	__u8 reserved_[7]; /* zero: the tail has no unnamed padding (xpile/opts.h) */
 };
+#define xp_xsk_opts__last_field tx_budget_optional
 
+/* A bound socket and its four rings. Read its fields, do not write them; ABI (see
+ * struct xp_ring). */
 struct xp_xsk {
 	struct xp_ring rx;
 	struct xp_ring tx;
@@ -122,36 +134,54 @@ struct xp_xsk_stats {
 	__u64 tx_ring_empty_descs;
 };
 
-int xp_umem_create(const struct xp_umem_opts *o, struct xp_umem **out);
-/* Fails with -EBUSY while sockets still use it. */
-int xp_umem_destroy(struct xp_umem *u);
-__u64 xp_umem_size(const struct xp_umem *u);
-__u32 xp_umem_chunk_size(const struct xp_umem *u);
-__u32 xp_umem_headroom(const struct xp_umem *u);
-bool xp_umem_unaligned(const struct xp_umem *u);
-void *xp_umem_area(const struct xp_umem *u);
+/*
+ * Registers @o->area (caller-owned, page-aligned, outliving the UMEM) as a UMEM on a
+ * new AF_XDP socket that the first xp_xsk_create() binds. *@out is the caller's to
+ * xp_umem_destroy(). -EINVAL (no area, size or chunk size; the opts rule), -EPERM,
+ * -ENOMEM (locked-memory limit), or XDP_UMEM_REG's negative errno; logged with the fix.
+ */
+XP_API int xp_umem_create(const struct xp_umem_opts *o, struct xp_umem **out);
+/* Frees the UMEM (NULL is fine; the area stays the caller's): 0, or -EBUSY while
+ * sockets still use it (then nothing changes). */
+XP_API int xp_umem_destroy(struct xp_umem *u);
+/* The registration's size, chunk size and headroom, as given. */
+XP_API __u64 xp_umem_size(const struct xp_umem *u);
+XP_API __u32 xp_umem_chunk_size(const struct xp_umem *u);
+XP_API __u32 xp_umem_headroom(const struct xp_umem *u);
+/* Whether it was registered with XDP_UMEM_UNALIGNED_CHUNK_FLAG. */
+XP_API bool xp_umem_unaligned(const struct xp_umem *u);
+/* The caller's area given at creation. */
+XP_API void *xp_umem_area(const struct xp_umem *u);
 
 /*
  * Creates and binds a socket on ifname:queue. The first socket registers the UMEM on its
  * own fd; later ones share it. Errors: -ENODEV (no such interface), -EINVAL (queue out of
  * range or bad ring sizes), -EBUSY (queue already has a socket), -EOPNOTSUPP (zero-copy or
  * multi-buffer unsupported), -EPERM. The message logged names the cause and the fix.
+ * Fields past an older caller's @o->sz read as zero (xpile/opts.h). *@out is the
+ * caller's to xp_xsk_destroy(), before the UMEM's xp_umem_destroy().
  */
-int xp_xsk_create(struct xp_umem *u, const struct xp_xsk_opts *o, struct xp_xsk **out);
-void xp_xsk_destroy(struct xp_xsk *x);
-int xp_xsk_stats(const struct xp_xsk *x, struct xp_xsk_stats *out);
+XP_API int xp_xsk_create(struct xp_umem *u, const struct xp_xsk_opts *o, struct xp_xsk **out);
+/* Unmaps the rings, closes the socket (the kernel unbinds it) and frees @x (NULL is
+ * fine); the UMEM loses one user. */
+XP_API void xp_xsk_destroy(struct xp_xsk *x);
+/* The kernel's XDP_STATISTICS into @out (the last three stay 0 before kernel 5.9):
+ * 0 or -errno. */
+XP_API int xp_xsk_stats(const struct xp_xsk *x, struct xp_xsk_stats *out);
 /* Bytes of packet data one frame holds: chunk - headroom - XDP_PACKET_HEADROOM. */
-__u32 xp_xsk_frame_room(const struct xp_umem *u);
+XP_API __u32 xp_xsk_frame_room(const struct xp_umem *u);
 /* Queues the interface has (RX), or a negative errno. */
-int xp_ifname_rx_queues(const char *ifname);
+XP_API int xp_ifname_rx_queues(const char *ifname);
 
 /* ---- ring helpers (hot path) ---- */
 
+/* Slot @idx (any u32: masked) of an address ring (fill, completion). */
 static inline __u64 *xp_ring_addr(struct xp_ring *r, __u32 idx)
 {
 	return &((__u64 *)r->ring)[idx & r->mask];
 }
 
+/* Slot @idx (masked) of a descriptor ring (RX, TX). */
 static inline struct xdp_desc *xp_ring_desc(struct xp_ring *r, __u32 idx)
 {
 	return &((struct xdp_desc *)r->ring)[idx & r->mask];
@@ -215,22 +245,26 @@ static inline __u32 xp_ring_pending(const struct xp_ring *r)
 	       __atomic_load_n(r->consumer, __ATOMIC_ACQUIRE);
 }
 
+/* The kernel asks for a wakeup (need_wakeup mode): kick TX, or wake RX for the fill ring. */
 static inline bool xp_ring_needs_wakeup(const struct xp_ring *r)
 {
 	return __atomic_load_n(r->flags, __ATOMIC_RELAXED) & XDP_RING_NEED_WAKEUP;
 }
 
-/* Kicks the kernel to transmit (copy mode needs it for every batch of 32 or so). */
-int xp_xsk_kick_tx(struct xp_xsk *x);
-/* Wakes the kernel to refill RX from the fill ring (need_wakeup set, or busy poll). */
-int xp_xsk_wake_rx(struct xp_xsk *x);
+/* Kicks the kernel to transmit (copy mode needs it for every batch of 32 or so): 0,
+ * or -EAGAIN/-ENOBUFS/-EBUSY (transient: budget spent, completion ring full; retry)
+ * or another -errno. */
+XP_API int xp_xsk_kick_tx(struct xp_xsk *x);
+/* Wakes the kernel to refill RX from the fill ring (need_wakeup set, or busy poll):
+ * 0 (EAGAIN included) or -errno. */
+XP_API int xp_xsk_wake_rx(struct xp_xsk *x);
 /*
  * NAPI id the kernel has recorded for the socket's queue (SO_INCOMING_NAPI_ID), known
  * once a packet arrived. 0 means busy polling has nothing to run for this socket
  * (veth on recent kernels, drivers without NAPI ids): preferred busy poll then
  * changes nothing. 0 or -errno.
  */
-int xp_xsk_napi_id(const struct xp_xsk *x, __u32 *id);
+XP_API int xp_xsk_napi_id(const struct xp_xsk *x, __u32 *id);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,620 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * The pile backend of the pool. See xpile/pile.h for the contract and docs/pile.md for the
+ * design and the proof that bulk nodes never run out. In short:
+ *
+ * - The pile is a Treiber stack of *full* nodes of XP_PILE_BULK handles in a
+ *   preallocated node array. Its head is {index:32, tag:32} in one 64-bit word; every
+ *   successful CAS bumps the tag (ABA). A chain of k nodes is linked privately and
+ *   pushed with one CAS. Each node records how many nodes of its chain follow it
+ *   (rem), the chain's last node (tail), the node under the chain (after) and its
+ *   own depth, all written privately before the push. So a pop of k nodes reads
+ *   only the header line of each chain's first node (a refill the size of the last
+ *   flush reads one remote line, not k), a push reads only the old head's depth,
+ *   and avail is O(1).
+ * - Fewer than XP_PILE_BULK leftover handles live in one "odd" node published in a
+ *   single atomic slot. Whoever has a leftover takes the slot, merges, pushes the
+ *   node if it became full and republishes the rest. So the pile holds at most one
+ *   partial node and never more than N handles.
+ * - Empty nodes live in a second tagged stack and in per-cache stashes: a refill
+ *   keeps the nodes it emptied, and the next flush fills them, so neither needs a
+ *   second CAS.
+ * - Both stacks exist once per stripe. A cache flushes to its home stripe and
+ *   refills from it, so in the steady state a core's CASes and the nodes it copies
+ *   stay in its own cache lines; a get that home cannot meet gathers across the
+ *   stripes (all or nothing), and a put whose home has too few empty nodes takes
+ *   them from another stripe. The odd slot stays single (it is rarely touched).
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool_pile.h"
+
+/* Nodes beyond need for partial nodes held in flight (<= 3 per concurrent op). */
+#define SPARE_NODES 96u
+/* Yields before a put that finds no empty node concludes the pool is over capacity. */
+#define NODE_RETRIES 1000
+
+/* ---- node stacks ---- */
+
+static inline __u64 mkhead(__u32 idx, __u64 old)
+{
+	return ((old >> 32) + 1) << 32 | idx;
+}
+
+/* The i-th stripe from @s, home first (no division: node_alloc runs it per flush). */
+static inline __u32 stripe_nth(const struct pile *pl, __u32 s, __u32 i)
+{
+	return s + i < pl->nstripes ? s + i : s + i - pl->nstripes;
+}
+
+/* Nodes in stack @s now (an estimate under load). */
+static __u32 lfs_depth(const struct pile *pl, const struct lfs *s)
+{
+	return nd_depth(pl, (__u32)__atomic_load_n(&s->head, __ATOMIC_ACQUIRE));
+}
+
+/*
+ * A private chain built bottom-up (each node added goes on top), for one stack.
+ * What depends on that stack's head (the node under the chain, and depths) is
+ * written while building, from the head seen at chain_begin(); lfs_push() rewrites
+ * it only if the head moved meanwhile, so a push normally walks nothing.
+ */
+struct chain {
+	__u32 top, bottom, k;
+	__u32 h, hd; /* the head the chain expects to sit on, and its depth */
+};
+
+static void chain_begin(const struct pile *pl, struct chain *c, const struct lfs *s)
+{
+	__u32 h = (__u32)__atomic_load_n(&s->head, __ATOMIC_RELAXED);
+
+	*c = (struct chain){ .top = NIL, .bottom = NIL, .h = h, .hd = nd_depth(pl, h) };
+}
+
+static void chain_add(struct pile *pl, struct chain *c, __u32 x)
+{
+	struct node *X = nd(pl, x);
+
+	if (c->bottom == NIL)
+		c->bottom = x;
+	ST(X->next, c->top == NIL ? c->h : c->top);
+	ST(X->rem, ++c->k);
+	ST(X->tail, c->bottom);
+	ST(X->after, c->h);
+	ST(X->depth, c->hd + c->k);
+	ST(X->contig, c->top == NIL || (c->top == x + 1 && LD(nd(pl, c->top)->contig)));
+	c->top = x;
+}
+
+/* Pushes a chain with one CAS. */
+static void lfs_push(struct pile *pl, struct lfs *s, struct chain *c)
+{
+	__u64 old = __atomic_load_n(&s->head, __ATOMIC_RELAXED);
+
+	for (;;) {
+		__u32 h = (__u32)old, d = nd_depth(pl, h);
+
+		if (h != c->h || d != c->hd) {
+			__u32 x = c->top;
+
+			ST(nd(pl, c->bottom)->next, h);
+			for (;;) {
+				ST(nd(pl, x)->depth, d + LD(nd(pl, x)->rem));
+				ST(nd(pl, x)->after, h);
+				if (x == c->bottom)
+					break;
+				x = LD(nd(pl, x)->next);
+			}
+			c->h = h;
+			c->hd = d;
+		}
+		if (__atomic_compare_exchange_n(&s->head, &old, mkhead(c->top, old), true,
+						__ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			return;
+	}
+}
+
+/*
+ * Pops @k nodes with one CAS; they stay linked by next from *first. Up to @slack
+ * more are taken when that spares a walk into the last chain; *got says how many.
+ * -ENOBUFS if the stack holds fewer than k at one instant.
+ */
+static int lfs_pop(struct pile *pl, struct lfs *s, __u32 k, __u32 slack, __u32 *first, __u32 *got)
+{
+	__u64 old = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE);
+	const __u32 nn = pl->nnodes;
+
+	for (;;) {
+		__u32 h = (__u32)old, cur = h, l = NIL, need = k, extra = 0, nxt;
+		bool stale = false;
+
+		if (h == NIL || nd_depth(pl, h) < k) {
+			__u64 now = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE);
+
+			if (now == old)
+				return -ENOBUFS;
+			old = now;
+			continue;
+		}
+		/*
+		 * Whole chains are skipped through their first node's header; the last
+		 * one may be taken in part, walking next. Links read here may be stale;
+		 * the CAS on the tagged head rejects those.
+		 */
+		nxt = NIL;
+		while (need && !stale) {
+			struct node *C = nd(pl, cur);
+			__u32 r = LD(C->rem), t = LD(C->tail);
+
+			if (!r || t >= nn) {
+				stale = true;
+			} else if (r <= need) {
+				l = t;
+				need -= r;
+				cur = nxt = LD(C->after);
+				stale = need && cur >= nn;
+			} else if (r - need <= slack) {
+				l = t;
+				extra = r - need;
+				need = 0;
+				nxt = LD(C->after);
+			} else if (LD(C->contig)) {
+				l = cur + need - 1;
+				need = 0;
+				stale = l >= nn;
+				if (!stale)
+					nxt = LD(nd(pl, l)->next);
+			} else {
+				for (l = cur; --need && !stale; stale = l >= nn)
+					l = LD(nd(pl, l)->next);
+				if (!stale)
+					nxt = LD(nd(pl, l)->next);
+			}
+		}
+		if (stale) {
+			old = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE);
+			continue;
+		}
+		if (__atomic_compare_exchange_n(&s->head, &old, mkhead(nxt, old), true,
+						__ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) {
+			*first = h;
+			*got = k + extra;
+			return 0;
+		}
+	}
+}
+
+/* ---- empty nodes: stash first, then the shared free stack ---- */
+
+void xp_pile_release(struct pile *pl, __u32 s, struct stash *st, const __u32 *idx, __u32 k)
+{
+	struct chain c;
+	__u32 i = 0;
+
+	if (st)
+		for (; i < k && st->n < st->lim; i++)
+			st->idx[st->n++] = idx[i];
+	/* Bottom-up from the last: nodes popped in index order stay contiguous. */
+	chain_begin(pl, &c, &pl->sp[s].free);
+	while (k > i)
+		chain_add(pl, &c, idx[--k]);
+	if (c.k)
+		lfs_push(pl, &pl->sp[s].free, &c);
+}
+
+/* A chain walker over empty nodes taken from a stash and from the free stack. */
+/*
+ * Walks a popped chain of @left nodes we own. A contiguous run (x, x + 1, ...) needs
+ * no pointer chasing, so its nodes' misses are all started at once; elsewhere the
+ * next node is prefetched as soon as its index is known.
+ */
+struct cursor {
+	__u32 x, run, left;
+	int rw; /* prefetch for write */
+};
+
+static void prefetch_node(const struct pile *pl, __u32 x, int rw)
+{
+	for (unsigned int line = 0; line < sizeof(struct node); line += 64) {
+		if (rw)
+			__builtin_prefetch((const char *)nd(pl, x) + line, 1);
+		else
+			__builtin_prefetch((const char *)nd(pl, x) + line, 0);
+	}
+}
+
+static __u32 cursor_next(const struct pile *pl, struct cursor *c)
+{
+	__u32 x = c->x;
+
+	if (!c->run) {
+		const struct node *X = nd(pl, x);
+
+		c->run = LD(X->contig) ? LD(X->rem) : 1;
+		if (c->run > c->left)
+			c->run = c->left;
+		for (__u32 i = 1; i < c->run && i <= STASH_MAX; i++)
+			prefetch_node(pl, x + i, c->rw);
+	}
+	c->left--;
+	if (--c->run) {
+		c->x = x + 1;
+	} else {
+		c->x = LD(nd(pl, x)->next);
+		if (c->left)
+			prefetch_node(pl, c->x, c->rw);
+	}
+	return x;
+}
+
+struct node_src {
+	const __u32 *stash;
+	__u32 nstash;
+	struct cursor chain; /* popped from the free stack, used after the stash ones */
+	__u32 extra; /* nodes popped beyond the need, left on chain at the end */
+};
+
+static __u32 node_src_next(struct pile *pl, struct node_src *s)
+{
+	if (s->nstash)
+		return s->stash[--s->nstash];
+	return cursor_next(pl, &s->chain);
+}
+
+/* Stashes the nodes a pop took beyond the need (see lfs_pop's slack). */
+static void node_src_done(struct pile *pl, __u32 sp, struct stash *st, struct node_src *s)
+{
+	__u32 idx[STASH_MAX], i;
+
+	for (i = 0; i < s->extra; i++)
+		idx[i] = cursor_next(pl, &s->chain);
+	if (i)
+		xp_pile_release(pl, sp, st, idx, i);
+}
+
+/*
+ * Moves up to @want empty nodes from the other stripes' free stacks onto stripe @s's,
+ * for a put that found no free stack with enough on its own. The mover owns them only
+ * between its pop and its push (no wait in between), so others' retries stay short.
+ * Returns how many it moved.
+ */
+static __u32 node_gather(struct pile *pl, __u32 s, __u32 want)
+{
+	struct chain c;
+	__u32 moved = 0;
+
+	chain_begin(pl, &c, &pl->sp[s].free);
+	for (__u32 i = 1; i < pl->nstripes && moved < want; i++) {
+		struct lfs *f = &pl->sp[stripe_nth(pl, s, i)].free;
+		__u32 d = lfs_depth(pl, f), got;
+		struct cursor cur = { .rw = 1 };
+
+		if (d > want - moved)
+			d = want - moved;
+		if (!d || lfs_pop(pl, f, d, 0, &cur.x, &got))
+			continue;
+		/* cursor_next reads a node's links before chain_add rewrites them. */
+		for (cur.left = got; cur.left;)
+			chain_add(pl, &c, cursor_next(pl, &cur));
+		moved += got;
+	}
+	if (c.k)
+		lfs_push(pl, &pl->sp[s].free, &c);
+	return moved;
+}
+
+/* Empty nodes for a put to stripe @s: the stash, then home's free stack, then others'. */
+static int node_alloc(struct pile *pl, __u32 s, struct stash *st, __u32 k, struct node_src *out)
+{
+	__u32 from_stash = st ? (st->n < k ? st->n : k) : 0, got, i;
+	int tries = 0;
+
+	out->nstash = from_stash;
+	out->chain = (struct cursor){ .x = NIL, .rw = 1 };
+	out->extra = 0;
+	if (st) {
+		st->n -= from_stash;
+		out->stash = &st->idx[st->n];
+	}
+	if (k == from_stash)
+		return 0;
+	for (;;) {
+		for (i = 0; i < pl->nstripes; i++)
+			if (!lfs_pop(pl, &pl->sp[stripe_nth(pl, s, i)].free, k - from_stash,
+				     st ? st->lim - st->n : 0, &out->chain.x, &got))
+				goto found;
+		/* Only nodes held by concurrent ops can make this wait; see pile.md. */
+		if (++tries > NODE_RETRIES) {
+			if (st)
+				st->n += from_stash; /* the stash slots still hold them */
+			return -ENOSPC;
+		}
+		if (!node_gather(pl, s, k - from_stash))
+			sched_yield();
+	}
+found:
+	out->extra = got - (k - from_stash);
+	out->chain.left = got;
+	return 0;
+}
+
+/* ---- the odd slot: the one partial node ---- */
+
+static __u32 odd_take(struct pile *pl)
+{
+	__u64 o = __atomic_exchange_n(&pl->odd.head, 0, __ATOMIC_ACQ_REL);
+
+	return o ? (__u32)(o - 1) : NIL;
+}
+
+static void push_one(struct pile *pl, __u32 s, __u32 x)
+{
+	struct chain c;
+
+	chain_begin(pl, &c, &pl->sp[s].full);
+	chain_add(pl, &c, x);
+	lfs_push(pl, &pl->sp[s].full, &c);
+}
+
+/*
+ * Publishes partial node @x, merging with whatever partial node got there first.
+ * The slot needs no tag: it is only taken by exchange and only filled from empty,
+ * and "empty" means the same whatever happened in between.
+ */
+static void odd_give(struct pile *pl, struct stash *st, __u32 s, __u32 x)
+{
+	for (;;) {
+		__u64 zero = 0;
+		__u32 o, cx, co;
+		struct node *X, *O;
+
+		if (__atomic_compare_exchange_n(&pl->odd.head, &zero, (__u64)x + 1, false,
+						__ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			return;
+		o = odd_take(pl);
+		if (o == NIL)
+			continue;
+		X = nd(pl, x);
+		O = nd(pl, o);
+		cx = LD(X->count);
+		co = LD(O->count);
+		if (co + cx >= B) {
+			__u32 mv = B - co;
+
+			memcpy(&O->objs[co], &X->objs[cx - mv], mv * sizeof(__u64));
+			ST(O->count, B);
+			push_one(pl, s, o);
+			cx -= mv;
+			ST(X->count, cx);
+			if (!cx) {
+				xp_pile_release(pl, s, st, &x, 1);
+				return;
+			}
+		} else {
+			memcpy(&O->objs[co], X->objs, cx * sizeof(__u64));
+			ST(O->count, co + cx);
+			xp_pile_release(pl, s, st, &x, 1);
+			x = o;
+		}
+	}
+}
+
+/* ---- pile backend ---- */
+
+/* Takes @n handles from stripe @s (and the odd node): all or nothing. */
+static int stripe_get(struct pile *pl, __u32 s, __u64 *dst, __u32 n, struct stash *st)
+{
+	__u32 q = n / B, r = n % B, o = NIL, c = 0, k, got, i;
+	struct cursor cur = { .x = NIL };
+	__u32 emptied[64], ne = 0;
+
+	if (!n)
+		return 0;
+	if (r) {
+		o = odd_take(pl);
+		c = o == NIL ? 0 : LD(nd(pl, o)->count);
+	}
+	k = q + (r > c);
+	if (k && lfs_pop(pl, &pl->sp[s].full, k, 0, &cur.x, &got)) {
+		if (o != NIL)
+			odd_give(pl, st, s, o);
+		return -ENOBUFS;
+	}
+	cur.left = k;
+	for (i = 0; i < q; i++) {
+		__u32 x = cursor_next(pl, &cur);
+
+		memcpy(dst + (size_t)i * B, nd(pl, x)->objs, B * sizeof(__u64));
+		emptied[ne++] = x;
+		if (ne == 64) {
+			xp_pile_release(pl, s, st, emptied, ne);
+			ne = 0;
+		}
+	}
+	dst += (size_t)q * B;
+	if (r && r <= c) {
+		struct node *O = nd(pl, o);
+
+		ST(O->count, c - r);
+		memcpy(dst, &O->objs[c - r], r * sizeof(__u64));
+		if (LD(O->count))
+			odd_give(pl, st, s, o);
+		else
+			emptied[ne++] = o;
+	} else if (r) {
+		__u32 l = cursor_next(pl, &cur), from_l = r - c;
+		struct node *L = nd(pl, l);
+
+		if (c) {
+			memcpy(dst, nd(pl, o)->objs, c * sizeof(__u64));
+			emptied[ne++] = o;
+		}
+		ST(L->count, B - from_l);
+		memcpy(dst + c, &L->objs[B - from_l], from_l * sizeof(__u64));
+		odd_give(pl, st, s, l);
+	}
+	if (ne)
+		xp_pile_release(pl, s, st, emptied, ne);
+	return 0;
+}
+
+/* Returns @n handles to stripe @s. */
+int xp_pile_put(struct pile *pl, __u32 s, const __u64 *src, __u32 n, struct stash *st)
+{
+	__u32 q = n / B, r = n % B, spare = NIL, o;
+	struct chain c;
+	struct node_src ns;
+	int err;
+
+	if (!n)
+		return 0;
+	err = node_alloc(pl, s, st, q + (r != 0), &ns);
+	if (err)
+		return err;
+	/* Fill bottom-up: the first (coldest) handles sink deepest. */
+	chain_begin(pl, &c, &pl->sp[s].full);
+	for (__u32 i = 0; i < q; i++) {
+		__u32 x = node_src_next(pl, &ns);
+		struct node *X = nd(pl, x);
+
+		memcpy(X->objs, src + (size_t)i * B, B * sizeof(__u64));
+		ST(X->count, B);
+		chain_add(pl, &c, x);
+	}
+	src += (size_t)q * B;
+	if (r) {
+		spare = node_src_next(pl, &ns);
+		o = odd_take(pl);
+		if (o != NIL) {
+			struct node *O = nd(pl, o);
+			__u32 co = LD(O->count), mv = B - co < r ? B - co : r;
+
+			memcpy(&O->objs[co], src, mv * sizeof(__u64));
+			ST(O->count, co + mv);
+			src += mv;
+			r -= mv;
+			if (LD(O->count) < B) {
+				odd_give(pl, st, s, o);
+			} else {
+				chain_add(pl, &c, o);
+			}
+		}
+	}
+	if (c.k)
+		lfs_push(pl, &pl->sp[s].full, &c);
+	if (r) {
+		ST(nd(pl, spare)->count, r);
+		memcpy(nd(pl, spare)->objs, src, r * sizeof(__u64));
+		odd_give(pl, st, s, spare);
+	} else if (spare != NIL) {
+		xp_pile_release(pl, s, st, &spare, 1);
+	}
+	node_src_done(pl, s, st, &ns);
+	return 0;
+}
+
+/*
+ * Takes @n handles for a cache whose home is stripe @s: from home alone if it can
+ * (the steady state: one CAS on a line this core owns), else gathered across the
+ * stripes, home first. Greedy is exact at quiescence: whole nodes from each stripe
+ * while the request has a whole node left, then the remainder from the odd node or
+ * one more node, so it fails only if 32 * (full nodes) + odd < n. All or nothing:
+ * on a shortfall the handles gathered go back home (the same set of free handles).
+ */
+int xp_pile_get(struct pile *pl, __u32 s, __u64 *dst, __u32 n, struct stash *st)
+{
+	__u32 got = 0, i, t, k, d;
+	int err = stripe_get(pl, s, dst, n, st);
+
+	if (!err || pl->nstripes == 1)
+		return err;
+	for (i = 0; i < pl->nstripes; i++) {
+		t = stripe_nth(pl, s, i);
+		/* A pop that loses a race re-reads the depth; an empty stripe ends it. */
+		while ((k = (n - got) / B) && (d = lfs_depth(pl, &pl->sp[t].full)))
+			if (!stripe_get(pl, t, dst + got, (k < d ? k : d) * B, st))
+				got += (k < d ? k : d) * B;
+	}
+	for (i = 0; got < n && n - got < B && i < pl->nstripes; i++)
+		if (!stripe_get(pl, stripe_nth(pl, s, i), dst + got, n - got, st))
+			got = n;
+	if (got == n)
+		return 0;
+	/* They were free a moment ago, so nodes for them exist once calls return theirs. */
+	while (got && xp_pile_put(pl, s, dst, got, st))
+		sched_yield();
+	return -ENOBUFS;
+}
+
+/*
+ * The full stacks and the odd slot are several words: a bulk moved from one to another
+ * between reading them would count twice. Double-collect: retry until every tagged
+ * full head stayed put from the first read to the second, so all describe the
+ * instant the odd slot was read (a move between a stack and the odd node changes that
+ * stack's tag; the odd count is read inside the window), and the result never
+ * exceeds N even under load.
+ */
+__u32 xp_pile_avail(const struct pile *pl)
+{
+	__u64 h[XP_PILE_STRIPES_MAX], o;
+	__u32 n, s;
+
+	for (;;) {
+		for (n = 0, s = 0; s < pl->nstripes; s++) {
+			h[s] = __atomic_load_n(&pl->sp[s].full.head, __ATOMIC_ACQUIRE);
+			n += nd_depth(pl, (__u32)h[s]) * B;
+		}
+		o = __atomic_load_n(&pl->odd.head, __ATOMIC_ACQUIRE);
+		n += o ? LD(nd(pl, (__u32)(o - 1))->count) : 0;
+		for (s = 0; s < pl->nstripes; s++)
+			if (__atomic_load_n(&pl->sp[s].full.head, __ATOMIC_ACQUIRE) != h[s])
+				break;
+		if (s == pl->nstripes && __atomic_load_n(&pl->odd.head, __ATOMIC_ACQUIRE) == o)
+			return n;
+	}
+}
+
+int xp_pile_init(struct pile *pl, const __u64 *handles, __u32 n, __u32 max_caches, __u32 nstripes)
+{
+	__u32 q = n / B, r = n % B, f = q + (r != 0), i, s;
+	struct chain full, free;
+
+	pl->nnodes = q + 1 + SPARE_NODES + max_caches * STASH_MAX;
+	pl->nstripes = nstripes;
+	if (posix_memalign((void **)&pl->nodes, 64, (size_t)pl->nnodes * sizeof(struct node)) ||
+	    posix_memalign((void **)&pl->sp, 64, nstripes * sizeof(struct stripe)))
+		return -ENOMEM;
+	memset(pl->nodes, 0, (size_t)pl->nnodes * sizeof(struct node));
+	for (s = 0; s < nstripes; s++)
+		pl->sp[s].full.head = pl->sp[s].free.head = NIL;
+	pl->odd.head = 0;
+	chain_begin(pl, &free, &pl->sp[0].free);
+	/*
+	 * Node i holds handles[32i..32i+31]; stripe s gets nodes [q*s/S, q*(s+1)/S) as
+	 * one contiguous chain, lowest on top, so stripe 0 (uncached calls) hands out the
+	 * first handles first and a larger get continues into stripe 1, 2, ...
+	 */
+	for (s = nstripes; s-- > 0;) {
+		chain_begin(pl, &full, &pl->sp[s].full);
+		for (i = (__u32)((__u64)q * (s + 1) / nstripes); i-- > (__u64)q * s / nstripes;) {
+			memcpy(nd(pl, i)->objs, handles + (size_t)i * B, B * sizeof(__u64));
+			ST(nd(pl, i)->count, B);
+			chain_add(pl, &full, i);
+		}
+		if (full.k)
+			lfs_push(pl, &pl->sp[s].full, &full);
+	}
+	if (r) {
+		memcpy(nd(pl, q)->objs, handles + (size_t)q * B, r * sizeof(__u64));
+		ST(nd(pl, q)->count, r);
+		pl->odd.head = (__u64)q + 1;
+	}
+	for (i = pl->nnodes; i-- > f;)
+		chain_add(pl, &free, i);
+	lfs_push(pl, &pl->sp[0].free, &free);
+	return 0;
+}
