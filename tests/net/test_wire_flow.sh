@@ -4,7 +4,8 @@
 # ntuple filters): --flow, --flow-del and --flow-list say so in one line naming the
 # driver and the ioctl, exit 1 and change nothing (no plan is written, also when asked
 # to wire queues in the same run); bad flow text exits 2; wire says it skipped RSS;
-# features reports both; --json on wire, unload and features is one valid object;
+# features reports both; --json on wire, unload, features and rule replace is one valid
+# object;
 # --version reads as xdp-loader's.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -74,8 +75,11 @@ echo "$out" | grep -q "ntuple filters      no (ETHTOOL_GRXCLSRLCNT: Operation no
 L features f0 --json | jq -e '.rss == false and .ntuple == false and .rss_table_size == 0 and
 	.ntuple_feature == "off-fixed" and .native_xdp != null' >/dev/null || xt_fail "features --json"
 
-# unload --json, loaded and not
+# unload --json, loaded and not; rule replace --json says what is in force
 L load --mode skb f0 >/dev/null || xt_fail "load"
+printf 'udp dport 4789 action drop\ntcp action pass\n' >"$XT_TMP/rules"
+L rule replace f0 "$XT_TMP/rules" --json | jq -e '. == {"ifname":"f0","rules":2}' >/dev/null ||
+	xt_fail "rule replace --json"
 L unload f0 --json | jq -e '. == {"ifname":"f0","unloaded":true}' >/dev/null || xt_fail "unload --json"
 [ ! -e "$plan" ] || xt_fail "unload left the plan"
 L unload f0 --json | jq -e '.unloaded == false' >/dev/null || xt_fail "unload --json, not loaded"
