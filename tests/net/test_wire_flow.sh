@@ -6,7 +6,8 @@
 # to wire queues in the same run); bad flow text exits 2; wire says it skipped RSS;
 # features reports both; --json on wire, unload, features and rule replace is one valid
 # object;
-# --version reads as xdp-loader's.
+# --version reads as xdp-loader's. On a fake NIC that has both tables (preloaded
+# ioctl): RSS spread, flows added and listed, a queue it lacks, ntuple switched off.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
@@ -84,6 +85,35 @@ L unload f0 --json | jq -e '. == {"ifname":"f0","unloaded":true}' >/dev/null || 
 [ ! -e "$plan" ] || xt_fail "unload left the plan"
 L unload f0 --json | jq -e '.unloaded == false' >/dev/null || xt_fail "unload --json, not loaded"
 st_no_trace "$A" f0 || xt_fail "something left on f0"
+
+# A NIC that has both tables (tests/lib/fakenic.h answering SIOCETHTOOL for lo, preloaded
+# into the loader): what wire prints when the driver takes what it is given.
+cc -shared -fPIC -O1 -Wall -Werror -Itests/lib -x c - -o "$XT_TMP/fakenic.so" <<<'#include "fakenic.h"' ||
+	xt_fail "cannot build the fake NIC shim"
+F() {
+	ip netns exec "$A" env LD_PRELOAD="$XT_TMP/fakenic.so" XPILE_FAKENIC_IF=lo \
+		ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" "$LOADER" "$@"
+}
+out=$(F wire lo --queues 0 --cores 0) || xt_fail "wire on the fake NIC: $out"
+echo "$out" | grep -q "rss: 128-entry indirection table spread over queues 0 (128 or 128 each)" ||
+	xt_fail "wire did not spread RSS: $out"
+out=$(F wire lo --flow 'udp dport 4789 queue 2') || xt_fail "--flow on the fake NIC: $out"
+[ "$out" = "lo: flow id 15 added: ip udp dport 4789 queue 2" ] || xt_fail "--flow said '$out'"
+F wire lo --flow 'ipv6 tcp dst 2001:db8::/64 dport 443 queue 3 id 2' --flow-list --json |
+	jq -e '.flow_added == {"id":2,"flow":"ipv6 tcp dst 2001:db8::/64 dport 443 queue 3"} and
+		.flow_table_size == 16 and .flows == [.flow_added]' >/dev/null || xt_fail "--flow --flow-list --json"
+F wire lo --flow-list | grep -q "^lo: 0 flows (table of 16)" || xt_fail "--flow-list on an empty table"
+out=$(F features lo) || xt_fail "features on the fake NIC"
+echo "$out" | grep -q "RSS indirection     yes, 128 entries" || xt_fail "features RSS: $out"
+echo "$out" | grep -q "ntuple filters      yes, 0 of 16 in use" || xt_fail "features ntuple: $out"
+F wire lo --flow 'udp dport 53 queue 4' 2>"$XT_TMP/err" >/dev/null
+[ $? = 2 ] && grep -q "queue 4 does not exist: lo has 4 RX queues; pick a queue below 4" "$XT_TMP/err" ||
+	xt_fail "a queue the NIC lacks: $(cat "$XT_TMP/err")"
+XPILE_FAKENIC_NTUPLE=off F wire lo --flow 'udp dport 53 queue 1' 2>"$XT_TMP/err" >/dev/null
+[ $? = 1 ] && grep -q "lo (fakenic) has ntuple filters switched off; turn them on with 'ethtool -K lo ntuple on'" \
+	"$XT_TMP/err" || xt_fail "ntuple off: $(cat "$XT_TMP/err")"
+F wire lo --flow-del 3 2>"$XT_TMP/err" >/dev/null
+[ $? = 1 ] && grep -q "lo has no flow with id 3" "$XT_TMP/err" || xt_fail "--flow-del of nothing: $(cat "$XT_TMP/err")"
 
 # --version as xdp-loader has it: "NAME version X using libbpf version Y"
 v=$("$LOADER" --version) || xt_fail "--version failed"

@@ -68,18 +68,20 @@ void wire_rss(struct args *a, struct out *o, const __u32 *q, int n)
 		out_step(o, "rss", "left as it is (--no-rss)");
 		return;
 	}
-	err = xp_rss_spread(a->ifname, q, (__u32)n, &size);
 	xp_ethtool_caps_probe(a->ifname, &c);
-	if (err == -EOPNOTSUPP) {
+	if (!c.rss) {
 		out_step(o, "rss",
 			 "skipped, %s (%s) has no RSS indirection table (ETHTOOL_GRXFHINDIR: %s); "
 			 "flows reach the queues as the driver spreads them",
-			 a->ifname, drv(&c), strerror(-err));
+			 a->ifname, drv(&c), strerror(-c.rss_err));
 		return;
 	}
+	err = xp_rss_spread(a->ifname, q, (__u32)n, &size);
 	if (err) {
-		out_step(o, "rss", "skipped, %s (%s) refused the indirection table (%s)", a->ifname,
-			 drv(&c), strerror(-err));
+		out_step(o, "rss",
+			 "skipped, %s (%s) refused the %u-entry table over queues %s "
+			 "(ETHTOOL_SRXFHINDIR: %s)",
+			 a->ifname, drv(&c), c.rss_size, list, strerror(-err));
 		return;
 	}
 	out_step(o, "rss", "%u-entry indirection table spread over queues %s (%u or %u each)", size,
@@ -215,7 +217,7 @@ int wire_flows(struct args *a, struct out *o, const struct flow_req *r)
 		else
 			printf("%s: flow id %u deleted\n", a->ifname, r->del_id);
 	}
-	if (r->add && flow_add(a, o, r, &c))
-		return 1;
+	if (r->add && (err = flow_add(a, o, r, &c)))
+		return err;
 	return r->list ? flow_list(a, o, &c) : 0;
 }

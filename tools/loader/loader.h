@@ -99,7 +99,7 @@ int flow_req_parse(const struct args *a, struct flow_req *r);
 /* Whether the NIC can do what @r asks; else 1 after one line saying what it lacks. */
 int flow_req_check(const struct args *a, const struct flow_req *r);
 void wire_rss(struct args *a, struct out *o, const __u32 *queues, int n);
-/* 0, or 1 after one line naming what the NIC lacks or refused. */
+/* 0, or 1 after one line naming what the NIC lacks or refused (2: a queue it lacks). */
 int wire_flows(struct args *a, struct out *o, const struct flow_req *r);
 
 #endif
