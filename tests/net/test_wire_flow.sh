@@ -95,7 +95,7 @@ F() {
 		ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" "$LOADER" "$@"
 }
 out=$(F wire lo --queues 0 --cores 0) || xt_fail "wire on the fake NIC: $out"
-echo "$out" | grep -q "rss: 128-entry indirection table spread over queues 0 (128 or 128 each)" ||
+echo "$out" | grep -q "rss: 128-entry indirection table spread over queues 0 (128 entries each)" ||
 	xt_fail "wire did not spread RSS: $out"
 out=$(F wire lo --flow 'udp dport 4789 queue 2') || xt_fail "--flow on the fake NIC: $out"
 [ "$out" = "lo: flow id 15 added: ip udp dport 4789 queue 2" ] || xt_fail "--flow said '$out'"

@@ -57,7 +57,7 @@ static const char *drv(const struct xp_ethtool_caps *c)
 void wire_rss(struct args *a, struct out *o, const __u32 *q, int n)
 {
 	struct xp_ethtool_caps c;
-	char list[256] = "";
+	char list[XP_WIRE_MAX * 5] = ""; /* 4 digits and a comma per queue */
 	size_t off = 0;
 	__u32 size;
 	int err;
@@ -84,8 +84,14 @@ void wire_rss(struct args *a, struct out *o, const __u32 *q, int n)
 			 a->ifname, drv(&c), c.rss_size, list, strerror(-err));
 		return;
 	}
-	out_step(o, "rss", "%u-entry indirection table spread over queues %s (%u or %u each)", size,
-		 list, size / n, (size + n - 1) / n);
+	if (size % n)
+		out_step(o, "rss",
+			 "%u-entry indirection table spread over queues %s (%u or %u entries each)",
+			 size, list, size / n, size / n + 1);
+	else
+		out_step(o, "rss",
+			 "%u-entry indirection table spread over queues %s (%u entries each)", size,
+			 list, size / n);
 	if (o->json)
 		fprintf(o->more, ",\"rss\":{\"size\":%u,\"queues\":[%s]}", size, list);
 }
