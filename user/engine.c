@@ -113,6 +113,14 @@ static int plan_core(const struct xp_wire_plan *p, __u32 queue)
 	return -1;
 }
 
+/* The wiring plan of @p into @plan (n 0: none). */
+static int port_plan(const struct eng_port *p, struct xp_wire_plan *plan)
+{
+	if (xp_wire_plan_read(p->ifname, plan))
+		plan->n = 0;
+	return 0;
+}
+
 /* Queue -> core: each port's own wiring plan, else the core another port's plan gives
  * the same queue (as when only the first port was read: fwd's pairs stay on one
  * worker), else --cores in turn. */
@@ -123,9 +131,9 @@ static int assign_workers(struct engine *e)
 	__u32 i, j, k, nplans = 0;
 
 	for (i = 0; i < c->nports; i++)
-		if (xp_wire_plan_read(e->ports[i].ifname, &plans[i]) || !plans[i].n)
-			plans[i].n = 0;
-		else
+		if (port_plan(&e->ports[i], &plans[i]))
+			return -1;
+		else if (plans[i].n)
 			nplans++;
 
 	cpu_set_t allowed;
