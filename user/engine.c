@@ -104,13 +104,37 @@ static int check_ports(struct engine *e, bool *need_sg)
 	return 0;
 }
 
-/* Queue -> core: the loader's wiring plan when there is one, else --cores in turn. */
+/* The core @p gives @queue, or -1. */
+static int plan_core(const struct xp_wire_plan *p, __u32 queue)
+{
+	for (__u32 k = 0; k < p->n; k++)
+		if (p->map[k].queue == queue)
+			return (int)p->map[k].core;
+	return -1;
+}
+
+/* The wiring plan of @p into @plan (n 0: none). */
+static int port_plan(const struct eng_port *p, struct xp_wire_plan *plan)
+{
+	if (xp_wire_plan_read(p->ifname, plan))
+		plan->n = 0;
+	return 0;
+}
+
+/* Queue -> core: each port's own wiring plan, else the core another port's plan gives
+ * the same queue (as when only the first port was read: fwd's pairs stay on one
+ * worker), else --cores in turn. */
 static int assign_workers(struct engine *e)
 {
 	struct eng_config *c = &e->cfg;
-	struct xp_wire_plan plan = {};
-	bool have_plan = xp_wire_plan_read(e->ports[0].ifname, &plan) == 0 && plan.n;
-	__u32 i, j, k;
+	struct xp_wire_plan plans[ENG_MAX_PORTS];
+	__u32 i, j, k, nplans = 0;
+
+	for (i = 0; i < c->nports; i++)
+		if (port_plan(&e->ports[i], &plans[i]))
+			return -1;
+		else if (plans[i].n)
+			nplans++;
 
 	cpu_set_t allowed;
 
@@ -126,19 +150,29 @@ static int assign_workers(struct engine *e)
 				c->cores[i]);
 	for (i = 0; i < c->nports; i++) {
 		for (j = 0; j < e->ports[i].nqueues; j++) {
-			__u32 queue = e->ports[i].queues[j];
-			int core = c->cores[j % c->ncores];
+			__u32 queue = e->ports[i].queues[j], from = i;
+			int core = plan_core(&plans[i], queue);
 			struct eng_worker *w = NULL;
 			struct eng_q *q;
 
-			if (have_plan)
-				for (k = 0; k < plan.n; k++)
-					if (plan.map[k].queue == queue)
-						core = (int)plan.map[k].core;
-			if (core >= CPU_SETSIZE || !CPU_ISSET(core, &allowed))
+			for (k = 0; k < c->nports; k++) {
+				int other = plan_core(&plans[k], queue);
+
+				if (core < 0 && other >= 0) {
+					core = other;
+					from = k;
+				} else if (c->mode == &eng_mode_fwd && other >= 0 && other != core)
+					return fail(
+						"fwd moves queue %u between %s and %s on one core, but their wiring plans put it on cores %d and %d; wire both alike (xpile-loader wire IFACE --queues LIST --cores LIST)",
+						queue, e->ports[i].ifname, e->ports[k].ifname, core,
+						other);
+			}
+			if (core < 0)
+				core = c->cores[j % c->ncores];
+			else if (core >= CPU_SETSIZE || !CPU_ISSET(core, &allowed))
 				return fail(
 					"the wiring plan of %s puts queue %u on core %d, which this process cannot use; rewire (xpile-loader wire) or run on that core",
-					e->ports[0].ifname, queue, core);
+					e->ports[from].ifname, queue, core);
 			for (k = 0; k < e->nworkers; k++)
 				if (e->workers[k].core == core)
 					w = &e->workers[k];
@@ -159,9 +193,10 @@ static int assign_workers(struct engine *e)
 			w->q[w->nq++] = q;
 		}
 	}
-	if (have_plan && c->verbose)
-		fprintf(stderr, "xpile: queue->core plan from `xpile-loader wire` (%u entries)\n",
-			plan.n);
+	if (nplans && c->verbose)
+		fprintf(stderr,
+			"xpile: queue->core plans from `xpile-loader wire` for %u of %u ports\n",
+			nplans, c->nports);
 	return 0;
 }
 

@@ -96,13 +96,19 @@ static int run_unload(struct args *a)
 		if (err)
 			return fail("%s: xpile steer is not loaded here (%s)", a->ifname,
 				    strerror(-err));
-		printf("%s: not loaded; removed stale pins if any\n", a->ifname);
 		xp_wire_plan_remove(a->ifname);
+		if (a->json)
+			printf("{\"ifname\":\"%s\",\"unloaded\":false,\"stale_pins_removed\":true}\n",
+			       a->ifname);
+		else
+			printf("%s: not loaded; removed stale pins if any\n", a->ifname);
 		return 0;
 	}
 	xp_steer_close(s, true);
 	xp_wire_plan_remove(a->ifname);
-	if (!a->json)
+	if (a->json)
+		printf("{\"ifname\":\"%s\",\"unloaded\":true}\n", a->ifname);
+	else
 		printf("%s: xp_steer unloaded, pins removed\n", a->ifname);
 	return 0;
 }
@@ -200,6 +206,41 @@ static int run_status(struct args *a)
 	return 0;
 }
 
+/* RSS and ntuple support: what `wire` can do in the NIC. */
+static void steering_features(struct args *a)
+{
+	struct xp_ethtool_caps c;
+
+	xp_ethtool_caps_probe(a->ifname, &c);
+	if (a->json) {
+		printf(",\"rss\":%s,\"rss_table_size\":%u,\"ntuple\":%s,\"ntuple_rules\":%u,"
+		       "\"ntuple_table_size\":%u,\"ntuple_feature\":\"%s\"}\n",
+		       c.rss ? "true" : "false", c.rss_size, c.ntuple ? "true" : "false",
+		       c.ntuple_rules, c.ntuple_size,
+		       !c.ntuple_feature_known ? "unknown" :
+		       c.ntuple_on	       ? "on" :
+		       c.ntuple_fixed	       ? "off-fixed" :
+						 "off");
+		return;
+	}
+	if (c.rss)
+		printf("  RSS indirection     yes, %u entries (wire spreads it over the wired "
+		       "queues)\n",
+		       c.rss_size);
+	else
+		printf("  RSS indirection     no (ETHTOOL_GRXFHINDIR: %s)\n", strerror(-c.rss_err));
+	if (!c.ntuple)
+		printf("  ntuple filters      no (ETHTOOL_GRXCLSRLCNT: %s); steer in XDP instead\n",
+		       strerror(-c.ntuple_err));
+	else if (c.ntuple_feature_known && !c.ntuple_on)
+		printf("  ntuple filters      table of %u, but switched off%s%s%s\n", c.ntuple_size,
+		       c.ntuple_fixed ? " (fixed)" : ": ethtool -K ",
+		       c.ntuple_fixed ? "" : a->ifname, c.ntuple_fixed ? "" : " ntuple on");
+	else
+		printf("  ntuple filters      yes, %u of %u in use (wire --flow)\n", c.ntuple_rules,
+		       c.ntuple_size);
+}
+
 static int run_features(struct args *a)
 {
 	struct xp_if_features f;
@@ -210,12 +251,13 @@ static int run_features(struct args *a)
 		printf("{\"ifname\":\"%s\",\"native_xdp\":%s,\"xsk_zerocopy\":%s,\"multibuf\":%s,"
 		       "\"redirect_target\":%s,\"features_from_netlink\":%s,\"rx_queues\":%u,"
 		       "\"tx_queues\":%u,\"combined\":%u,\"max_combined\":%u,\"dispatcher\":%s,"
-		       "\"dispatcher_reason\":\"%s\"}\n",
+		       "\"dispatcher_reason\":\"%s\"",
 		       a->ifname, f.native_xdp ? "true" : "false",
 		       f.xsk_zerocopy ? "true" : "false", f.multibuf ? "true" : "false",
 		       f.redirect_target ? "true" : "false", f.features_known ? "true" : "false",
 		       f.rx_queues, f.tx_queues, f.combined, f.max_combined,
 		       f.dispatcher ? "true" : "false", f.dispatcher_why);
+		steering_features(a);
 		return 0;
 	}
 	printf("%s (%s)\n", a->ifname,
@@ -238,6 +280,7 @@ static int run_features(struct args *a)
 	else
 		printf("  libxdp dispatcher   no: %s; xpile runs as the only XDP program\n",
 		       f.dispatcher_why);
+	steering_features(a);
 	return 0;
 }
 
@@ -273,7 +316,7 @@ const struct cmd cmd_load = {
 	run_load,
 };
 
-static const struct opt unload_opts[] = { OPT_PIN, { 0 } };
+static const struct opt unload_opts[] = { OPT_PIN, OPT_JSON, { 0 } };
 
 const struct cmd cmd_unload = {
 	"unload",
@@ -311,7 +354,10 @@ const struct cmd cmd_features = {
 	"kernel's netdev netlink family when it has one (>= 6.3), else from attaching a\n"
 	"trivial program. Channels come from ETHTOOL_GCHANNELS (sysfs queues otherwise).\n"
 	"The libxdp dispatcher line reports whether the kernel accepts the freplace\n"
-	"programs it needs; when it does not, xpile runs as the only XDP program.\n",
+	"programs it needs; when it does not, xpile runs as the only XDP program.\n"
+	"RSS and ntuple lines say what 'wire' can steer in the NIC: the indirection\n"
+	"table (ETHTOOL_GRXFHINDIR) and the ntuple rule table (ETHTOOL_GRXCLSRLCNT, with\n"
+	"the rx-ntuple-filter feature from ETHTOOL_GFEATURES).\n",
 	features_opts,
 	1,
 	false,

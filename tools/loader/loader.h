@@ -5,7 +5,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
+#include "xpile/ethtool.h"
 #include "xpile/steer.h"
 
 /* Everything any subcommand's options can set. */
@@ -18,6 +20,10 @@ struct args {
 	const char *dflt;
 	const char *queues;
 	const char *cores;
+	const char *flow; /* wire --flow TEXT */
+	const char *flow_del;
+	bool flow_list;
+	bool no_rss;
 	bool force;
 	bool json;
 	bool watch;
@@ -67,5 +73,33 @@ extern const struct cmd cmd_load, cmd_unload, cmd_status, cmd_stats, cmd_rule, c
 /* Opens the steer of a->ifname that `load` set up; prints the cause on failure. */
 int open_existing(struct args *a, struct xp_steer **s);
 int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Step-by-step output (out.c): a line per step, or with --json one object at the end. */
+struct out {
+	bool json, first;
+	FILE *steps, *more; /* the "steps" array; further members, each ",\"key\":value" */
+	char *steps_buf, *more_buf;
+	size_t steps_len, more_len;
+};
+int out_open(struct out *o, bool json);
+void out_step(struct out *o, const char *step, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void out_print(struct out *o, const char *ifname);
+void out_close(struct out *o);
+void json_str(FILE *f, const char *s);
+
+/* wire's steering in the NIC (flow.c): RSS over the wired queues, ntuple flows. */
+struct flow_req {
+	bool add, del, list;
+	struct xp_flow flow;
+	__u32 del_id;
+};
+/* Reads --flow and --flow-del before anything changes; 0, or 2 after one line. */
+int flow_req_parse(const struct args *a, struct flow_req *r);
+/* Whether the NIC can do what @r asks; else 1 after one line saying what it lacks. */
+int flow_req_check(const struct args *a, const struct flow_req *r);
+void wire_rss(struct args *a, struct out *o, const __u32 *queues, int n);
+/* 0, or 1 after one line naming what the NIC lacks or refused (2: a queue it lacks). */
+int wire_flows(struct args *a, struct out *o, const struct flow_req *r);
 
 #endif

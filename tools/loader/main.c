@@ -81,7 +81,8 @@ static void usage(FILE *f)
 		   "Commands:\n");
 	for (size_t i = 0; i < NCMDS; i++)
 		fprintf(f, "  %-9s %s\n", cmds[i]->name, cmds[i]->summary);
-	fprintf(f, "\nRun 'xpile-loader COMMAND --help' for a command's options.\n"
+	fprintf(f, "\nRun 'xpile-loader COMMAND --help' for a command's options,\n"
+		   "'xpile-loader --version' for the version.\n"
 		   "Pins live in /sys/fs/bpf/xpile/IFACE (other network namespaces:\n"
 		   "/sys/fs/bpf/xpile/ns<inode>/IFACE), also from inside 'ip netns exec'.\n");
 }
@@ -178,6 +179,12 @@ int main(int argc, char **argv)
 	    !strcmp(argv[1], "help")) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		/* as xdp-loader says it */
+		printf("xpile-loader version %s using libbpf version %s\n", XPILE_VERSION,
+		       libbpf_version_string() + (libbpf_version_string()[0] == 'v'));
+		return 0;
 	}
 	for (size_t i = 0; i < NCMDS; i++)
 		if (!strcmp(argv[1], cmds[i]->name))

@@ -158,8 +158,10 @@ static int run_rule(struct args *a)
 			rc = bad("rule replace: %s", why);
 		else if ((rc = xp_steer_rules_replace(s, rules_buf, n)))
 			rc = set_status(rc);
-		else if (!a->json)
-			printf("%s: %u rules in force\n", a->ifname, n);
+		else
+			printf(a->json ? "{\"ifname\":\"%s\",\"rules\":%u}\n" :
+					 "%s: %u rules in force\n",
+			       a->ifname, n);
 	} else {
 		rc = rule_default(s, a);
 	}

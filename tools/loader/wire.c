@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-/* xpile-loader wire: queue count, IRQ affinity, and the queue -> core plan. */
+/* xpile-loader wire: queue count, IRQ affinity, RSS and flows (flow.c), and the queue -> core
+ * plan. */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -59,52 +60,52 @@ static int ethtool(const char *ifname, void *data)
 }
 
 /* Sets the channel count to cover queues 0..maxq; reports what it did or skipped. */
-static void set_channels(struct args *a, unsigned need)
+static void set_channels(struct args *a, struct out *o, unsigned need)
 {
 	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
 	int err = ethtool(a->ifname, &ch);
 
 	if (err) {
-		printf("  channels: skipped, %s has no ETHTOOL_GCHANNELS (%s)\n", a->ifname,
-		       strerror(-err));
+		out_step(o, "channels", "skipped, %s has no ETHTOOL_GCHANNELS (%s)", a->ifname,
+			 strerror(-err));
 		return;
 	}
 	if (ch.max_combined) {
 		if (ch.combined_count >= need) {
-			printf("  channels: %u combined already cover %u queues\n",
-			       ch.combined_count, need);
+			out_step(o, "channels", "%u combined already cover %u queues",
+				 ch.combined_count, need);
 			return;
 		}
 		if (need > ch.max_combined) {
-			printf("  channels: skipped, %u queues needed, driver max combined %u\n",
-			       need, ch.max_combined);
+			out_step(o, "channels", "skipped, %u queues needed, driver max combined %u",
+				 need, ch.max_combined);
 			return;
 		}
 		ch.combined_count = need;
 	} else if (ch.max_rx) {
 		if (ch.rx_count >= need) {
-			printf("  channels: %u rx already cover %u queues\n", ch.rx_count, need);
+			out_step(o, "channels", "%u rx already cover %u queues", ch.rx_count, need);
 			return;
 		}
 		if (need > ch.max_rx) {
-			printf("  channels: skipped, %u queues needed, driver max rx %u\n", need,
-			       ch.max_rx);
+			out_step(o, "channels", "skipped, %u queues needed, driver max rx %u", need,
+				 ch.max_rx);
 			return;
 		}
 		ch.rx_count = need;
 		if (ch.max_tx && ch.tx_count < need && need <= ch.max_tx)
 			ch.tx_count = need;
 	} else {
-		printf("  channels: skipped, %s reports no settable channels\n", a->ifname);
+		out_step(o, "channels", "skipped, %s reports no settable channels", a->ifname);
 		return;
 	}
 	ch.cmd = ETHTOOL_SCHANNELS;
 	err = ethtool(a->ifname, &ch);
 	if (err)
-		printf("  channels: skipped, driver refused ETHTOOL_SCHANNELS to %u (%s)\n", need,
-		       strerror(-err));
+		out_step(o, "channels", "skipped, driver refused ETHTOOL_SCHANNELS to %u (%s)",
+			 need, strerror(-err));
 	else
-		printf("  channels: set to %u\n", need);
+		out_step(o, "channels", "set to %u", need);
 }
 
 /* RX queues @ifname has now and at most (ethtool -L), from ETHTOOL_GCHANNELS, else
@@ -139,13 +140,13 @@ static int rx_queues(const char *ifname, unsigned *cur, unsigned *max)
 
 /* A plan for a queue the interface lacks would send the engine to a queue it cannot
  * bind: refuse it before changing anything. */
-static int check_queues(struct args *a, unsigned maxq, bool after)
+static int check_queues(struct args *a, struct out *o, unsigned maxq, bool after)
 {
 	unsigned cur, max;
 
 	if (rx_queues(a->ifname, &cur, &max)) {
 		if (after)
-			printf("  queues: not checked, %s reports no queue count\n", a->ifname);
+			out_step(o, "queues", "not checked, %s reports no queue count", a->ifname);
 		return 0;
 	}
 	if (maxq <= (after ? cur : max))
@@ -198,7 +199,18 @@ static bool has_irqs(const char *ifname)
 	return !access(path, F_OK);
 }
 
-static int run_wire(struct args *a)
+/* The plan as JSON members, after the steps. */
+static void plan_json(struct out *o, const struct xp_wire_plan *p, const char *path)
+{
+	fprintf(o->more, ",\"plan\":[");
+	for (__u32 i = 0; i < p->n; i++)
+		fprintf(o->more, "%s{\"queue\":%u,\"core\":%u}", i ? "," : "", p->map[i].queue,
+			p->map[i].core);
+	fprintf(o->more, "],\"plan_path\":");
+	json_str(o->more, path);
+}
+
+static int wire_queues(struct args *a, struct out *o)
 {
 	static struct xp_wire_plan plan;
 	unsigned q[XP_WIRE_MAX], c[XP_WIRE_MAX], maxq = 0;
@@ -206,14 +218,10 @@ static int run_wire(struct args *a)
 	int nq, nc;
 	bool irqs;
 
-	if (!a->queues || !a->cores)
-		return fail("wire: --queues LIST and --cores LIST are required");
 	nq = parse_list(a->queues, q, XP_WIRE_MAX);
 	nc = parse_list(a->cores, c, XP_WIRE_MAX);
 	if (nq <= 0 || nc <= 0)
 		return fail("wire: lists look like 0-3,6 (at most %d entries)", XP_WIRE_MAX);
-	if (!if_nametoindex(a->ifname))
-		return fail("interface %s not found in this network namespace", a->ifname);
 	for (int i = 0; i < nc; i++)
 		if (c[i] >= (unsigned)sysconf(_SC_NPROCESSORS_CONF))
 			return fail("wire: core %u does not exist (this machine has %ld)", c[i],
@@ -229,12 +237,13 @@ static int run_wire(struct args *a)
 			if (q[j] == q[i])
 				return fail("wire: queue %u listed twice in --queues", q[i]) + 1;
 	}
-	if (check_queues(a, maxq, false))
+	if (check_queues(a, o, maxq, false))
 		return 2;
-	printf("%s: wiring %d queue%s to %d core%s\n", a->ifname, nq, nq == 1 ? "" : "s", nc,
-	       nc == 1 ? "" : "s");
-	set_channels(a, maxq);
-	if (check_queues(a, maxq, true))
+	if (!o->json)
+		printf("%s: wiring %d queue%s to %d core%s\n", a->ifname, nq, nq == 1 ? "" : "s",
+		       nc, nc == 1 ? "" : "s");
+	set_channels(a, o, maxq);
+	if (check_queues(a, o, maxq, true))
 		return 2;
 	irqs = has_irqs(a->ifname);
 	plan.n = nq;
@@ -250,27 +259,61 @@ static int run_wire(struct args *a)
 			snprintf(p, sizeof(p), "/proc/irq/%d/smp_affinity_list", irq);
 			snprintf(v, sizeof(v), "%u\n", plan.map[i].core);
 			if (irq < 0 || !(f = fopen(p, "we"))) {
-				printf("  irq: queue %u: no IRQ found by name, affinity unchanged\n",
-				       q[i]);
+				out_step(o, "irq",
+					 "queue %u: no IRQ found by name, affinity unchanged",
+					 q[i]);
 				continue;
 			}
 			if (fputs(v, f) < 0 || fclose(f))
-				printf("  irq: queue %u: IRQ %d affinity refused (%s)\n", q[i], irq,
-				       strerror(errno));
+				out_step(o, "irq", "queue %u: IRQ %d affinity refused (%s)", q[i],
+					 irq, strerror(errno));
 			else
-				printf("  irq: queue %u: IRQ %d -> core %u\n", q[i], irq,
-				       plan.map[i].core);
+				out_step(o, "irq", "queue %u: IRQ %d -> core %u", q[i], irq,
+					 plan.map[i].core);
 		}
 	}
 	if (!irqs)
-		printf("  irq: skipped, %s has no device IRQs (virtual device)\n", a->ifname);
+		out_step(o, "irq", "skipped, %s has no device IRQs (virtual device)", a->ifname);
+	wire_rss(a, o, q, nq);
 	if (xp_wire_plan_write(a->ifname, &plan))
 		return 1;
 	xp_wire_plan_path(a->ifname, path, sizeof(path));
-	printf("  plan: written to %s\n", path);
-	for (__u32 i = 0; a->verbose && i < plan.n; i++)
+	out_step(o, "plan", "written to %s", path);
+	if (o->json)
+		plan_json(o, &plan, path);
+	for (__u32 i = 0; a->verbose && !o->json && i < plan.n; i++)
 		printf("    queue %u -> core %u\n", plan.map[i].queue, plan.map[i].core);
 	return 0;
+}
+
+static int run_wire(struct args *a)
+{
+	struct flow_req fr;
+	struct out o;
+	int err;
+
+	if (!a->queues != !a->cores || (!a->queues && !a->flow && !a->flow_del && !a->flow_list))
+		return fail("wire: --queues LIST and --cores LIST go together (or give --flow, "
+			    "--flow-del or --flow-list); see 'xpile-loader wire --help'") +
+		       1;
+	if (!if_nametoindex(a->ifname))
+		return fail("interface %s not found in this network namespace", a->ifname);
+	/* All input is read, and the NIC asked whether it can, before anything changes. */
+	err = flow_req_parse(a, &fr);
+	if (!err)
+		err = flow_req_check(a, &fr);
+	if (!err)
+		err = out_open(&o, a->json);
+	if (err)
+		return err;
+	if (a->queues)
+		err = wire_queues(a, &o);
+	if (!err)
+		err = wire_flows(a, &o, &fr);
+	if (!err)
+		out_print(&o, a->ifname);
+	out_close(&o);
+	return err;
 }
 
 static const struct opt wire_opts[] = {
@@ -278,19 +321,42 @@ static const struct opt wire_opts[] = {
 	  "RX queues to serve, e.g. 0-3 or 0,2" },
 	{ "cores", 'c', OPT_STR, offsetof(struct args, cores), "LIST",
 	  "Cores serving them, paired in order (round-robin if fewer)" },
+	{ "no-rss", 0, OPT_FLAG, offsetof(struct args, no_rss), NULL,
+	  "Leave the RSS indirection table as it is" },
+	{ "flow", 'f', OPT_STR, offsetof(struct args, flow), "FLOW",
+	  "Add an ntuple rule: FLOW to a queue, e.g. 'udp dport 4789 queue 2'" },
+	{ "flow-del", 0, OPT_STR, offsetof(struct args, flow_del), "ID",
+	  "Delete the ntuple rule with this id" },
+	{ "flow-list", 'l', OPT_FLAG, offsetof(struct args, flow_list), NULL,
+	  "List the ntuple rules" },
+	OPT_JSON,
 	{ 0 },
 };
 
 const struct cmd cmd_wire = {
 	"wire",
-	"--queues LIST --cores LIST IFACE",
-	"Wire IFACE's queues to cores",
+	"[--queues LIST --cores LIST] [--flow FLOW] [--flow-del ID] [--flow-list] IFACE",
+	"Wire IFACE's queues to cores, spread flows over them, steer flows to queues",
 	"Sets the channel count through ETHTOOL_SCHANNELS when the driver allows it, pins\n"
 	"each queue's IRQ to its core through /proc/irq/N/smp_affinity_list when the\n"
-	"device has IRQs, and writes the queue -> core plan the engine reads from\n"
+	"device has IRQs, spreads the RSS indirection table over the wired queues with\n"
+	"equal weight (ETHTOOL_SRXFHINDIR; --no-rss keeps it; 'ethtool -X IFACE default'\n"
+	"undoes it), and writes the queue -> core plan the engine reads from\n"
 	"/run/xpile/[ns<inode>/]IFACE/wire.plan. On devices without these knobs (veth)\n"
 	"it says what it skipped and still writes the plan. 'unload' removes the plan.\n"
-	"\nExample:\n  xpile-loader wire eth0 --queues 0-3 --cores 2-5\n",
+	"\n--flow adds an ntuple rule (ETHTOOL_SRXCLSRLINS): the NIC itself delivers the\n"
+	"flow to one queue, or drops it. FLOW takes the match words of 'rule':\n"
+	"  [ip|ipv6] [tcp|udp|icmp|icmpv6|proto N] [src PREFIX] [dst PREFIX]\n"
+	"  [sport N[-M]] [dport N[-M]] (queue N | drop) [id N]\n"
+	"IPv4 unless ipv6 or an IPv6 address is given; ports need tcp or udp and a range\n"
+	"must be an aligned block (4096-8191). id N places the rule in the NIC's table\n"
+	"(lower ids match first; default: the last free place). A NIC without ntuple\n"
+	"filters (veth) is said so in one line and nothing changes. 'unload' leaves\n"
+	"the RSS table and the flows in the NIC.\n"
+	"\nExamples:\n  xpile-loader wire eth0 --queues 0-3 --cores 2-5\n"
+	"  xpile-loader wire eth0 --flow 'udp dport 4789 queue 2'\n"
+	"  xpile-loader wire eth0 --flow 'ipv6 tcp dst 2001:db8::/64 dport 443 queue 3'\n"
+	"  xpile-loader wire eth0 --flow-list\n  xpile-loader wire eth0 --flow-del 1023\n",
 	wire_opts,
 	1,
 	false,
