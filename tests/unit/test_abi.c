@@ -21,6 +21,7 @@
 #include <stddef.h>
 
 #include "xpile/deal.h"
+#include "xpile/ethtool.h"
 #include "xpile/host.h"
 #include "xpile/layout.h"
 #include "xpile/ledger.h"
@@ -81,6 +82,35 @@ static const struct pin pins[] = {
 	F(xp_deal, rng, 136),
 	F(xp_deal, len, 144),
 	F(xp_deal, order, 400),
+	S(xp_flow, 56, 4),
+	F(xp_flow, id, 0),
+	F(xp_flow, has_id, 4),
+	F(xp_flow, family, 5),
+	F(xp_flow, l4proto, 6),
+	F(xp_flow, src_len, 7),
+	F(xp_flow, dst_len, 8),
+	F(xp_flow, src, 9),
+	F(xp_flow, dst, 25),
+	F(xp_flow, sport, 42),
+	F(xp_flow, sport_mask, 44),
+	F(xp_flow, dport, 46),
+	F(xp_flow, dport_mask, 48),
+	F(xp_flow, drop, 50),
+	F(xp_flow, queue, 52),
+	S(xp_ethtool_caps, 72, 4),
+	F(xp_ethtool_caps, driver, 0),
+	F(xp_ethtool_caps, rx_rings, 32),
+	F(xp_ethtool_caps, rss, 36),
+	F(xp_ethtool_caps, rss_size, 40),
+	F(xp_ethtool_caps, rss_err, 44),
+	F(xp_ethtool_caps, ntuple, 48),
+	F(xp_ethtool_caps, ntuple_rules, 52),
+	F(xp_ethtool_caps, ntuple_size, 56),
+	F(xp_ethtool_caps, ntuple_loc_any, 60),
+	F(xp_ethtool_caps, ntuple_err, 64),
+	F(xp_ethtool_caps, ntuple_feature_known, 68),
+	F(xp_ethtool_caps, ntuple_on, 69),
+	F(xp_ethtool_caps, ntuple_fixed, 70),
 	S(xp_wire_plan, 2052, 4),
 	F(xp_wire_plan, n, 0),
 	F(xp_wire_plan, map, 4),
