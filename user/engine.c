@@ -792,6 +792,17 @@ int eng_run(struct engine *e)
 			pthread_join(e->workers[i].thread, NULL);
 	if (e->nq && e->qs[e->nq - 1].xsk)
 		eng_stats_tick(e, true);
+	/* --count promises packets on the wire: what the kernel never took is a failure. */
+	if (c->mode == &eng_mode_txonly && c->count && !status && eng_tx_unsent(e)) {
+		bool down = false;
+
+		for (i = 0; i < c->nports; i++)
+			down |= !e->ports[i].link_up;
+		fail("%llu of %llu packets never left (the kernel did not take them%s); stopping with them unsent",
+		     (unsigned long long)eng_tx_unsent(e), (unsigned long long)c->count,
+		     down ? ": the link is down" : "");
+		e->fault_status = 4;
+	}
 	eng_stats_allocator(e, true);
 	audit_err |= audit_quiescent(e, "exit");
 	for (i = 0; i < e->nq; i++) {

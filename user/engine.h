@@ -191,6 +191,7 @@ void eng_event(struct engine *e, const struct eng_port *p, const char *event, co
 /* stats.c */
 void eng_stats_tick(struct engine *e, bool final);
 void eng_stats_allocator(struct engine *e, bool final);
+__u64 eng_tx_unsent(struct engine *e); /* TX descriptors never completed */
 /* modes/txonly.c */
 int eng_txonly_prepare(struct engine *e);
 
