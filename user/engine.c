@@ -67,6 +67,19 @@ static int port_info(struct eng_port *p, __u32 *mtu)
 	return 0;
 }
 
+/* Holds the steer library's complaint while a fallback may still make it moot (and the plan
+ * reader's, so one line says it all). */
+static char steer_msg[512];
+
+static int capture_log(enum xp_log_level level, const char *fmt, va_list ap)
+{
+	size_t len = strlen(steer_msg);
+
+	if (level <= XP_LOG_WARN && len < sizeof(steer_msg) - 1)
+		vsnprintf(steer_msg + len, sizeof(steer_msg) - len, fmt, ap);
+	return 0;
+}
+
 static __u64 handle_of(void *ctx, __u64 addr)
 {
 	return xp_layout_handle(ctx, addr);
@@ -132,16 +145,26 @@ static int assign_workers(struct engine *e)
 {
 	struct eng_config *c = &e->cfg;
 	struct xp_wire_plan plan = {};
-	int perr = xp_wire_plan_read(e->ports[0].ifname, &plan);
-	bool have_plan = perr == 0 && plan.n;
+	xp_log_fn prev;
+	bool have_plan;
 	__u32 i, j, k;
+	int perr;
 
 	cpu_set_t allowed;
 
-	/* A plan that is there but unreadable is an error, not "no plan". */
+	steer_msg[0] = 0;
+	prev = xp_set_log_fn(capture_log);
+	perr = xp_wire_plan_read(e->ports[0].ifname, &plan);
+	xp_set_log_fn(prev);
+	have_plan = perr == 0 && plan.n;
+	/* A plan that is there but unusable is an error, not "no plan". */
 	if (perr && perr != -ENOENT) {
 		char path[256] = "its wiring plan";
 
+		if (steer_msg[0]) {
+			fprintf(stderr, "xpile: %s", steer_msg);
+			return -1;
+		}
 		xp_wire_plan_path(e->ports[0].ifname, path, sizeof(path));
 		return fail(
 			"the wiring plan of %s (%s) cannot be used: %s; rewrite it (xpile-loader wire %s ...) or remove it",
@@ -236,9 +259,9 @@ static int setup_memory(struct engine *e)
 
 		if (phys && mo.size > phys)
 			return bad_input(
-				"--frames %u needs %.1f GiB of UMEM (%u frames at a %u-byte stride on %u KiB pages, where a frame may not cross a page) but the machine has %.1f GiB; use fewer --frames (the default fits the rings) or 2 MiB hugepages (--hugepages require)",
-				c->frames, mo.size / 1073741824.0, e->layout.nframes,
-				e->layout.stride, page / 1024, phys / 1073741824.0);
+				"--frames %u needs %.1f GiB of UMEM (%u frames of %u bytes, %u per %u KiB page since a frame may not cross a page) but the machine has %.1f GiB; use fewer --frames (the default fits the rings) or 2 MiB hugepages (--hugepages require)",
+				c->frames, mo.size / 1073741824.0, e->layout.nframes, c->frame_size,
+				e->layout.frames_per_page, page / 1024, phys / 1073741824.0);
 	}
 	if (xp_numa_node_of_ifname(e->ports[0].ifname, &mo.numa_node) == 0 && mo.numa_node >= 0)
 		mo.bind_node = true;
@@ -302,18 +325,6 @@ static int setup_frames(struct engine *e)
 	uo.flags = e->layout.umem_flags;
 	if (xp_umem_create(&uo, &e->umem))
 		return -1; /* logged by the library */
-	return 0;
-}
-
-/* Holds the steer library's complaint while a fallback may still make it moot. */
-static char steer_msg[512];
-
-static int capture_log(enum xp_log_level level, const char *fmt, va_list ap)
-{
-	size_t len = strlen(steer_msg);
-
-	if (level <= XP_LOG_WARN && len < sizeof(steer_msg) - 1)
-		vsnprintf(steer_msg + len, sizeof(steer_msg) - len, fmt, ap);
 	return 0;
 }
 
