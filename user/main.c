@@ -513,7 +513,7 @@ static const struct opt opts[] = {
 	  "UMEM headroom before each packet, on top of the kernel's 256 bytes (default 0).",
 	  set_headroom, NULL },
 	{ "frames", "N",
-	  "Frames in the UMEM (default: enough for every fill and TX ring plus the caches). Fewer than the rings hold is allowed (the fill rings starve, nothing is lost).",
+	  "Frames in the UMEM (default: enough for every fill and TX ring plus the caches). Fewer than the rings hold is allowed: each fill ring then holds at most its share (frames / receiving sockets), so no direction starves; fewer than 2 x --batch per receiving socket is refused.",
 	  set_frames, NULL },
 	{ "m3-seed", "N",
 	  "M3 random dispersal (0, the default, turns it off): the initial fill order shuffles whole containers, and each refill takes every channel's frames from random depths of the dealer's stacks instead of its cache-warm top. Channel evenness is the same either way.",
