@@ -3,7 +3,7 @@
 # Faults under a running engine (issue 15 items 3, 4, 14, 15, 22): its program detached,
 # re-attached with --reattach, unloaded (refused while in use, then --force), replaced
 # by a new `load`, its pins removed, its link down and up, its interface deleted, a
-# killed engine's program reused. Each is told once as an event; the engine either
+# killed engine's program reused, two engines sharing one interface. Each is told once as an event; the engine either
 # repairs it or exits 4 with the reason; nothing is left behind that is not someone
 # else's, and the pins of a program the engine no longer owns survive it.
 set -u
@@ -147,4 +147,19 @@ wait_exit "$DEL" "ip link del"
 one_line DEL "interface deleted"
 eng_ledger_ok "$XT_TMP/DEL.json" || xt_fail "ip link del: ledger not clean"
 [ ! -e "/sys/fs/bpf/xpile/ns$ino/b1" ] || xt_fail "ip link del: pins left"
+
+# 10. Two engines on one interface (queues 0 and 1): the first to leave keeps the
+# program for the other, saying so; the last one out removes it.
+eng_veth "$A" a2 "$B" b2 2
+eng_quiet "$A" a2
+eng_quiet "$B" b2
+eng_start Q0 "$B" --iface b2:0 --mode rxdrop --interval 0.2
+eng_start Q1 "$B" --iface b2:1 --mode rxdrop --interval 0.2
+eng_stop "$Q0" || xt_fail "two engines: first exit status $?"
+grep -q "left attached: pid $Q1 (xpile, queue 1)" "$XT_TMP/Q0.err" ||
+	{ cat "$XT_TMP/Q0.err"; xt_fail "two engines: the first does not say who keeps the program"; }
+ip -n "$B" link show b2 | grep -q xdp || xt_fail "two engines: the first removed the program under the second"
+eng_stop "$Q1" || xt_fail "two engines: second exit status $?"
+eng_no_xdp "$B" b2 || xt_fail "two engines: the last one out left the program"
+[ ! -e "/sys/fs/bpf/xpile/ns$ino/b2" ] || xt_fail "two engines: pins left"
 echo ok
