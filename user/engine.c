@@ -812,7 +812,7 @@ int eng_run(struct engine *e)
 		fail("%llu of %llu packets never left (the kernel did not take them%s); stopping with them unsent",
 		     (unsigned long long)eng_tx_unsent(e), (unsigned long long)c->count,
 		     down ? ": the link is down" : "");
-		e->fault_status = 4;
+		e->fault_status = ENG_PORT_FAILED;
 	}
 	eng_stats_allocator(e, true);
 	audit_err |= audit_quiescent(e, "exit");

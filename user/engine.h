@@ -167,6 +167,7 @@ struct engine {
 /* eng_setup's failures are the process exit status (2: the options can never work). */
 #define ENG_SETUP_FAILED 1
 #define ENG_BAD_INPUT 2
+#define ENG_PORT_FAILED 4 /* eng_run(): a port failed while running (watch.c) */
 int eng_setup(struct engine *e); /* 0, ENG_SETUP_FAILED or ENG_BAD_INPUT */
 int eng_run(struct engine *e); /* returns the process exit status */
 void eng_teardown(struct engine *e);

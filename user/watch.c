@@ -20,7 +20,6 @@
 #include "xpile/owner.h"
 
 #define ENG_WATCH_NS 200000000ull
-#define ENG_STATUS_PORT_FAILED 4
 
 void eng_event(struct engine *e, const struct eng_port *p, const char *event, const char *fmt, ...)
 {
@@ -50,8 +49,8 @@ static int stop(struct engine *e, const struct eng_port *p, const char *why)
 {
 	if (e->cfg.json)
 		fprintf(stderr, "xpile: %s: %s\n", p->ifname, why);
-	e->fault_status = ENG_STATUS_PORT_FAILED;
-	return ENG_STATUS_PORT_FAILED;
+	e->fault_status = ENG_PORT_FAILED;
+	return ENG_PORT_FAILED;
 }
 
 static bool link_running(const char *ifname)
