@@ -541,7 +541,7 @@ static const struct opt opts[] = {
 	{ "force", NULL, "Replace an XDP program on the interface that xpile does not own.",
 	  set_force, NULL },
 	{ "reattach", NULL,
-	  "When the engine's own steer program is detached while it runs (ip link set dev IF xdp off) attach it again, and pin it again when its pins are removed, instead of stopping with exit status 4. An unload (program and pins gone), another program in its place, or a program the engine did not load always stop it.",
+	  "When the engine's own steer program is detached while it runs (ip link set dev IF xdp off) attach it again, pin it again when its pins are removed, and serve through xpile's program when `xpile-loader load` put a new one in its place, instead of stopping with exit status 4. An unload (program and pins gone), a foreign program in its place, or a detached program the engine did not load always stop it.",
 	  set_reattach, NULL },
 	{ "pkt-size", "N",
 	  "txonly: frame size on the wire including the 4-byte FCS (64..frame room + 4, default 64).",

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "xpile/log.h"
 #include "xpile/owner.h"
 
 #define ENG_WATCH_NS 200000000ull
@@ -87,6 +88,37 @@ static bool own_program(const struct engine *e, const struct eng_port *p)
 	return !e->cfg.attach_existing && !p->steer_borrowed;
 }
 
+/* A new xpile program in place of ours (`xpile-loader load` after a removal): with
+ * --reattach, serve through it instead of stopping. It is not ours: it stays at exit. */
+static int adopt(struct engine *e, struct eng_port *p)
+{
+	struct xp_steer_opts so = { .sz = sizeof(so) };
+	struct xp_steer *s;
+	xp_log_fn prev;
+	int err;
+
+	so.ifname = p->ifname;
+	so.pin_path = e->cfg.pin_path;
+	so.attach_existing = true;
+	prev = xp_set_log_fn(NULL);
+	err = xp_steer_open(&so, &s);
+	xp_set_log_fn(prev);
+	if (err)
+		return err;
+	for (__u32 i = 0; i < e->nq; i++)
+		if (e->qs[i].port == p && e->qs[i].xsk &&
+		    (err = xp_steer_xsk_set(s, e->qs[i].queue, e->qs[i].xsk->fd))) {
+			xp_steer_close(s, false);
+			return err;
+		}
+	xp_steer_close(p->steer, false);
+	p->steer = s;
+	p->steer_borrowed = true;
+	if (p->registered)
+		xp_users_register(p->ifname, xp_steer_prog_id(s), p->queues, p->nqueues);
+	return 0;
+}
+
 static int watch_steer(struct engine *e, struct eng_port *p)
 {
 	struct xp_steer_health h;
@@ -94,12 +126,22 @@ static int watch_steer(struct engine *e, struct eng_port *p)
 
 	if (xp_steer_check(p->steer, &h))
 		return 0;
+	if (h.prog_replaced && h.pins_replaced && e->cfg.reattach && !adopt(e, p)) {
+		eng_event(
+			e, p, "program_adopted",
+			"xpile's steer program was loaded again (id %u); serving through it, and it stays at exit (--reattach)",
+			h.attached_id);
+		return 0;
+	}
 	if (h.prog_replaced) {
 		p->prog_lost = true;
 		snprintf(
 			why, sizeof(why),
-			"XDP program %s (id %u) replaced the steer program: packets no longer reach the engine; stopping (remove it: ip link set dev %s xdp off, then start again)",
-			h.attached_name, h.attached_id, p->ifname);
+			"XDP program %s (id %u) replaced the steer program: packets no longer reach the engine; stopping (%s)",
+			h.attached_name, h.attached_id,
+			h.pins_replaced ?
+				"it is xpile's, loaded again: --reattach serves through it instead" :
+				"remove it, ip link set dev IF xdp off, then start again");
 		eng_event(e, p, "program_replaced", "%s", why);
 		return stop(e, p, why);
 	}

@@ -89,6 +89,22 @@ loader status b0 | grep -q "xpile: 0 rules" || { loader status b0; xt_fail "the 
 loader unload b0 >/dev/null 2>&1 || xt_fail "unload of the new program failed"
 no_leftovers "replaced"
 
+# 4b. The same with --reattach: the engine serves through the newly loaded program, and
+# leaves it (the loader's) at exit.
+eng_start ADOPT "$B" --iface b0 --mode rxdrop --interval 0.2 --reattach
+kill -STOP "$ADOPT"
+ip -n "$B" link set dev b0 xdp off
+loader load b0 >/dev/null 2>&1 || { kill -CONT "$ADOPT"; xt_fail "load after xdp off failed"; }
+kill -CONT "$ADOPT"
+xt_wait_for 3 grep -q program_adopted "$XT_TMP/ADOPT.json" || { cat "$XT_TMP/ADOPT.err"; xt_fail "--reattach: new program not adopted"; }
+got=$(pings 3)
+[ "${got:-0}" = 0 ] || xt_fail "adopted: $got pings reached the kernel, not the engine"
+eng_stop "$ADOPT" || xt_fail "adopted: exit status $?"
+[ "$(eng_sum "$XT_TMP/ADOPT.json" rx_packets)" -ge 3 ] || xt_fail "adopted: engine did not receive the pings"
+loader status b0 | grep -q "xpile: 0 rules" || xt_fail "adopted: the loader's program did not stay"
+loader unload b0 >/dev/null 2>&1 || xt_fail "unload of the adopted program failed"
+no_leftovers "adopted"
+
 # 5. Pins removed under the engine: told once, it serves on, and removes its program.
 eng_start PN "$B" --iface b0 --mode rxdrop --interval 0.2
 rm -rf "$PINS"
