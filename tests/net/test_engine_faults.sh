@@ -105,6 +105,22 @@ loader status b0 | grep -q "xpile: 0 rules" || xt_fail "adopted: the loader's pr
 loader unload b0 >/dev/null 2>&1 || xt_fail "unload of the adopted program failed"
 no_leftovers "adopted"
 
+# 4c. A foreign program in place of ours stops the engine even with --reattach, and it
+# stays: not ours to remove.
+eng_start FOR "$B" --iface b0 --mode rxdrop --interval 0.2 --reattach
+kill -STOP "$FOR"
+ip -n "$B" link set dev b0 xdp off
+ip -n "$B" link set dev b0 xdp obj "$XT_BUILD/bpf/redirect_min.o" sec xdp ||
+	{ kill -CONT "$FOR"; xt_fail "cannot attach a foreign program"; }
+kill -CONT "$FOR"
+wait_exit "$FOR" "foreign program"
+[ "$RC" = 4 ] || xt_fail "foreign program: exit status $RC, want 4"
+[ "$(events FOR program_replaced)" = 1 ] || xt_fail "foreign program: want one program_replaced event"
+one_line FOR "xp_redirect_min"
+ip -n "$B" link show b0 | grep -q xp_redirect_min || xt_fail "the engine removed a foreign program"
+ip -n "$B" link set dev b0 xdp off
+no_leftovers "foreign program"
+
 # 5. Pins removed under the engine: told once, it serves on, and removes its program.
 eng_start PN "$B" --iface b0 --mode rxdrop --interval 0.2
 rm -rf "$PINS"
