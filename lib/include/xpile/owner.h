@@ -15,6 +15,10 @@
  * plan, $XPILE_RUNDIR overrides /run/xpile): pid, the process's start time (so a
  * reused pid is not taken for the engine), the program id it serves through and its
  * queues. A record whose process is gone is stale and is removed by whoever lists.
+ *
+ * xp_steer_close(s, true) detaches the program only while it still runs on the
+ * interface, and unpins only pins that still hold it: after a removal and a new `load`
+ * the new program and its pins are not @s's to touch.
  */
 #ifndef XPILE_OWNER_H
 #define XPILE_OWNER_H
