@@ -223,6 +223,46 @@ int xp_steer_pin_dir(const char *ifname, char *buf, size_t len)
 	return 0;
 }
 
+int xp_pin_dir_check(const char *pin, char *root, size_t len)
+{
+	char tmp[PATH_MAX], *sl;
+	struct stat st;
+	bool exists;
+
+	if (!*pin) {
+		xp_err("--pin-path is empty; give a directory on a bpffs, e.g. "
+		       "/sys/fs/bpf/xpile/IFACE\n");
+		return -EINVAL;
+	}
+	if (snprintf(tmp, sizeof(tmp), "%s", pin) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	exists = !stat(tmp, &st);
+	/* The closest existing ancestor decides: nothing is created outside a bpffs. */
+	while (stat(tmp, &st)) {
+		sl = strrchr(tmp, '/');
+		if (!sl || sl == tmp) {
+			snprintf(tmp, sizeof(tmp), "%s", sl == tmp ? "/" : ".");
+			break;
+		}
+		*sl = 0;
+	}
+	if (!is_bpffs(tmp)) {
+		xp_err("pin path %s: %s is not on a bpffs, and pins live only in one; use a "
+		       "directory under /sys/fs/bpf (or mount one: mount -t bpf bpf DIR)\n",
+		       pin, tmp);
+		return -ENOTDIR;
+	}
+	/* Cleanup removes what we create, up to the directory that was there. */
+	if (exists) {
+		snprintf(tmp, sizeof(tmp), "%s", pin);
+		sl = strrchr(tmp, '/');
+		if (sl)
+			*sl = 0;
+	}
+	snprintf(root, len, "%s", tmp);
+	return 0;
+}
+
 int xp_mkdir_p(const char *path)
 {
 	char tmp[PATH_MAX];

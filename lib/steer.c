@@ -28,6 +28,7 @@
 #include "log_internal.h"
 #include "opts_internal.h"
 #include "steer_internal.h"
+#include "xpile/owner.h"
 #include "xpile/steer.h"
 
 #define PROG_PIN "xp_steer"
@@ -50,6 +51,8 @@ struct xp_steer {
 	enum xp_steer_mode mode;
 	bool legacy;
 	int ncpu;
+	__u64 pin_ino; /* inode of our program's pin: a new `load` pins a new one */
+	__u32 seen_attached; /* XDP id last found running ours (the dispatcher's, or ours) */
 };
 
 static void grace_period(void)
@@ -109,6 +112,15 @@ static __u32 fd_prog_id(int fd)
 	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
 }
 
+static __u64 pin_inode(const struct xp_steer *s)
+{
+	char p[PATH_MAX + 32];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", s->pin, PROG_PIN);
+	return stat(p, &st) ? 0 : st.st_ino;
+}
+
 /* Whether program @id runs on @ifindex, alone or inside libxdp's dispatcher. */
 static bool runs_on(int ifindex, __u32 id, bool *legacy)
 {
@@ -138,6 +150,7 @@ static int open_pins(struct xp_steer *s)
 	if (s->prog_fd < 0)
 		return -errno;
 	s->prog_id = fd_prog_id(s->prog_fd);
+	s->pin_ino = pin_inode(s);
 	for (int i = 0; i < XP_M_NR; i++) {
 		pin_path(s, xp_steer_map_names[i], p, sizeof(p));
 		s->fds[i] = bpf_obj_get(p);
@@ -250,6 +263,43 @@ static int ifmtu(const char *ifname)
 	return mtu;
 }
 
+/* A wrong --obj fails here with the cause, not as libbpf's "Unknown error 4001". */
+static int check_obj_file(const char *obj)
+{
+	unsigned char magic[4] = { 0 };
+	int fd = open(obj, O_RDONLY | O_CLOEXEC), err;
+	ssize_t n;
+
+	if (fd < 0) {
+		err = -errno;
+		xp_err("cannot open BPF object %s: %s\n", obj, strerror(-err));
+		return err;
+	}
+	n = read(fd, magic, sizeof(magic));
+	close(fd);
+	if (n != sizeof(magic) || memcmp(magic, "\177ELF", 4)) {
+		xp_err("%s is not a BPF ELF object (no ELF header); give the steer.o that `make` "
+		       "builds (build/bpf/steer.o)\n",
+		       obj);
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
+static int check_obj_maps(struct xdp_program *prog, const char *obj)
+{
+	struct bpf_object *bo = xdp_program__bpf_obj(prog);
+
+	for (int i = 0; i < XP_M_NR; i++)
+		if (!bo || !bpf_object__find_map_by_name(bo, xp_steer_map_names[i])) {
+			xp_err("%s is a BPF object but not xpile's steer program (it has no map %s); "
+			       "give the steer.o that `make` builds (build/bpf/steer.o)\n",
+			       obj, xp_steer_map_names[i]);
+			return -ENOEXEC;
+		}
+	return 0;
+}
+
 static int attach(struct xp_steer *s, const struct xp_steer_opts *o)
 {
 	enum xdp_attach_mode m = o->mode == XP_STEER_MODE_SKB ? XDP_MODE_SKB : XDP_MODE_NATIVE;
@@ -263,11 +313,25 @@ static int attach(struct xp_steer *s, const struct xp_steer_opts *o)
 	frags = o->sz > offsetof(struct xp_steer_opts, frags) ? o->frags : 0;
 	if (!frags)
 		frags = ifmtu(s->ifname) > XP_ONE_PAGE_MTU ? 1 : -1;
+	err = check_obj_file(obj);
+	if (err)
+		return err;
 	s->prog = xdp_program__open_file(obj, frags > 0 ? "xdp.frags" : "xdp", NULL);
 	err = libxdp_get_error(s->prog);
 	if (err) {
+		char why[128];
+
 		s->prog = NULL;
-		xp_err("cannot open BPF object %s: %s\n", obj, strerror(-err));
+		libbpf_strerror(err, why, sizeof(why));
+		xp_err("cannot open BPF object %s: %s; give the steer.o that `make` builds "
+		       "(build/bpf/steer.o)\n",
+		       obj, why);
+		return err;
+	}
+	err = check_obj_maps(s->prog, obj);
+	if (err) {
+		xdp_program__close(s->prog);
+		s->prog = NULL;
 		return err;
 	}
 	/* libbpf applies the xdp.frags flag only at load time; tell libxdp up front so a
@@ -342,8 +406,10 @@ static int pin_all(struct xp_steer *s)
 			goto fail;
 	}
 	pin_path(s, PROG_PIN, p, sizeof(p));
-	if (!bpf_obj_pin(s->prog_fd, p))
+	if (!bpf_obj_pin(s->prog_fd, p)) {
+		s->pin_ino = pin_inode(s);
 		return 0;
+	}
 fail:
 	err = -errno;
 	xp_err("cannot pin %s: %s\n", p, strerror(-err));
@@ -460,16 +526,13 @@ static int check_caps(const char *ifname, bool load)
 /* The pin directory and the bpffs root above which nothing is ours to remove. */
 static int resolve_pin(struct xp_steer *s, const char *pin_path, bool mount)
 {
-	char key[64], *sl;
+	char key[64];
 	int err;
 
 	if (pin_path) {
-		snprintf(s->pin, sizeof(s->pin), "%s", pin_path);
-		snprintf(s->root, sizeof(s->root), "%s", pin_path);
-		sl = strrchr(s->root, '/');
-		if (sl)
-			*sl = 0;
-		return 0;
+		if (snprintf(s->pin, sizeof(s->pin), "%s", pin_path) >= (int)sizeof(s->pin))
+			return -ENAMETOOLONG;
+		return xp_pin_dir_check(s->pin, s->root, sizeof(s->root));
 	}
 	err = xp_bpffs_root(s->root, sizeof(s->root), mount);
 	err = err ?: xp_netns_key(key, sizeof(key));
@@ -525,16 +588,49 @@ fail:
 	return err;
 }
 
+/* Whether the pins in our directory are still ours: a `load` after our program was
+ * removed pins a new program there, which is not ours to unpin. */
+static bool pins_ours(struct xp_steer *s)
+{
+	char p[PATH_MAX + 32];
+	int fd;
+	bool ours;
+
+	pin_path(s, PROG_PIN, p, sizeof(p));
+	fd = bpf_obj_get(p);
+	if (fd < 0)
+		return errno == ENOENT; /* gone: the stale map pins around it are ours */
+	ours = fd_prog_id(fd) == s->prog_id;
+	close(fd);
+	return ours;
+}
+
 void xp_steer_close(struct xp_steer *s, bool detach_too)
 {
+	char name[IF_NAMESIZE];
+
 	if (!s)
 		return;
 	if (detach_too) {
-		int err = detach(s);
+		/* Detach only what still runs here and unpin only what is still ours: the
+		 * interface, the program or the pins may have gone or changed meanwhile. */
+		if (!if_indextoname(s->ifindex, name)) {
+			xp_info("%s: interface gone; its XDP program went with it\n", s->ifname);
+		} else if (!runs_on(s->ifindex, s->prog_id, NULL)) {
+			xp_info("%s: program id %u no longer attached; nothing to detach\n",
+				s->ifname, s->prog_id);
+		} else {
+			int err = detach(s);
 
-		if (err)
-			xp_warn("%s: detach failed: %s\n", s->ifname, strerror(-err));
-		unpin_all(s);
+			if (err)
+				xp_warn("%s: detach of program id %u failed: %s\n", s->ifname,
+					s->prog_id, strerror(-err));
+		}
+		if (pins_ours(s))
+			unpin_all(s);
+		else
+			xp_info("%s: pins at %s belong to another program now; left in place\n",
+				s->ifname, s->pin);
 	}
 	close_fds(s);
 	if (s->prog)
@@ -903,4 +999,105 @@ int xp_steer_remove_stale(const char *ifname, const char *pin_path)
 		unpin_all(s);
 	free(s);
 	return err;
+}
+
+int xp_steer_check(struct xp_steer *s, struct xp_steer_health *h)
+{
+	struct bpf_xdp_query_opts q = { .sz = sizeof(q) };
+	char name[IF_NAMESIZE];
+	__u32 id;
+
+	memset(h, 0, sizeof(*h));
+	if (!if_indextoname(s->ifindex, name)) {
+		h->iface_gone = true;
+		return 0;
+	}
+	if (bpf_xdp_query(s->ifindex, 0, &q))
+		return -errno;
+	id = q.prog_id ?: q.drv_prog_id ?: q.skb_prog_id;
+	h->attached_id = id;
+	/* The common case costs one netlink query: the same id as last time. */
+	if (!id) {
+		h->prog_gone = true;
+	} else if (id != s->seen_attached) {
+		if (id == s->prog_id || runs_on(s->ifindex, s->prog_id, NULL))
+			s->seen_attached = id;
+		else
+			h->prog_replaced = true;
+	}
+	if (h->prog_replaced)
+		prog_name(id, h->attached_name, sizeof(h->attached_name));
+	if (pin_inode(s) != s->pin_ino) {
+		h->pins_gone = !pin_inode(s);
+		h->pins_replaced = !h->pins_gone;
+	}
+	return 0;
+}
+
+int xp_steer_reattach(struct xp_steer *s)
+{
+	__u32 flags = XDP_FLAGS_UPDATE_IF_NOEXIST |
+		      (s->mode == XP_STEER_MODE_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
+	int err;
+
+	if (s->legacy) {
+		err = bpf_xdp_attach(s->ifindex, s->prog_fd, flags, NULL) ? -errno : 0;
+	} else if (s->prog) {
+		err = xdp_program__attach(
+			s->prog, s->ifindex,
+			s->mode == XP_STEER_MODE_SKB ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
+	} else {
+		err = -EOPNOTSUPP;
+	}
+	if (err) {
+		xp_err("%s: cannot re-attach program id %u: %s\n", s->ifname, s->prog_id,
+		       strerror(-err));
+		return err;
+	}
+	s->seen_attached = 0;
+	return 0;
+}
+
+int xp_steer_repin(struct xp_steer *s)
+{
+	char p[PATH_MAX + 32];
+	int err = xp_mkdir_p(s->pin);
+
+	for (int i = 0; !err && i < XP_M_NR; i++) {
+		pin_path(s, xp_steer_map_names[i], p, sizeof(p));
+		if (bpf_obj_pin(s->fds[i], p) && errno != EEXIST)
+			err = -errno;
+	}
+	pin_path(s, PROG_PIN, p, sizeof(p));
+	if (!err && bpf_obj_pin(s->prog_fd, p))
+		err = -errno;
+	if (err) {
+		xp_err("%s: cannot pin again at %s: %s\n", s->ifname, s->pin, strerror(-err));
+		return err;
+	}
+	s->pin_ino = pin_inode(s);
+	return 0;
+}
+
+int xp_steer_owner_set(struct xp_steer *s, bool engine)
+{
+	struct xp_cfg c;
+	int err = read_cfg(s, &c);
+
+	if (err)
+		return err;
+	c.flags = engine ? c.flags | XP_CFG_F_ENGINE : c.flags & ~XP_CFG_F_ENGINE;
+	return write_cfg(s, &c);
+}
+
+bool xp_steer_engine_loaded(struct xp_steer *s)
+{
+	struct xp_cfg c;
+
+	return !read_cfg(s, &c) && (c.flags & XP_CFG_F_ENGINE);
+}
+
+__u32 xp_steer_prog_id(const struct xp_steer *s)
+{
+	return s->prog_id;
 }

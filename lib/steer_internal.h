@@ -10,6 +10,9 @@
 
 int xp_mkdir_p(const char *path);
 void xp_rmdir_up(const char *path, const char *stop);
+/* A --pin-path must be on a bpffs: checks the closest existing ancestor (one line
+ * naming it and the fix otherwise) and sets @root, above which nothing is removed. */
+int xp_pin_dir_check(const char *pin, char *root, size_t len);
 
 /* Map fds of one rule-set home, in the order of xp_steer_map_names. */
 enum xp_steer_map {

@@ -9,12 +9,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "log_internal.h"
 #include "opts_internal.h"
+#include "xpile/owner.h"
 #include "xpile/xsk.h"
 
 #ifndef AF_XDP
@@ -38,6 +41,26 @@ struct xp_umem {
 	__u32 headroom;
 	__u32 flags;
 };
+
+/* The kernel pins a UMEM and charges it to RLIMIT_MEMLOCK unless the process has
+ * CAP_IPC_LOCK; over the limit it says ENOBUFS, which names neither. */
+static void umem_reg_error(const struct xp_umem_opts *o, int err)
+{
+	struct rlimit rl;
+
+	if ((err == ENOBUFS || err == ENOMEM || err == EPERM) && !getrlimit(RLIMIT_MEMLOCK, &rl) &&
+	    rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < o->size) {
+		xp_err("umem: RLIMIT_MEMLOCK is %llu bytes but the UMEM needs %llu (the kernel pins it); raise it (ulimit -l %llu, or LimitMEMLOCK=infinity in a systemd unit) or grant CAP_IPC_LOCK (run as root)\n",
+		       (unsigned long long)rl.rlim_cur, (unsigned long long)o->size,
+		       (unsigned long long)(o->size + 1023) / 1024 + 1024);
+		return;
+	}
+	xp_err("umem: XDP_UMEM_REG of %llu bytes (chunk %u, headroom %u, flags %#x) failed: %s%s\n",
+	       (unsigned long long)o->size, o->chunk_size, o->headroom, o->flags, strerror(err),
+	       err == ENOBUFS || err == ENOMEM || err == EPERM ?
+		       " (the UMEM is pinned: raise `ulimit -l` or grant CAP_IPC_LOCK)" :
+		       "");
+}
 
 int xp_umem_create(const struct xp_umem_opts *opts, struct xp_umem **out)
 {
@@ -67,11 +90,7 @@ int xp_umem_create(const struct xp_umem_opts *opts, struct xp_umem **out)
 	reg.flags = o->flags;
 	if (setsockopt(fd, SOL_XDP, XDP_UMEM_REG, &reg, sizeof(reg))) {
 		err = -errno;
-		xp_err("umem: XDP_UMEM_REG of %llu bytes (chunk %u, headroom %u, flags %#x) failed: %s%s\n",
-		       (unsigned long long)o->size, o->chunk_size, o->headroom, o->flags,
-		       strerror(errno),
-		       errno == ENOMEM || errno == EPERM ? " (raise `ulimit -l` or run as root)" :
-							   "");
+		umem_reg_error(o, -err);
 		close(fd);
 		return err;
 	}
@@ -205,14 +224,32 @@ static int set_busy_poll(int fd, const struct xp_xsk_opts *o)
 	return 0;
 }
 
+/* Names the holder when an engine recorded itself as serving the queue. */
+static void busy_error(const struct xp_xsk_opts *o)
+{
+	struct xp_user u[8];
+	char who[160];
+	int n = xp_users_list(o->ifname, u, 8);
+
+	for (int i = 0; i < n; i++)
+		for (__u32 j = 0; j < u[i].nqueues; j++)
+			if (u[i].queues[j] == o->queue) {
+				xp_users_format(&u[i], 1, who, sizeof(who));
+				xp_err("xsk: %s queue %u is busy: %s has an AF_XDP socket on it; stop it or pick another queue\n",
+				       o->ifname, o->queue, who);
+				return;
+			}
+	xp_err("xsk: %s queue %u is busy: another AF_XDP socket is bound to it (still after 1 s); stop that program or pick another queue\n",
+	       o->ifname, o->queue);
+}
+
 static void bind_error(const struct xp_xsk_opts *o, int err, int nq)
 {
 	const char *ifn = o->ifname;
 
 	switch (err) {
 	case EBUSY:
-		xp_err("xsk: %s queue %u is busy: another AF_XDP socket is bound to it; stop that program or pick another queue\n",
-		       ifn, o->queue);
+		busy_error(o);
 		break;
 	case EINVAL:
 		if (nq > 0 && o->queue >= (__u32)nq)
@@ -250,6 +287,23 @@ static int set_tx_budget(int fd, const struct xp_xsk_opts *o, __u32 tx_size)
 	xp_err("xsk: TX budget %u refused (%s): it must be 32..%u (the TX ring) and needs kernel 6.15+\n",
 	       budget, strerror(-err), tx_size);
 	return err;
+}
+
+/* A closed socket frees its queue a few milliseconds later (deferred in the kernel):
+ * a start right after a stop would see EBUSY. Retry for up to a second, then it is
+ * really taken. */
+static int bind_retry(int fd, const struct sockaddr_xdp *sxdp)
+{
+	const struct timespec pause = { .tv_nsec = 10 * 1000 * 1000 };
+
+	for (int i = 0; i < 100; i++) {
+		if (!bind(fd, (const struct sockaddr *)sxdp, sizeof(*sxdp)))
+			return 0;
+		if (errno != EBUSY)
+			return -1;
+		nanosleep(&pause, NULL);
+	}
+	return bind(fd, (const struct sockaddr *)sxdp, sizeof(*sxdp));
 }
 
 int xp_xsk_create(struct xp_umem *u, const struct xp_xsk_opts *opts, struct xp_xsk **out)
@@ -368,7 +422,7 @@ int xp_xsk_create(struct xp_umem *u, const struct xp_xsk_opts *opts, struct xp_x
 		sxdp.sxdp_flags = XDP_SHARED_UMEM;
 		sxdp.sxdp_shared_umem_fd = u->owner_fd;
 	}
-	if (bind(x->fd, (struct sockaddr *)&sxdp, sizeof(sxdp))) {
+	if (bind_retry(x->fd, &sxdp)) {
 		err = -errno;
 		bind_error(o, errno, nq);
 		goto fail;

@@ -20,6 +20,7 @@
 
 #include "engine.h"
 #include "xpile/log.h"
+#include "xpile/owner.h"
 
 static int fail(const char *fmt, ...)
 {
@@ -32,6 +33,22 @@ static int fail(const char *fmt, ...)
 	fputc('\n', stderr);
 	return -1;
 }
+
+/* Same line, for options that cannot work on this system as given: exit status 2. */
+static int bad_input(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("xpile: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return -ENG_BAD_INPUT;
+}
+
+/* A VLAN tag rides on top of the MTU: veth and NICs take MTU + 14 + 4 bytes. */
+#define ENG_L2_OVERHEAD (14 + 4)
 
 static int port_info(struct eng_port *p, __u32 *mtu)
 {
@@ -47,6 +64,19 @@ static int port_info(struct eng_port *p, __u32 *mtu)
 	if (!ioctl(fd, SIOCGIFMTU, &ifr))
 		*mtu = (__u32)ifr.ifr_mtu;
 	close(fd);
+	return 0;
+}
+
+/* Holds the steer library's complaint while a fallback may still make it moot (and the plan
+ * reader's, so one line says it all). */
+static char steer_msg[512];
+
+static int capture_log(enum xp_log_level level, const char *fmt, va_list ap)
+{
+	size_t len = strlen(steer_msg);
+
+	if (level <= XP_LOG_WARN && len < sizeof(steer_msg) - 1)
+		vsnprintf(steer_msg + len, sizeof(steer_msg) - len, fmt, ap);
 	return 0;
 }
 
@@ -88,13 +118,19 @@ static int check_ports(struct engine *e, bool *need_sg)
 					"%s has %d queue(s), queue %u is out of range; use %s:0..%d or add queues (ethtool -L %s combined N)",
 					p->ifname, nq, p->queues[j], p->ifname, nq - 1, p->ifname);
 		port_info(p, &mtu);
-		if (mtu + 14 > room && c->mode->needs_rx) {
+		if (mtu + ENG_L2_OVERHEAD > room && c->mode->needs_rx) {
 			if (c->multi_buffer_set && !c->multi_buffer)
-				return fail(
-					"%s has MTU %u but a frame holds %u bytes; drop --no-multi-buffer or lower the MTU",
-					p->ifname, mtu, room);
+				return bad_input(
+					"%s has MTU %u: a full-size frame with a VLAN tag is %u bytes but a frame holds %u; drop --no-multi-buffer, lower the MTU or raise --frame-size",
+					p->ifname, mtu, mtu + ENG_L2_OVERHEAD, room);
 			*need_sg = true;
 		}
+		/* --pkt-size counts the 4-byte FCS the NIC adds. */
+		if (c->mode == &eng_mode_txonly && c->pkt_size - 4 > mtu + 14)
+			return bad_input(
+				"--pkt-size %u is a %u-byte frame but %s has MTU %u (frames up to %u bytes, --pkt-size %u): the NIC would drop every one; lower --pkt-size or raise the MTU (ip link set dev %s mtu %u)",
+				c->pkt_size, c->pkt_size - 4, p->ifname, mtu, mtu + 14, mtu + 18,
+				p->ifname, c->pkt_size - 18);
 	}
 	if (c->nports == 2 && c->mode == &eng_mode_fwd &&
 	    (e->ports[0].nqueues != e->ports[1].nqueues ||
@@ -114,11 +150,30 @@ static int plan_core(const struct xp_wire_plan *p, __u32 queue)
 }
 
 /* The wiring plan of @p into @plan (n 0: none). */
+/* A port's wiring plan: none is an empty plan; one that is there but unusable is an
+ * error, not "no plan". */
 static int port_plan(const struct eng_port *p, struct xp_wire_plan *plan)
 {
-	if (xp_wire_plan_read(p->ifname, plan))
+	char path[256] = "its wiring plan";
+	xp_log_fn prev;
+	int perr;
+
+	steer_msg[0] = 0;
+	prev = xp_set_log_fn(capture_log);
+	perr = xp_wire_plan_read(p->ifname, plan);
+	xp_set_log_fn(prev);
+	if (perr)
 		plan->n = 0;
-	return 0;
+	if (!perr || perr == -ENOENT)
+		return 0;
+	if (steer_msg[0]) {
+		fprintf(stderr, "xpile: %s", steer_msg);
+		return -1;
+	}
+	xp_wire_plan_path(p->ifname, path, sizeof(path));
+	return fail(
+		"the wiring plan of %s (%s) cannot be used: %s; rewrite it (xpile-loader wire %s ...) or remove it",
+		p->ifname, path, strerror(-perr), p->ifname);
 }
 
 /* Queue -> core: each port's own wiring plan, else the core another port's plan gives
@@ -229,6 +284,18 @@ static int setup_memory(struct engine *e)
 			c->frame_size, c->headroom, c->frames);
 	mo.size = e->layout.area_size;
 	mo.hugepages = page == XP_PAGE_2M ? XP_HUGE_REQUIRE : XP_HUGE_NEVER;
+	/* Every frame is touched at start: a UMEM larger than the memory there is would
+	 * only end in the OOM killer. */
+	{
+		long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+		__u64 phys = pages > 0 && psz > 0 ? (__u64)pages * (__u64)psz : 0;
+
+		if (phys && mo.size > phys)
+			return bad_input(
+				"--frames %u needs %.1f GiB of UMEM (%u frames of %u bytes, %u per %u KiB page since a frame may not cross a page) but the machine has %.1f GiB; use fewer --frames (the default fits the rings) or 2 MiB hugepages (--hugepages require)",
+				c->frames, mo.size / 1073741824.0, e->layout.nframes, c->frame_size,
+				e->layout.frames_per_page, page / 1024, phys / 1073741824.0);
+	}
 	if (xp_numa_node_of_ifname(e->ports[0].ifname, &mo.numa_node) == 0 && mo.numa_node >= 0)
 		mo.bind_node = true;
 	err = xp_mem_alloc(&mo, &e->mem);
@@ -294,18 +361,6 @@ static int setup_frames(struct engine *e)
 	return 0;
 }
 
-/* Holds the steer library's complaint while a fallback may still make it moot. */
-static char steer_msg[512];
-
-static int capture_log(enum xp_log_level level, const char *fmt, va_list ap)
-{
-	size_t len = strlen(steer_msg);
-
-	if (level <= XP_LOG_WARN && len < sizeof(steer_msg) - 1)
-		vsnprintf(steer_msg + len, sizeof(steer_msg) - len, fmt, ap);
-	return 0;
-}
-
 static int setup_steer(struct engine *e)
 {
 	struct eng_config *c = &e->cfg;
@@ -341,14 +396,31 @@ static int setup_steer(struct engine *e)
 				steer_msg[0] ? steer_msg : "steer program: open failed\n");
 			return -1;
 		}
+		/* Whoever removes it later must know an engine loaded it, not the loader. */
+		if (!c->attach_existing && !p->steer_borrowed)
+			xp_steer_owner_set(p->steer, true);
 	}
 	return 0;
+}
+
+/* Says which process serves which queues (xpile/owner.h): `xpile-loader unload` asks,
+ * a busy queue is blamed on its holder, and the last engine out removes the program. */
+static void register_users(struct engine *e)
+{
+	for (__u32 i = 0; i < e->cfg.nports; i++) {
+		struct eng_port *p = &e->ports[i];
+
+		p->registered =
+			!xp_users_register(p->ifname, p->steer ? xp_steer_prog_id(p->steer) : 0,
+					   p->queues, p->nqueues);
+	}
 }
 
 static int setup_sockets(struct engine *e, bool sg)
 {
 	struct eng_config *c = &e->cfg;
 	__u32 i, j;
+	int err;
 
 	for (i = 0; i < e->nworkers; i++) {
 		for (j = 0; j < e->workers[i].nq; j++) {
@@ -388,9 +460,37 @@ static int setup_sockets(struct engine *e, bool sg)
 
 			e->qs[i].tx_budget = k ? k / e->nq + (i < k % e->nq) : ~0ull;
 		}
-		if (eng_txonly_prepare(e))
-			return -1;
+		err = eng_txonly_prepare(e);
+		if (err)
+			return err;
 	}
+	return 0;
+}
+
+/*
+ * A receiving socket's fill ring keeps what it holds until packets arrive on that
+ * queue: with a pool no bigger than the fill rings, the quiet side of a fwd pair would
+ * hoard every frame and starve the other. Each fill ring gets a fair share of the pool
+ * instead, and a pool too small for one batch per socket in each place is refused.
+ */
+static int size_fills(struct engine *e)
+{
+	struct eng_config *c = &e->cfg;
+	__u32 nrx = c->mode->needs_rx ? e->nq : 0, min;
+	__u64 share;
+
+	e->fill_cap = c->fill_ring;
+	if (!nrx)
+		return 0;
+	/* One batch in each fill ring and one in flight on each TX ring. */
+	min = 2 * nrx * c->batch;
+	if (c->frames < min)
+		return bad_input(
+			"--frames %u is too few for %u receiving socket(s) at --batch %u: at least %u (a batch in each fill ring and one in flight), or lower --batch",
+			c->frames, nrx, c->batch, min);
+	share = c->frames / nrx;
+	if (nrx > 1 && share < e->fill_cap)
+		e->fill_cap = (__u32)share;
 	return 0;
 }
 
@@ -398,9 +498,12 @@ int eng_setup(struct engine *e)
 {
 	struct eng_config *c = &e->cfg;
 	bool sg = false;
+	int err;
 
-	if (check_ports(e, &sg) || assign_workers(e))
-		return -1;
+	err = check_ports(e, &sg);
+	err = err ?: assign_workers(e);
+	if (err)
+		return err == -ENG_BAD_INPUT ? ENG_BAD_INPUT : ENG_SETUP_FAILED;
 	e->sg_auto = sg && !c->multi_buffer;
 	sg = sg || c->multi_buffer;
 	/* A batch must hold a whole chain (up to 18 buffers) so modes see whole packets. */
@@ -413,8 +516,14 @@ int eng_setup(struct engine *e)
 		c->frames = e->nq * per_q + e->nworkers * (c->cache + c->batch +
 							   4 * (c->batch > 32 ? c->batch : 32));
 	}
-	if (setup_memory(e) || setup_frames(e) || setup_sockets(e, sg) || setup_steer(e))
-		return -1;
+	err = size_fills(e);
+	err = err ?: setup_memory(e);
+	err = err ?: setup_frames(e);
+	err = err ?: setup_sockets(e, sg);
+	err = err ?: setup_steer(e);
+	if (err)
+		return err == -ENG_BAD_INPUT ? ENG_BAD_INPUT : ENG_SETUP_FAILED;
+	register_users(e);
 	return 0;
 }
 
@@ -444,9 +553,11 @@ static void print_sockets(struct engine *e)
 	}
 	for (i = 0; i < c->nports; i++)
 		if (e->ports[i].steer_borrowed && !c->quiet && !c->json)
-			fprintf(stderr,
-				"xpile: %s: using the steer program already attached; it stays at exit\n",
-				e->ports[i].ifname);
+			fprintf(stderr, "xpile: %s: using the steer program already attached; %s\n",
+				e->ports[i].ifname,
+				xp_steer_engine_loaded(e->ports[i].steer) ?
+					"an engine loaded it, so the last engine to exit removes it" :
+					"xpile-loader loaded it, so it stays at exit");
 }
 
 /* ---- audits ---- */
@@ -645,6 +756,7 @@ int eng_run(struct engine *e)
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL); /* workers inherit the mask */
 	print_sockets(e);
+	eng_watch_start(e);
 
 	for (i = 0; i < e->nworkers; i++) {
 		if (pthread_create(&e->workers[i].thread, NULL, eng_worker_main, &e->workers[i])) {
@@ -678,6 +790,7 @@ int eng_run(struct engine *e)
 		fflush(stdout);
 	}
 	e->start_ns = e->last_tick_ns = eng_now_ns();
+	e->next_watch_ns = e->start_ns;
 	if (c->duration > 0)
 		end_ns = e->start_ns + (__u64)(c->duration * 1e9);
 
@@ -711,6 +824,8 @@ int eng_run(struct engine *e)
 			break;
 		if (__atomic_load_n(&e->finished, __ATOMIC_ACQUIRE) == e->nworkers)
 			break;
+		if (eng_watch(e, now))
+			break;
 	}
 
 	/* Packets go back to the kernel first, then the workers drain. */
@@ -721,6 +836,17 @@ int eng_run(struct engine *e)
 			pthread_join(e->workers[i].thread, NULL);
 	if (e->nq && e->qs[e->nq - 1].xsk)
 		eng_stats_tick(e, true);
+	/* --count promises packets on the wire: what the kernel never took is a failure. */
+	if (c->mode == &eng_mode_txonly && c->count && !status && eng_tx_unsent(e)) {
+		bool down = false;
+
+		for (i = 0; i < c->nports; i++)
+			down |= !e->ports[i].link_up;
+		fail("%llu of %llu packets never left (the kernel did not take them%s); stopping with them unsent",
+		     (unsigned long long)eng_tx_unsent(e), (unsigned long long)c->count,
+		     down ? ": the link is down" : "");
+		e->fault_status = ENG_PORT_FAILED;
+	}
 	eng_stats_allocator(e, true);
 	audit_err |= audit_quiescent(e, "exit");
 	for (i = 0; i < e->nq; i++) {
@@ -736,7 +862,44 @@ int eng_run(struct engine *e)
 	audit_err |= reclaim(e);
 	if (e->cfg.json)
 		fflush(stdout);
-	return status ? status : audit_err ? 3 : 0;
+	return status ? status : audit_err ? 3 : e->fault_status;
+}
+
+/*
+ * Nothing left behind by the engine that exits cleanly, whoever attached first: the
+ * program goes with the last engine using it, unless `xpile-loader load` loaded it or
+ * --attach-existing says it is someone else's to keep.
+ */
+static void close_port(struct engine *e, struct eng_port *p)
+{
+	struct xp_user u[8];
+	char who[160];
+	int n = 0, k = 0;
+	bool remove;
+
+	if (p->registered)
+		xp_users_unregister(p->ifname);
+	if (!p->steer)
+		return;
+	if (!e->cfg.attach_existing) {
+		n = xp_users_list(p->ifname, u, 8);
+		for (int j = 0; j < n; j++)
+			if (u[j].prog_id == xp_steer_prog_id(p->steer))
+				u[k++] = u[j];
+	}
+	if (e->cfg.attach_existing)
+		remove = false;
+	else if (p->steer_borrowed)
+		remove = !k && xp_steer_engine_loaded(p->steer);
+	else
+		remove = !k;
+	if (k && !e->cfg.quiet) {
+		xp_users_format(u, k, who, sizeof(who));
+		fprintf(stderr, "xpile: %s: steer program left attached: %s still uses it\n",
+			p->ifname, who);
+	}
+	xp_steer_close(p->steer, remove);
+	p->steer = NULL;
 }
 
 void eng_teardown(struct engine *e)
@@ -746,9 +909,7 @@ void eng_teardown(struct engine *e)
 	for (i = 0; i < e->nq; i++)
 		xp_xsk_destroy(e->qs[i].xsk);
 	for (i = 0; i < e->cfg.nports; i++)
-		if (e->ports[i].steer)
-			xp_steer_close(e->ports[i].steer,
-				       !e->cfg.attach_existing && !e->ports[i].steer_borrowed);
+		close_port(e, &e->ports[i]);
 	for (i = 0; i < e->nworkers; i++) {
 		xp_deal_destroy(e->workers[i].deal);
 		if (e->workers[i].cache)

@@ -39,6 +39,7 @@ struct eng_counters {
 	__u64 fill_starved; /* fill ring had room the pile could not fill */
 	__u64 tx_kicks, rx_wakeups;
 	__u64 fill_posted, tx_posted, completed; /* ring traffic, for the audit split */
+	__u64 rx_descs; /* descriptors taken from RX: fill_posted - rx_descs are in the kernel */
 };
 
 struct eng_q {
@@ -63,6 +64,8 @@ struct eng_port {
 	unsigned char mac[6];
 	struct xp_steer *steer;
 	bool steer_borrowed; /* found attached: not ours to remove */
+	/* Main thread (watch.c): what was last seen, so each change is told once. */
+	bool link_up, gone, prog_lost, pins_told, registered;
 };
 
 struct eng_worker {
@@ -112,6 +115,7 @@ struct eng_config {
 	__u32 frame_size, headroom, frames, rx_ring, tx_ring, fill_ring, comp_ring, batch, cache;
 	__u64 m3_seed; /* 0: deterministic fill order, LIFO refills */
 	bool no_need_wakeup, busy_poll, multi_buffer, multi_buffer_set, attach_existing, force;
+	bool reattach; /* put our own program back when someone removes it */
 	__u32 busy_budget, tx_budget;
 	const char *pin_path;
 	bool ledger_debug, audit_each_interval;
@@ -154,10 +158,17 @@ struct engine {
 	volatile __u32 finished; /* workers that returned */
 	__u64 start_ns;
 	__u64 last_tick_ns;
+	__u64 next_watch_ns;
+	int fault_status; /* 4 when a port failed while running (watch.c) */
+	__u32 fill_cap; /* most frames one fill ring may hold (fair share of a small pool) */
 };
 
 /* engine.c */
-int eng_setup(struct engine *e);
+/* eng_setup's failures are the process exit status (2: the options can never work). */
+#define ENG_SETUP_FAILED 1
+#define ENG_BAD_INPUT 2
+#define ENG_PORT_FAILED 4 /* eng_run(): a port failed while running (watch.c) */
+int eng_setup(struct engine *e); /* 0, ENG_SETUP_FAILED or ENG_BAD_INPUT */
 int eng_run(struct engine *e); /* returns the process exit status */
 void eng_teardown(struct engine *e);
 __u64 eng_now_ns(void);
@@ -173,9 +184,15 @@ static inline void *eng_data(struct engine *e, __u64 addr)
 {
 	return xp_layout_ptr(&e->layout, e->mem.base, addr);
 }
+/* watch.c: link, interface, program and pins of every port, from the main thread */
+void eng_watch_start(struct engine *e);
+int eng_watch(struct engine *e, __u64 now); /* non-zero: stop with that status */
+void eng_event(struct engine *e, const struct eng_port *p, const char *event, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 /* stats.c */
 void eng_stats_tick(struct engine *e, bool final);
 void eng_stats_allocator(struct engine *e, bool final);
+__u64 eng_tx_unsent(struct engine *e); /* TX descriptors never completed */
 /* modes/txonly.c */
 int eng_txonly_prepare(struct engine *e);
 

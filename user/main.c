@@ -352,6 +352,11 @@ static int set_existing(struct eng_config *c, const char *v)
 	c->attach_existing = true;
 	return 0;
 }
+static int set_reattach(struct eng_config *c, const char *v)
+{
+	c->reattach = true;
+	return 0;
+}
 static int set_force(struct eng_config *c, const char *v)
 {
 	c->force = true;
@@ -508,7 +513,7 @@ static const struct opt opts[] = {
 	  "UMEM headroom before each packet, on top of the kernel's 256 bytes (default 0).",
 	  set_headroom, NULL },
 	{ "frames", "N",
-	  "Frames in the UMEM (default: enough for every fill and TX ring plus the caches). Fewer than the rings hold is allowed (the fill rings starve, nothing is lost).",
+	  "Frames in the UMEM (default: enough for every fill and TX ring plus the caches). Fewer than the rings hold is allowed: each fill ring then holds at most its share (frames / receiving sockets), so no direction starves; fewer than 2 x --batch per receiving socket is refused.",
 	  set_frames, NULL },
 	{ "m3-seed", "N",
 	  "M3 random dispersal (0, the default, turns it off): the initial fill order shuffles whole containers, and each refill takes every channel's frames from random depths of the dealer's stacks instead of its cache-warm top. Channel evenness is the same either way.",
@@ -535,6 +540,9 @@ static const struct opt opts[] = {
 	  set_pin, NULL },
 	{ "force", NULL, "Replace an XDP program on the interface that xpile does not own.",
 	  set_force, NULL },
+	{ "reattach", NULL,
+	  "When the engine's own steer program is detached while it runs (ip link set dev IF xdp off) attach it again, pin it again when its pins are removed, and serve through xpile's program when `xpile-loader load` put a new one in its place, instead of stopping with exit status 4. An unload (program and pins gone), a foreign program in its place, or a detached program the engine did not load always stop it.",
+	  set_reattach, NULL },
 	{ "pkt-size", "N",
 	  "txonly: frame size on the wire including the 4-byte FCS (64..frame room + 4, default 64).",
 	  set_pkt, "txonly" },
@@ -621,7 +629,8 @@ static void usage(FILE *f)
 	     "Every UMEM frame is always in exactly one place: free (pile or a core's cache), fill (fill ring, kernel, RX ring), app (being processed) or tx (TX ring, kernel, completion ring). At exit the engine stops receiving, drains, closes its sockets, takes every frame back and proves each is in the pile exactly once; SIGUSR1 (or --audit) audits while running. A discrepancy is reported as frames lost or held twice and makes the exit status 3.",
 	     4, 88);
 	fputs("\nSIGNALS\n"
-	      "    SIGINT, SIGTERM  stop: detach the sockets from the steer map (packets fall back to\n"
+	      "    SIGINT, SIGTERM, SIGHUP\n"
+	      "                     stop: detach the sockets from the steer map (packets fall back to\n"
 	      "                     the kernel), drain, audit, return every frame, remove the program\n"
 	      "    SIGUSR1          audit the ledger now\n",
 	      f);
@@ -631,7 +640,8 @@ static void usage(FILE *f)
 	     4, 88);
 	fputs("\nEXIT STATUS\n"
 	      "    0 success; 1 set-up error (one line names the cause and the fix); 2 bad usage;\n"
-	      "    3 the ledger audit failed\n",
+	      "    3 the ledger audit failed; 4 a port failed while running (interface deleted,\n"
+	      "    steer program removed or replaced: an \"event\" line names it)\n",
 	      f);
 	fputs("\nNOTES\n", f);
 	wrap(f,
@@ -794,9 +804,10 @@ int main(int argc, char **argv)
 	sigaddset(&stop, SIGHUP);
 	sigaddset(&stop, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &stop, NULL);
-	if (eng_setup(&e)) {
+	status = eng_setup(&e);
+	if (status) {
 		eng_teardown(&e);
-		return 1;
+		return status;
 	}
 	status = eng_run(&e);
 	eng_teardown(&e);

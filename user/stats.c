@@ -24,7 +24,12 @@ static void line_json(struct engine *e, struct eng_q *q, const struct eng_counte
 {
 	struct xp_xsk_stats ks = {};
 	const struct eng_counters *p = &q->shown;
+	char unsent[48] = "";
 
+	/* Descriptors the kernel never took (a down link): never counted as sent. */
+	if (final)
+		snprintf(unsent, sizeof(unsent), ",\"tx_unsent\":%llu",
+			 (unsigned long long)(c->tx_posted - c->completed));
 	xp_xsk_stats(q->xsk, &ks);
 	printf("{\"type\":\"%s\",\"time\":%.3f,\"port\":\"%s\",\"queue\":%u,\"mode\":\"%s\","
 	       "\"zerocopy\":%s,\"rx_packets\":%llu,\"tx_packets\":%llu,\"rx_bytes\":%llu,"
@@ -32,7 +37,7 @@ static void line_json(struct engine *e, struct eng_q *q, const struct eng_counte
 	       "\"tx_dropped\":%llu,\"bad_descs\":%llu,\"fill_starved\":%llu,\"tx_kicks\":%llu,"
 	       "\"rx_dropped\":%llu,\"rx_invalid_descs\":%llu,\"tx_invalid_descs\":%llu,"
 	       "\"rx_ring_full\":%llu,\"rx_fill_ring_empty_descs\":%llu,"
-	       "\"tx_ring_empty_descs\":%llu}\n",
+	       "\"tx_ring_empty_descs\":%llu%s}\n",
 	       final ? "summary" : "interval", t, q->port->ifname, q->queue, e->cfg.mode->name,
 	       q->xsk->zerocopy ? "true" : "false", (unsigned long long)c->rx_packets,
 	       (unsigned long long)c->tx_packets, (unsigned long long)c->rx_bytes,
@@ -46,7 +51,7 @@ static void line_json(struct engine *e, struct eng_q *q, const struct eng_counte
 	       (unsigned long long)ks.rx_dropped, (unsigned long long)ks.rx_invalid_descs,
 	       (unsigned long long)ks.tx_invalid_descs, (unsigned long long)ks.rx_ring_full,
 	       (unsigned long long)ks.rx_fill_ring_empty_descs,
-	       (unsigned long long)ks.tx_ring_empty_descs);
+	       (unsigned long long)ks.tx_ring_empty_descs, unsent);
 }
 
 static void line_text(struct engine *e, struct eng_q *q, const struct eng_counters *c, double dt,
@@ -85,6 +90,25 @@ static void check_busy_poll(struct engine *e, struct eng_q *q, const struct eng_
 			q->port->ifname, q->queue);
 }
 
+/* txonly sends one frame per packet: a packet counts as sent once the kernel completed
+ * it, so a down link shows 0 sent, not what sat in the TX ring. */
+static void sent_only(const struct engine *e, struct eng_counters *c)
+{
+	if (e->cfg.mode != &eng_mode_txonly)
+		return;
+	c->tx_packets = c->completed;
+	c->tx_bytes = c->completed * e->tx_len;
+}
+
+__u64 eng_tx_unsent(struct engine *e)
+{
+	__u64 n = 0;
+
+	for (__u32 i = 0; i < e->nq; i++)
+		n += e->qs[i].c.tx_posted - e->qs[i].c.completed;
+	return n;
+}
+
 void eng_stats_tick(struct engine *e, bool final)
 {
 	__u64 now = eng_now_ns();
@@ -98,6 +122,7 @@ void eng_stats_tick(struct engine *e, bool final)
 		struct eng_q *q = &e->qs[i];
 
 		snap_u64s(&q->c, &c, sizeof(c));
+		sent_only(e, &c);
 		check_busy_poll(e, q, &c);
 		if (e->cfg.json)
 			line_json(e, q, &c, dt, t, final);

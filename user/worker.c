@@ -15,15 +15,20 @@
 #include "engine.h"
 
 /* Fill as much as the ring takes, in bulks the dealer can give: a bulk the pile cannot
- * meet is halved until it can, so a UMEM smaller than the rings still fills what it has. */
+ * meet is halved until it can, so a UMEM smaller than the rings still fills what it has.
+ * No ring holds more than its share of a small pool (engine.c size_fills()). */
 __u32 eng_refill(struct eng_worker *w, struct eng_q *q)
 {
 	struct xp_ring *fill = &q->xsk->fill;
 	__u32 batch = w->e->cfg.batch, total = 0, n, idx, i;
+	__u32 held = (__u32)(q->c.fill_posted - q->c.rx_descs), cap = w->e->fill_cap;
+	__u32 room = held < cap ? cap - held : 0;
 
-	while ((n = xp_ring_prod_free(fill, batch)) > 0) {
+	while (total < room && (n = xp_ring_prod_free(fill, batch)) > 0) {
 		if (n > batch)
 			n = batch;
+		if (n > room - total)
+			n = room - total;
 		/* M3: the dealer hands out every channel's share, channels round-robin,
 		 * whatever came back to this core. */
 		while (n && xp_deal_get(w->deal, w->scratch, n))
@@ -95,6 +100,7 @@ __u32 eng_rx(struct eng_worker *w, struct eng_q *q, struct xdp_desc *out, __u32 
 		bytes = bytes_last;
 	}
 	q->c.rx_bytes += bytes;
+	q->c.rx_descs += k;
 	xp_ring_cons_release(rx);
 	q->c.bad_descs += bad;
 	xp_ledger_move_strided(w->acct, XP_PLACE_FILL, XP_PLACE_APP, out, k, sizeof(*out));

@@ -8,8 +8,8 @@ root = sys.argv[1]
 structs = []
 for f in sorted(glob.glob(root + '/lib/include/xpile/*.h')):
     structs += re.findall(r'^struct (xp_[a-z0-9_]+) \{', open(f).read(), re.M)
-src = ''.join('#include "xpile/%s"\n' % h for h in
-              ['deal.h', 'ethtool.h', 'host.h', 'layout.h', 'ledger.h', 'mem.h', 'pile.h', 'region.h', 'steer.h', 'text.h', 'xsk.h'])
+src = ''.join('#include "xpile/%s"\n' % f.split('/')[-1]
+              for f in sorted(glob.glob(root + '/lib/include/xpile/*.h')))
 src += ''.join('struct %s *p_%s;\nunsigned long s_%s = sizeof(struct %s);\n' % (s, s, s, s) for s in structs)
 out = subprocess.run(['clang', '-I' + root + '/lib/include', '-I' + root + '/bpf', '-D_GNU_SOURCE', '-fsyntax-only',
                       '-Xclang', '-fdump-record-layouts', '-x', 'c', '-'], input=src, capture_output=True, text=True).stdout

@@ -21,6 +21,11 @@
 #include <stddef.h>
 
 #include "xpile/deal.h"
+#include "xpile/umem.h"
+#include "xpile/owner.h"
+#include "xpile/opts.h"
+#include "xpile/log.h"
+#include "xpile/api.h"
 #include "xpile/ethtool.h"
 #include "xpile/host.h"
 #include "xpile/layout.h"
@@ -196,6 +201,20 @@ static const struct pin pins[] = {
 	F(xp_mem, hugepages, 20),
 	F(xp_mem, numa_node, 24),
 	F(xp_mem, locked, 28),
+	S(xp_steer_health, 28, 4),
+	F(xp_steer_health, iface_gone, 0),
+	F(xp_steer_health, prog_gone, 1),
+	F(xp_steer_health, prog_replaced, 2),
+	F(xp_steer_health, pins_gone, 3),
+	F(xp_steer_health, pins_replaced, 4),
+	F(xp_steer_health, attached_id, 8),
+	F(xp_steer_health, attached_name, 12),
+	S(xp_user, 284, 4),
+	F(xp_user, pid, 0),
+	F(xp_user, comm, 4),
+	F(xp_user, prog_id, 20),
+	F(xp_user, nqueues, 24),
+	F(xp_user, queues, 28),
 	S(xp_pool_opts, 40, 8),
 	F(xp_pool_opts, sz, 0),
 	F(xp_pool_opts, backend, 8),

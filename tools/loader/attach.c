@@ -11,6 +11,11 @@
 
 #include "loader.h"
 #include "xpile/log.h"
+#include "xpile/owner.h"
+
+#define NEEDS_ROOT                                                                        \
+	"needs root (CAP_BPF and CAP_NET_ADMIN; CAP_SYS_ADMIN to reach the host's bpffs " \
+	"from another namespace)"
 
 static const char *mode_name(enum xp_steer_mode m)
 {
@@ -78,8 +83,10 @@ static int run_unload(struct args *a)
 				   .ifname = a->ifname,
 				   .pin_path = a->pin_path,
 				   .attach_existing = true };
+	struct xp_user u[8];
 	struct xp_steer *s;
-	int err;
+	char who[160];
+	int err, n, k = 0;
 
 	if (!if_nametoindex(a->ifname))
 		return fail("interface %s not found in this network namespace", a->ifname);
@@ -87,6 +94,8 @@ static int run_unload(struct args *a)
 	xp_log_fn prev = xp_set_log_fn(NULL);
 	err = xp_steer_open(&o, &s);
 	xp_set_log_fn(prev);
+	if (err == -EPERM)
+		return fail("%s: unload " NEEDS_ROOT, a->ifname);
 	if (err) {
 		err = xp_steer_remove_stale(a->ifname, a->pin_path);
 		if (err == -EBUSY)
@@ -104,6 +113,18 @@ static int run_unload(struct args *a)
 			printf("%s: not loaded; removed stale pins if any\n", a->ifname);
 		return 0;
 	}
+	/* An engine serving through it would go on with no packets: refuse unless told. */
+	n = xp_users_list(a->ifname, u, 8);
+	for (int i = 0; i < n; i++)
+		if (u[i].prog_id == xp_steer_prog_id(s))
+			u[k++] = u[i];
+	if (k && !a->force) {
+		xp_users_format(u, k, who, sizeof(who));
+		xp_steer_close(s, false);
+		return fail("%s: the steer program is in use by %s; stop that engine first, or "
+			    "unload --force (the engine then stops: exit status 4)",
+			    a->ifname, who);
+	}
 	xp_steer_close(s, true);
 	xp_wire_plan_remove(a->ifname);
 	if (a->json)
@@ -112,6 +133,9 @@ static int run_unload(struct args *a)
 		printf("%s: xp_steer unloaded, pins removed\n", a->ifname);
 	return 0;
 }
+
+/* Without the privileges to open pins nobody can tell xpile's program from another. */
+static bool status_blind;
 
 static void status_one(struct args *a, const char *ifname, int ifindex, bool *first)
 {
@@ -126,8 +150,9 @@ static void status_one(struct args *a, const char *ifname, int ifindex, bool *fi
 	struct xp_rule *rules = NULL;
 	struct xp_action da;
 	struct xp_steer *s = NULL;
+	bool blind = false;
 	xp_log_fn prev;
-	int fd;
+	int fd, err;
 
 	if (bpf_xdp_query(ifindex, 0, &q))
 		return;
@@ -139,7 +164,10 @@ static void status_one(struct args *a, const char *ifname, int ifindex, bool *fi
 		close(fd);
 	if (id) {
 		prev = xp_set_log_fn(NULL);
-		if (!xp_steer_open(&o, &s)) {
+		err = xp_steer_open(&o, &s);
+		blind = err == -EPERM;
+		status_blind |= blind;
+		if (!err) {
 			static struct xp_rule buf[XP_STEER_MAX_RULES];
 
 			rules = buf;
@@ -159,7 +187,9 @@ static void status_one(struct args *a, const char *ifname, int ifindex, bool *fi
 		       q.attach_mode == XDP_ATTACHED_SKB  ? "skb" :
 		       q.attach_mode == XDP_ATTACHED_NONE ? "none" :
 							    "multi",
-		       rules ? "true" : "false");
+		       rules ? "true" :
+		       blind ? "null" :
+			       "false");
 		if (rules)
 			printf(",\"rules\":%u,\"default\":\"%s\",\"dispatcher\":%s,\"pin_path\":\"%s\"",
 			       nrules, dflt, info.legacy ? "false" : "true", info.pin_path);
@@ -171,7 +201,10 @@ static void status_one(struct args *a, const char *ifname, int ifindex, bool *fi
 		       q.attach_mode == XDP_ATTACHED_DRV ? "native" :
 		       q.attach_mode == XDP_ATTACHED_SKB ? "skb" :
 							   "multi",
-		       id, name, rules ? "" : "(not xpile's)\n");
+		       id, name,
+		       rules ? "" :
+		       blind ? "(cannot tell: needs root)\n" :
+			       "(not xpile's)\n");
 		if (rules)
 			printf("xpile: %u rules, default %s, %s, pins %s\n", nrules, dflt,
 			       info.legacy ? "single program" : "dispatcher", info.pin_path);
@@ -203,6 +236,9 @@ static int run_status(struct args *a)
 	}
 	if (a->json)
 		printf("]\n");
+	if (status_blind)
+		return fail(
+			"status: cannot tell which XDP programs are xpile's: reading the pins " NEEDS_ROOT);
 	return 0;
 }
 
@@ -316,14 +352,21 @@ const struct cmd cmd_load = {
 	run_load,
 };
 
-static const struct opt unload_opts[] = { OPT_PIN, OPT_JSON, { 0 } };
+static const struct opt unload_opts[] = {
+	OPT_PIN,
+	OPT_JSON,
+	{ "force", 'F', OPT_FLAG, offsetof(struct args, force), NULL,
+	  "Unload even while an engine serves through the program (it then stops)" },
+	{ 0 },
+};
 
 const struct cmd cmd_unload = {
 	"unload",
 	"[OPTIONS] IFACE",
 	"Detach the steer program from IFACE and remove its pins",
 	"Detaches only xpile's own program, removes the pins and the wiring plan, and\n"
-	"cleans stale pins of a program that is no longer attached.\n",
+	"cleans stale pins of a program that is no longer attached. Refuses while an\n"
+	"engine (xpile run) serves through the program, naming its pid, unless --force.\n",
 	unload_opts,
 	1,
 	false,

@@ -36,7 +36,7 @@ int eng_txonly_prepare(struct engine *e)
 		fprintf(stderr,
 			"xpile: --pkt-size %u out of range: 64..%u with --frame-size %u (raise --frame-size for bigger packets)\n",
 			c->pkt_size, room + FCS_LEN, e->layout.chunk_size);
-		return -1;
+		return -ENG_BAD_INPUT;
 	}
 	len = c->pkt_size - FCS_LEN; /* the NIC appends the FCS */
 	e->tx_len = len;
