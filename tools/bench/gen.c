@@ -21,6 +21,7 @@
 
 #include "bench.h"
 #include "benchutil.h"
+#include "bpflog.h"
 #include "xpile/steer.h"
 
 #define CMD "xpile-bench gen"
@@ -234,12 +235,13 @@ int bench_gen(int argc, char **argv)
 			a.iface);
 		return 2;
 	}
-	libbpf_set_print(NULL);
+	bpflog_capture(); /* shown only if the program fails to load */
 	if (xp_bpf_obj_path("gen_tx.o", path, sizeof(path)))
 		return 1;
 	obj = bpf_object__open_file(path, NULL);
 	if (libbpf_get_error(obj) || bpf_object__load(obj)) {
-		fprintf(stderr, CMD ": cannot load %s: run make\n", path);
+		fprintf(stderr, CMD ": cannot load %s (an old object: run make)\n", path);
+		bpflog_dump(stderr, 30);
 		return 1;
 	}
 	fd = bpf_program__fd(bpf_object__next_program(obj, NULL));
