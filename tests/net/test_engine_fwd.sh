@@ -21,7 +21,7 @@ grep -q '20 received' "$XT_TMP/ping" || { cat "$XT_TMP/ping"; xt_fail "not every
 eng_iperf bytes 5201 3
 echo "iperf3: $bytes bytes received through fwd"
 
-eng_stop "$ENG" || { cat "$XT_TMP/ENG.err"; xt_fail "engine exited with status $?"; }
+eng_stop "$ENG" || { rc=$?; cat "$XT_TMP/ENG.err"; xt_fail "engine exited with status $rc"; }
 eng_ledger_ok "$XT_TMP/ENG.json" || { grep ledger "$XT_TMP/ENG.json"; xt_fail "ledger not clean"; }
 eng_deals_even "$XT_TMP/ENG.json" || { grep allocator "$XT_TMP/ENG.json" | tail -1; xt_fail "a refill was not channel-even"; }
 grep -q '"type":"ledger","when":"audit"' "$XT_TMP/ENG.json" || xt_fail "no audit ran while forwarding"

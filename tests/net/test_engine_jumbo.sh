@@ -22,7 +22,7 @@ grep -q '10 received' "$XT_TMP/ping" || { cat "$XT_TMP/ping" "$XT_TMP/ENG.err"; 
 
 eng_iperf bytes 5202 2 -M 8900
 
-eng_stop "$ENG" || { cat "$XT_TMP/ENG.err"; xt_fail "engine exited with status $?"; }
+eng_stop "$ENG" || { rc=$?; cat "$XT_TMP/ENG.err"; xt_fail "engine exited with status $rc"; }
 rxb=$(eng_sum "$XT_TMP/ENG.json" rx_bytes)
 rxp=$(eng_sum "$XT_TMP/ENG.json" rx_packets)
 echo "iperf3 $bytes bytes; engine rx $rxp packets, $rxb bytes ($((rxb / (rxp ? rxp : 1))) per packet)"

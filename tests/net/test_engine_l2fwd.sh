@@ -28,11 +28,11 @@ round_trip() { # label, engine options...
 	ip netns exec "$A" timeout 30 "$XPILE" run --iface a0 --mode txonly --cores 0 \
 		--count "$K" --rate 20000 --dst-mac "$BMAC" --src-ip 198.18.2.3 \
 		--dst-ip 198.18.2.1 --dst-port 9 --quiet >"$XT_TMP/tx.out" 2>&1 ||
-		{ cat "$XT_TMP/tx.out"; xt_fail "$label: txonly exited $?"; }
+		{ rc=$?; cat "$XT_TMP/tx.out"; xt_fail "$label: txonly exited $rc"; }
 	back() { [ "$(($(noports) - before))" -ge "$K" ]; }
 	xt_wait_for 5 back
 	after=$(noports)
-	eng_stop "$L2" || { cat "$XT_TMP/L2.err"; xt_fail "$label: l2fwd exited with status $?"; }
+	eng_stop "$L2" || { rc=$?; cat "$XT_TMP/L2.err"; xt_fail "$label: l2fwd exited with status $rc"; }
 	local rx tx
 	rx=$(eng_sum "$XT_TMP/L2.json" rx_packets)
 	tx=$(eng_sum "$XT_TMP/L2.json" tx_packets)

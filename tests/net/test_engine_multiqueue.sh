@@ -28,11 +28,11 @@ done
 
 ip netns exec "$G" timeout 30 "$XPILE" run --iface g0:0-1 --mode txonly --cores 0,1 \
 	--count "$K" --rate 50000 --flows 8 --quiet >"$XT_TMP/gen.out" 2>&1 ||
-	{ cat "$XT_TMP/gen.out"; xt_fail "generator exited $?"; }
+	{ rc=$?; cat "$XT_TMP/gen.out"; xt_fail "generator exited $rc"; }
 all_in() { [ "$(eng_last "$XT_TMP/SINK.json" s0 0 rx_packets)" = $((K / 2)) ] &&
 	[ "$(eng_last "$XT_TMP/SINK.json" s0 1 rx_packets)" = $((K / 2)) ]; }
 xt_wait_for 5 all_in
-eng_stop "$FWD" || { cat "$XT_TMP/FWD.err"; xt_fail "fwd exited with status $?"; }
+eng_stop "$FWD" || { rc=$?; cat "$XT_TMP/FWD.err"; xt_fail "fwd exited with status $rc"; }
 eng_stop "$SINK" || xt_fail "sink exited with status $?"
 for q in 0 1; do
 	a=$(eng_last "$XT_TMP/FWD.json" e1 $q rx_packets)
