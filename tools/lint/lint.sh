@@ -52,6 +52,9 @@ mapfile -t sh < <({
 } | sort -u)
 # -x: follow `source` of the shared libs; gcc format: one line per finding.
 shellcheck -x -f gcc "${sh[@]}" >"$out/sh" 2>&1
+# `X || { cat LOG; xt_fail "... $?"; }` reports cat's status (0), not X's: save it first.
+grep -nE '\{ *cat [^;]*; *(xt_fail|die|echo) [^;]*\$\?' "${sh[@]}" |
+	sed 's/$/  <- $? here is the status of cat: rc=$? first/' >>"$out/sh"
 report "shellcheck (${#sh[@]} scripts)" $((SECONDS - t0)) "$out/sh"
 
 t0=$SECONDS
