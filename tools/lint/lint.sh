@@ -52,8 +52,8 @@ mapfile -t sh < <({
 } | sort -u)
 # -x: follow `source` of the shared libs; gcc format: one line per finding.
 shellcheck -x -f gcc "${sh[@]}" >"$out/sh" 2>&1
-# `X || { cat LOG; xt_fail "... $?"; }` reports cat's status (0), not X's: save it first.
-grep -nE '\{ *cat [^;]*; *(xt_fail|die|echo) [^;]*\$\?' "${sh[@]}" |
+# After X || { cat LOG; xt_fail "...$?"; } the status is cat's (0), not X's: save it first.
+grep -nE '^[^#]*\{ *cat [^;]*; *(xt_fail|die|echo) [^;]*\$\?' "${sh[@]}" |
 	sed 's/$/  <- $? here is the status of cat: rc=$? first/' >>"$out/sh"
 report "shellcheck (${#sh[@]} scripts)" $((SECONDS - t0)) "$out/sh"
 
@@ -61,7 +61,7 @@ t0=$SECONDS
 printf '%s\n' "$@" | xargs -P "$jobs" -n 2 clang-tidy -p "$build" --quiet >"$out/tidy.raw" 2>"$out/tidy.err"
 # Findings are "file:line:col: warning|error: ... [check]" plus their context lines.
 grep -E '^[^ ].*:[0-9]+:[0-9]+: (warning|error):' "$out/tidy.raw" | sed "s|^$PWD/||" | sort -u >"$out/tidy"
-grep -E 'error:' "$out/tidy.err" | grep -v 'warnings* generated' >>"$out/tidy"
+grep -E 'error:' "$out/tidy.err" | grep -v 'warnings\? generated' >>"$out/tidy"
 report "clang-tidy ($# files)" $((SECONDS - t0)) "$out/tidy"
 
 exit $bad
