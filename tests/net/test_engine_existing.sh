@@ -4,7 +4,7 @@
 # pins, registers its socket, serves, and at exit unregisters and leaves the program
 # attached (traffic falls back to the kernel); `xpile-loader unload` removes it.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
 source tests/lib/engine.sh
 eng_require

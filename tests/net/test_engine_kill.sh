@@ -4,7 +4,7 @@
 # process, the steer program falls back to PASS, so the kernel answers again (no black
 # hole); a new engine attaches over what the dead one left, serves, and cleans up.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
 source tests/lib/engine.sh
 eng_require

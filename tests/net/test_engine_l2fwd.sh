@@ -7,7 +7,7 @@
 # aligned layout and a headroom; with busy-poll; without need_wakeup; with M3's random
 # dispersal. Every refill must have been channel-even.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
 source tests/lib/engine.sh
 eng_require
@@ -17,6 +17,7 @@ eng_pair 198.18.2
 # Port-unreachable replies go to .3, a fixed neighbour: no ARP crosses the engine.
 ip -n "$A" neigh add 198.18.2.3 lladdr 02:00:00:00:00:03 dev a0
 
+# shellcheck disable=SC2016 # $3 is awk's
 noports() { ip netns exec "$A" awk '/^Udp: [0-9]/ {print $3}' /proc/net/snmp; }
 
 round_trip() { # label, engine options...

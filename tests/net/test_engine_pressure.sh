@@ -8,7 +8,7 @@
 # recovered), the kernel's and the engine's counters show the overload happened, and
 # the ledger is clean at exit.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
 source tests/lib/engine.sh
 eng_require

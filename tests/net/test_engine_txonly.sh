@@ -3,7 +3,7 @@
 # txonly sends exactly K packets over 16 flows; rxdrop on the peer counts exactly K.
 # Both engines exit 0 with clean ledgers.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
 source tests/lib/engine.sh
 eng_require

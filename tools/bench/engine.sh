@@ -228,7 +228,7 @@ napi_to_dut() { # dev...
 	after=$(ps -eo pid=,comm= | awk '$2 ~ /^napi\//{print $1}' | sort)
 	for p in $(comm -13 <(echo "$before") <(echo "$after")); do
 		taskset -pc "$dcore" "$p" >/dev/null || echo "# cannot pin NAPI thread $p" >&2
-		[ -n "${XB_LOGS:-}" ] && echo "# napi thread $p $(grep Cpus_allowed_list /proc/$p/status)" >&2
+		[ -n "${XB_LOGS:-}" ] && echo "# napi thread $p $(grep Cpus_allowed_list "/proc/$p/status")" >&2
 	done
 }
 
@@ -326,6 +326,7 @@ median() { # printf-format, values on stdin
 	if (!NR) { print "n/a"; exit }
 	printf(f, NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 
+# shellcheck disable=SC2016 # the quotes around $xargs_extra are printed, it expands
 echo "# engine bench: gen=$gen pkt=${pkt}B runs=$runs window=${win}s cores gen=$gcore dut=$dcore" \
 	"contenders=${contenders[*]} load=$(cut -d' ' -f1-3 /proc/loadavg)" \
 	"${napi:+napi=$napi }$([ "$napi_thread" = 1 ] && echo "napi_thread=dut_core ")${xargs_extra:+xpile_args='$xargs_extra' }${dargs_extra:+dpdk_args=$dargs_extra}"
