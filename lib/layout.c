@@ -109,6 +109,13 @@ int xp_layout_compute(const struct xp_layout_opts *o, struct xp_layout *out)
 		       "cache set counts\n");
 		return -EINVAL;
 	}
+	/* The channel round (lines x channels x ranks) is a __u32 divisor below. */
+	if ((__u64)l.topo.channels * l.topo.ranks > 1024 || l.topo.interleave > (1u << 20)) {
+		xp_err("layout: %u channels x %u ranks, %u-byte interleave: at most 1024 "
+		       "channels x ranks and a 1 MiB interleave\n",
+		       l.topo.channels, l.topo.ranks, l.topo.interleave);
+		return -EINVAL;
+	}
 	l.chunk_size = l.frame_size;
 	l.data_off = l.headroom + XP_XDP_HEADROOM;
 	l.rot_lines = 1;
