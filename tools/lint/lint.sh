@@ -58,7 +58,7 @@ grep -nE '^[^#]*\{ *cat [^;]*; *(xt_fail|die|echo) [^;]*\$\?' "${sh[@]}" |
 report "shellcheck (${#sh[@]} scripts)" $((SECONDS - t0)) "$out/sh"
 
 t0=$SECONDS
-printf '%s\n' "$@" | xargs -P "$jobs" -n 2 clang-tidy -p "$build" --quiet >"$out/tidy.raw" 2>"$out/tidy.err"
+printf '%s\n' "$@" | xargs -P "$jobs" -n 1 clang-tidy -p "$build" --quiet >"$out/tidy.raw" 2>"$out/tidy.err"
 # Findings are "file:line:col: warning|error: ... [check]" plus their context lines.
 grep -E '^[^ ].*:[0-9]+:[0-9]+: (warning|error):' "$out/tidy.raw" | sed "s|^$PWD/||" | sort -u >"$out/tidy"
 grep -E 'error:' "$out/tidy.err" | grep -v 'warnings\? generated' >>"$out/tidy"
