@@ -199,7 +199,7 @@ static int iface_mac(const char *ifname, unsigned char *mac)
 		return -1;
 	ok = fscanf(f, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &mac[0], &mac[1], &mac[2], &mac[3],
 		    &mac[4], &mac[5]) == 6;
-	fclose(f);
+	(void)fclose(f); /* read only: nothing to lose */
 	return ok ? 0 : -1;
 }
 

@@ -311,7 +311,7 @@ int bench_xdp(int argc, char **argv)
 								     "16 rules", "1024 rules" };
 				struct path_cnt a = { 0 }, b = { 0 };
 				unsigned nr = v ? set_sizes[v - 1] : 0;
-				__u32 verdict;
+				__u32 verdict = XDP_ABORTED;
 				double ns;
 
 				if (v && path_read(st[v - 1], nr, &a))
