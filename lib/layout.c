@@ -154,7 +154,10 @@ int xp_layout_compute(const struct xp_layout_opts *o, struct xp_layout *out)
 			 * whole number of channel rounds of shifts keeps channels even.
 			 */
 			l.rot_lines = (l.page_size - used) / XP_CACHE_LINE + 1;
+			/* round >= 1: interleave a nonzero multiple of 64, channels x
+			 * ranks in 1..1024 (both checked above) */
 			if (l.rot_lines > round)
+				/* NOLINTNEXTLINE(clang-analyzer-core.DivideZero) */
 				l.rot_lines -= l.rot_lines % round;
 		}
 	}
@@ -183,6 +186,8 @@ int xp_layout_compute(const struct xp_layout_opts *o, struct xp_layout *out)
 		if (nch <= XP_M3_CHANNELS_MAX && q / nch <= 64 &&
 		    is_pow2(l.topo.interleave / XP_CACHE_LINE)) {
 			l.m3_classes = (__u32)q;
+			/* q >= 1: round >= 1 (above), l1_sets a power of two */
+			/* NOLINTNEXTLINE(clang-analyzer-core.DivideZero) */
 			l.m3_magic = ~0ull / q + 1;
 			l.m3_chinv = ((1ull << 32) + nch - 1) / nch;
 		}

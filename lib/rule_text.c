@@ -386,6 +386,6 @@ int xp_rules_parse_file(const char *path, struct xp_rule *rules, __u32 max, __u3
 		(*n)++;
 	}
 	if (f != stdin)
-		fclose(f);
+		(void)fclose(f); /* read only: nothing to lose */
 	return rc;
 }

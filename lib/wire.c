@@ -96,14 +96,14 @@ int xp_wire_plan_read(const char *ifname, struct xp_wire_plan *out)
 			xp_err("%s line %d: expected 'QUEUE CORE'; rewrite it with xpile-loader "
 			       "wire\n",
 			       path, ln);
-			fclose(f);
+			(void)fclose(f); /* read only: nothing to lose */
 			return -EINVAL;
 		}
 		out->map[out->n].queue = q;
 		out->map[out->n].core = c;
 		out->n++;
 	}
-	fclose(f);
+	(void)fclose(f); /* read only: nothing to lose */
 	return 0;
 }
 
