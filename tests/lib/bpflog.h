@@ -74,7 +74,7 @@ static inline void bpflog_capture(void)
 /* Prints the last @lines lines kept, each indented, under a heading. */
 static inline void bpflog_dump(FILE *f, int lines)
 {
-	size_t start = bpflog_len, end = bpflog_len;
+	size_t start, end = bpflog_len;
 
 	while (end && bpflog_buf[end - 1] == '\n')
 		end--;
