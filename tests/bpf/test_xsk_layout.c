@@ -260,7 +260,8 @@ static void run_layout(enum xp_layout_kind kind, __u32 headroom)
 			goto out;
 		if (!XT_CHECK(xp_steer_open(&so, &sides[i]->s) == 0)) {
 			bpflog_dump(stderr, 30); /* a verifier rejection ends with why */
-			goto out;
+			/* the next cases would only fail on the queue this one held */
+			exit(1);
 		}
 		if (!XT_CHECK(xp_steer_xsk_set(sides[i]->s, 0, sides[i]->x->fd) == 0))
 			goto out;
