@@ -41,7 +41,9 @@ SAN_FLAGS_asan := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-om
 SAN_FLAGS_tsan := -fsanitize=thread -fno-omit-frame-pointer
 SAN_FLAGS := $(SAN_FLAGS_$(SAN))
 # Default CPU is x86-64-v2 so cmpxchg16b and popcnt exist; override with ARCH_FLAGS=.
-ARCH_FLAGS ?= -march=x86-64-v2 -mtune=native
+# The output must not depend on the build host: `make NATIVE=1` adds -mtune=native
+# (benchmarks only; docs/bench-*.md say when a figure was taken with it).
+ARCH_FLAGS ?= -march=x86-64-v2 $(if $(filter 1,$(NATIVE)),-mtune=native)
 CFLAGS    ?= $(OPT) -g
 XP_CFLAGS  = $(CFLAGS) $(ARCH_FLAGS) $(WARN) $(SAN_FLAGS) -std=gnu11 -D_GNU_SOURCE -fPIC \
              -Ilib/include -Ibpf -DXPILE_VERSION='"$(VERSION)"' \
@@ -170,7 +172,18 @@ install: all
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
+# Static checks, run by .ci/run before the tests: clang-format (check only), shellcheck
+# on every shell script, clang-tidy (.clang-tidy) over lib/ user/ tools/, at zero
+# findings. The compile database comes from the flags above, so nothing is built.
+LINT_SRCS := $(LIB_SRCS) $(ENGINE_SRCS) $(LOADER_SRCS) $(BENCH_SRCS)
+$(BUILD)/compile_commands.json: Makefile tools/lint/compdb.sh FORCE
+	@mkdir -p $(@D)
+	@tools/lint/compdb.sh $(CC) $(XP_CFLAGS) -- $(LINT_SRCS) >$@.tmp && mv $@.tmp $@
+
+lint: $(BUILD)/compile_commands.json
+	tools/lint/lint.sh $(BUILD) $(LINT_SRCS)
+
 clean:
 	rm -rf build
 
-.PHONY: all deps test demo install format clean FORCE
+.PHONY: all deps test demo install format lint clean FORCE

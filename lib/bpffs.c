@@ -88,7 +88,7 @@ static pid_t parent_of(pid_t pid)
 	if (!fgets(buf, sizeof(buf), f) || !(p = strrchr(buf, ')')) ||
 	    sscanf(p + 2, "%*c %d", &ppid) != 1)
 		ppid = 0;
-	fclose(f);
+	(void)fclose(f); /* read only: nothing to lose */
 	return ppid;
 }
 

@@ -114,6 +114,13 @@ int xp_layout_compute(const struct xp_layout_opts *opts, struct xp_layout *out)
 		       "cache set counts\n");
 		return -EINVAL;
 	}
+	/* The channel round (lines x channels x ranks) is a __u32 divisor below. */
+	if ((__u64)l.topo.channels * l.topo.ranks > 1024 || l.topo.interleave > (1u << 20)) {
+		xp_err("layout: %u channels x %u ranks, %u-byte interleave: at most 1024 "
+		       "channels x ranks and a 1 MiB interleave\n",
+		       l.topo.channels, l.topo.ranks, l.topo.interleave);
+		return -EINVAL;
+	}
 	l.chunk_size = l.frame_size;
 	l.data_off = l.headroom + XP_XDP_HEADROOM;
 	l.rot_lines = 1;
@@ -152,7 +159,10 @@ int xp_layout_compute(const struct xp_layout_opts *opts, struct xp_layout *out)
 			 * whole number of channel rounds of shifts keeps channels even.
 			 */
 			l.rot_lines = (l.page_size - used) / XP_CACHE_LINE + 1;
+			/* round >= 1: interleave a nonzero multiple of 64, channels x
+			 * ranks in 1..1024 (both checked above) */
 			if (l.rot_lines > round)
+				/* NOLINTNEXTLINE(clang-analyzer-core.DivideZero) */
 				l.rot_lines -= l.rot_lines % round;
 		}
 	}
@@ -181,6 +191,8 @@ int xp_layout_compute(const struct xp_layout_opts *opts, struct xp_layout *out)
 		if (nch <= XP_M3_CHANNELS_MAX && q / nch <= 64 &&
 		    is_pow2(l.topo.interleave / XP_CACHE_LINE)) {
 			l.m3_classes = (__u32)q;
+			/* q >= 1: round >= 1 (above), l1_sets a power of two */
+			/* NOLINTNEXTLINE(clang-analyzer-core.DivideZero) */
 			l.m3_magic = ~0ull / q + 1;
 			l.m3_chinv = ((1ull << 32) + nch - 1) / nch;
 		}

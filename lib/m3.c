@@ -239,7 +239,9 @@ static void disperse_chunk(const struct xp_layout *l, __u64 *h, __u32 n, __u64 *
 			for (__u64 m = mask; m; m &= m - 1, p++) {
 				__u32 xp = (__u32)__builtin_ctzll(m), y = c << lper | xp;
 
-				/* start[y] ends class y now: member r is cnt[y] - r back. */
+				/* start[y] ends class y now: member r is cnt[y] - r back.
+				 * p < chlen[c] <= lmax: base[0..lmax] is set above. */
+				/* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult) */
 				h[base[p] + __builtin_popcountll(act[p] & below)] =
 					sorted[start[y] - cnt[y] + r];
 				next |= (__u64)(cnt[y] > r + 1) << xp;

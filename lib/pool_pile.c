@@ -153,12 +153,10 @@ static int lfs_pop(struct pile *pl, struct lfs *s, __u32 k, __u32 slack, __u32 *
 			if (!r || t >= nn) {
 				stale = true;
 			} else if (r <= need) {
-				l = t;
 				need -= r;
 				cur = nxt = LD(C->after);
 				stale = need && cur >= nn;
 			} else if (r - need <= slack) {
-				l = t;
 				extra = r - need;
 				need = 0;
 				nxt = LD(C->after);
@@ -570,7 +568,9 @@ __u32 xp_pile_avail(const struct pile *pl)
 		}
 		o = __atomic_load_n(&pl->odd.head, __ATOMIC_ACQUIRE);
 		n += o ? LD(nd(pl, (__u32)(o - 1))->count) : 0;
+		/* nstripes is fixed at create: h[0..nstripes) was filled above */
 		for (s = 0; s < pl->nstripes; s++)
+			/* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult) */
 			if (__atomic_load_n(&pl->sp[s].full.head, __ATOMIC_ACQUIRE) != h[s])
 				break;
 		if (s == pl->nstripes && __atomic_load_n(&pl->odd.head, __ATOMIC_ACQUIRE) == o)

@@ -511,6 +511,6 @@ out:
 		*n = 0;
 	xp_lines_free(&lr);
 	if (f != stdin)
-		fclose(f);
+		(void)fclose(f); /* read only: nothing to lose */
 	return rc;
 }

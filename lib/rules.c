@@ -366,7 +366,7 @@ int xp_rules_compile(const int *fds, __u32 set, const struct xp_rule *rules, __u
 		free(t);
 		return -E2BIG;
 	}
-	c.ht = calloc(HT_SIZE, sizeof(*c.ht));
+	c.ht = calloc((size_t)HT_SIZE, sizeof(*c.ht));
 	if (!t || !c.ht) {
 		err = -ENOMEM;
 		goto out;

@@ -504,7 +504,7 @@ static bool have_cap(int cap)
 	while (fgets(line, sizeof(line), f))
 		if (sscanf(line, "CapEff: %llx", &eff) == 1)
 			break;
-	fclose(f);
+	(void)fclose(f); /* read only: nothing to lose */
 	return eff & (1ULL << cap);
 }
 
@@ -779,7 +779,7 @@ static int replace_locked(struct xp_steer *s, const struct xp_rule *in, __u32 n,
 {
 	struct xp_rule *rules = NULL, *old = NULL;
 	struct xp_set_cfg osc;
-	__u32 cur, next, nold;
+	__u32 cur, next, nold = 0;
 	struct xp_cfg c;
 	char why[160];
 	int err;
@@ -894,7 +894,7 @@ static int edit_rules(struct xp_steer *s, const struct xp_rule *add, __u32 del, 
 		      const struct xp_action *dflt, const struct xp_action *perr)
 {
 	struct xp_rule *rules = calloc(XP_STEER_MAX_RULES + 1, sizeof(*rules));
-	__u32 n, m = 0;
+	__u32 n = 0, m = 0;
 	struct xp_cfg c;
 	int lk, err;
 

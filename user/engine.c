@@ -203,6 +203,8 @@ static int assign_workers(struct engine *e)
 			return fail(
 				"core %d is not available to this process; pick cores from `taskset -p $$` / nproc",
 				c->cores[i]);
+	if (!c->ncores) /* queue j goes to core j % ncores */
+		return fail("no cores to run workers on: give --cores");
 	for (i = 0; i < c->nports; i++) {
 		for (j = 0; j < e->ports[i].nqueues; j++) {
 			__u32 queue = e->ports[i].queues[j], from = i;

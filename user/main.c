@@ -781,7 +781,7 @@ int main(int argc, char **argv)
 	if (parse(argc - 1, argv + 1, &e.cfg))
 		return 2;
 	if (getenv("XPILE_FAULT")) {
-		const char *f = getenv("XPILE_FAULT");
+		const char *f = getenv("XPILE_FAULT") ?: ""; /* read twice: may change */
 
 		e.cfg.fault = !strcmp(f, "lose-frame") ? ENG_FAULT_LOSE :
 			      !strcmp(f, "free-twice") ? ENG_FAULT_TWICE :

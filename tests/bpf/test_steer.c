@@ -20,6 +20,7 @@
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
+#include "bpflog.h"
 #include "pkt.h"
 #include "xt.h"
 #include "xpile/log.h"
@@ -611,9 +612,9 @@ int main(void)
 
 	if (geteuid())
 		XT_SKIP("needs root (CAP_BPF, CAP_NET_ADMIN)");
-	/* libxdp reports its fallback from the dispatcher on every load; not news here */
-	libxdp_set_print(NULL);
-	libbpf_set_print(NULL);
+	/* libxdp reports its fallback from the dispatcher on every load: kept, not shown,
+	 * unless the program fails to load */
+	bpflog_capture();
 	if (unshare(CLONE_NEWNET))
 		XT_SKIP("cannot create a network namespace: %s", strerror(errno));
 	if (system("ip link add xpt0 numrxqueues 4 numtxqueues 4 type veth peer name xpt1 "
@@ -621,9 +622,13 @@ int main(void)
 		XT_SKIP("cannot create a veth pair (iproute2 missing?)");
 	ifindex = if_nametoindex("xpt0");
 	ifindex_b = if_nametoindex("xpt1");
+	/* A verifier regression is the commonest way an XDP change breaks: a failure. */
 	err = xp_steer_open(&o, &st);
-	if (err)
-		XT_SKIP("cannot load the steer program: %s", strerror(-err));
+	if (err) {
+		fprintf(stderr, "FAIL: cannot load the steer program: %s\n", strerror(-err));
+		bpflog_dump(stderr, 30);
+		return 1;
+	}
 	atexit(cleanup);
 
 	XT_RUN(test_rule_text);

@@ -24,6 +24,7 @@
 #include "xpile/steer.h"
 #include "xpile/umem.h"
 #include "xpile/xsk.h"
+#include "bpflog.h"
 #include "xt.h"
 
 #define NFRAMES 512
@@ -257,8 +258,11 @@ static void run_layout(enum xp_layout_kind kind, __u32 headroom)
 
 		if (!XT_CHECK(xp_xsk_create(u, &xo, &sides[i]->x) == 0))
 			goto out;
-		if (!XT_CHECK(xp_steer_open(&so, &sides[i]->s) == 0))
-			goto out;
+		if (!XT_CHECK(xp_steer_open(&so, &sides[i]->s) == 0)) {
+			bpflog_dump(stderr, 30); /* a verifier rejection ends with why */
+			/* the next cases would only fail on the queue this one held */
+			exit(1);
+		}
 		if (!XT_CHECK(xp_steer_xsk_set(sides[i]->s, 0, sides[i]->x->fd) == 0))
 			goto out;
 	}
@@ -295,24 +299,13 @@ static void aligned(void)
 	run_layout(XP_LAYOUT_ALIGNED, 64);
 }
 
-static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	return 0;
-}
-
-static int silent_xdp(enum libxdp_print_level level, const char *fmt, va_list ap)
-{
-	return 0;
-}
-
 int main(void)
 {
 	char path[128];
 	int fd;
 
-	/* libbpf/libxdp narrate the dispatcher fallback; failures still reach us. */
-	libbpf_set_print(silent);
-	libxdp_set_print(silent_xdp);
+	/* libbpf/libxdp narrate the dispatcher fallback: kept, shown if a load fails */
+	bpflog_capture();
 
 	if (geteuid())
 		XT_SKIP("needs root (namespaces, XDP, AF_XDP)");

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Helpers for the engine's network suites (tests/net/test_engine_*.sh). Source after
 # tests/lib/netns.sh.

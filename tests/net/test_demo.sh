@@ -15,7 +15,9 @@ done
 [ -x "$build/xpile" ] || { echo "SKIP: $build/xpile not built yet: make"; exit 77; }
 
 fail() { echo "FAIL: $*"; exit 1; }
+# shellcheck disable=SC2012 # our own names; ls -d prints nothing when none match
 before_tmp=$(ls -d /tmp/xpile-demo-* 2>/dev/null | sort)
+# shellcheck disable=SC2012 # our own names; ls -d prints nothing when none match
 pins() { ls -d /sys/fs/bpf/xpile/*/xa /sys/fs/bpf/xpile/*/xb 2>/dev/null | sort; }
 before_pins=$(pins)
 
@@ -32,6 +34,7 @@ grep -q 'receiver' <<<"$out" || fail "iperf3 printed no receiver summary"
 # Nothing left behind: its namespaces xp<pid>-{h1,xp,h2}, processes, temporary files,
 # bpffs pins (the engine pins under /sys/fs/bpf/xpile/ns<netns inode>/<ifname>).
 sleep 0.5
+# shellcheck disable=SC2012 # our own names; ls -d prints nothing when none match
 [ "$(ls -d /tmp/xpile-demo-* 2>/dev/null | sort)" = "$before_tmp" ] || fail "temporary files left"
 id=$(sed -n 's/.*h1 (\(xp[0-9]*\)-h1).*/\1/p' <<<"$out" | head -1)
 [ -n "$id" ] || fail "the demo did not name its namespaces"

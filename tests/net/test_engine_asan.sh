@@ -4,7 +4,7 @@
 # audits, both overloads, every error path and the faults a running engine watches for. Any leak, overflow or undefined
 # behaviour makes the engine exit non-zero, and the suite fails.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root" >&2; exit 77; }
 [ -x build/asan/xpile ] || { echo "SKIP: build/asan/xpile missing: make SAN=asan" >&2; exit 77; }
 export XPILE=$PWD/build/asan/xpile

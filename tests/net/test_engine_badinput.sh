@@ -3,7 +3,7 @@
 # Bad input: every mistake ends with exit status != 0 and exactly one line on stderr
 # that names the cause and the fix. Nothing is left attached afterwards.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
 source tests/lib/engine.sh
 eng_require

@@ -4,7 +4,7 @@
 # pins, registers its socket, serves, and at exit unregisters and leaves the program
 # attached (traffic falls back to the kernel); `xpile-loader unload` removes it.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
 source tests/lib/engine.sh
 eng_require
@@ -26,7 +26,7 @@ xt_on_exit "ip netns exec $B $LOADER unload b0"
 eng_start ENG "$B" --iface b0 --mode rxdrop --attach-existing
 got=$(pings 5)
 [ "${got:-0}" = 0 ] || xt_fail "the engine let $got pings through"
-eng_stop "$ENG" || { cat "$XT_TMP/ENG.err"; xt_fail "engine exited with status $?"; }
+eng_stop "$ENG" || { rc=$?; cat "$XT_TMP/ENG.err"; xt_fail "engine exited with status $rc"; }
 rx=$(eng_sum "$XT_TMP/ENG.json" rx_packets)
 [ "$rx" -ge 5 ] || xt_fail "engine received $rx packets"
 eng_ledger_ok "$XT_TMP/ENG.json" || xt_fail "ledger not clean"

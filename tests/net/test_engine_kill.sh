@@ -4,7 +4,7 @@
 # process, the steer program falls back to PASS, so the kernel answers again (no black
 # hole); a new engine attaches over what the dead one left, serves, and cleans up.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
 source tests/lib/engine.sh
 eng_require
@@ -27,7 +27,7 @@ echo "after kill -9: $got of 10 pings answered by the kernel"
 eng_start TWO "$B" --iface b0 --mode rxdrop --interval 0.2
 got=$(pings 5)
 [ "${got:-0}" = 0 ] || xt_fail "the new engine let $got pings through to the kernel"
-eng_stop "$TWO" || { cat "$XT_TMP/TWO.err"; xt_fail "second engine exited with status $?"; }
+eng_stop "$TWO" || { rc=$?; cat "$XT_TMP/TWO.err"; xt_fail "second engine exited with status $rc"; }
 rx=$(eng_sum "$XT_TMP/TWO.json" rx_packets)
 [ "$rx" -ge 5 ] || xt_fail "second engine received $rx packets"
 eng_ledger_ok "$XT_TMP/TWO.json" || xt_fail "ledger not clean"

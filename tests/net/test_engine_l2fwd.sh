@@ -7,7 +7,7 @@
 # aligned layout and a headroom; with busy-poll; without need_wakeup; with M3's random
 # dispersal. Every refill must have been channel-even.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
 source tests/lib/engine.sh
 eng_require
@@ -17,6 +17,7 @@ eng_pair 198.18.2
 # Port-unreachable replies go to .3, a fixed neighbour: no ARP crosses the engine.
 ip -n "$A" neigh add 198.18.2.3 lladdr 02:00:00:00:00:03 dev a0
 
+# shellcheck disable=SC2016 # $3 is awk's
 noports() { ip netns exec "$A" awk '/^Udp: [0-9]/ {print $3}' /proc/net/snmp; }
 
 round_trip() { # label, engine options...
@@ -28,11 +29,11 @@ round_trip() { # label, engine options...
 	ip netns exec "$A" timeout 30 "$XPILE" run --iface a0 --mode txonly --cores 0 \
 		--count "$K" --rate 20000 --dst-mac "$BMAC" --src-ip 198.18.2.3 \
 		--dst-ip 198.18.2.1 --dst-port 9 --quiet >"$XT_TMP/tx.out" 2>&1 ||
-		{ cat "$XT_TMP/tx.out"; xt_fail "$label: txonly exited $?"; }
+		{ rc=$?; cat "$XT_TMP/tx.out"; xt_fail "$label: txonly exited $rc"; }
 	back() { [ "$(($(noports) - before))" -ge "$K" ]; }
 	xt_wait_for 5 back
 	after=$(noports)
-	eng_stop "$L2" || { cat "$XT_TMP/L2.err"; xt_fail "$label: l2fwd exited with status $?"; }
+	eng_stop "$L2" || { rc=$?; cat "$XT_TMP/L2.err"; xt_fail "$label: l2fwd exited with status $rc"; }
 	local rx tx
 	rx=$(eng_sum "$XT_TMP/L2.json" rx_packets)
 	tx=$(eng_sum "$XT_TMP/L2.json" tx_packets)

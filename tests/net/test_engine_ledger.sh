@@ -4,7 +4,7 @@
 # fill ring (XPILE_FAULT test hook), the exit audit reports it and the engine exits 3.
 # Without the fault, the same run exits 0 with a clean ledger.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
 source tests/lib/engine.sh
 eng_require
@@ -12,6 +12,7 @@ eng_require
 eng_pair
 
 run() { # fault debug -> exit status; output in $XT_TMP/out, $XT_TMP/err
+	# shellcheck disable=SC2086 # $2: options, split on purpose
 	XPILE_FAULT=$1 ip netns exec "$B" timeout 20 "$XPILE" run --iface b0 --mode rxdrop \
 		--duration 0.5 --json $2 >"$XT_TMP/out" 2>"$XT_TMP/err"
 }

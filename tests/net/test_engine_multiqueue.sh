@@ -5,7 +5,7 @@
 # a sink counts exactly K/2 per queue. Every socket's counters and the ledger agree.
 # The engine follows the queue->core plan of `xpile-loader wire` (crossed here).
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
 source tests/lib/engine.sh
 eng_require
@@ -14,6 +14,7 @@ K=${K:-40000}
 eng_ns G gen; eng_ns E fwd; eng_ns S sink
 eng_veth "$G" g0 "$E" e1 2
 eng_veth "$E" e2 "$S" s0 2
+# shellcheck disable=SC2086 # $p is "NS IF"
 for p in "$G g0" "$E e1" "$E e2" "$S s0"; do eng_quiet $p; done
 
 eng_start SINK "$S" --iface s0:0-1 --mode rxdrop --cores 0,1 --quiet --rx-ring 8192 --fill-ring 8192
@@ -28,11 +29,11 @@ done
 
 ip netns exec "$G" timeout 30 "$XPILE" run --iface g0:0-1 --mode txonly --cores 0,1 \
 	--count "$K" --rate 50000 --flows 8 --quiet >"$XT_TMP/gen.out" 2>&1 ||
-	{ cat "$XT_TMP/gen.out"; xt_fail "generator exited $?"; }
+	{ rc=$?; cat "$XT_TMP/gen.out"; xt_fail "generator exited $rc"; }
 all_in() { [ "$(eng_last "$XT_TMP/SINK.json" s0 0 rx_packets)" = $((K / 2)) ] &&
 	[ "$(eng_last "$XT_TMP/SINK.json" s0 1 rx_packets)" = $((K / 2)) ]; }
 xt_wait_for 5 all_in
-eng_stop "$FWD" || { cat "$XT_TMP/FWD.err"; xt_fail "fwd exited with status $?"; }
+eng_stop "$FWD" || { rc=$?; cat "$XT_TMP/FWD.err"; xt_fail "fwd exited with status $rc"; }
 eng_stop "$SINK" || xt_fail "sink exited with status $?"
 for q in 0 1; do
 	a=$(eng_last "$XT_TMP/FWD.json" e1 $q rx_packets)

@@ -8,7 +8,7 @@
 # recovered), the kernel's and the engine's counters show the overload happened, and
 # the ledger is clean at exit.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
 source tests/lib/engine.sh
 eng_require
@@ -33,7 +33,7 @@ scenario() { # label, counter that proves the overload, rxdrop options...
 	xt_wait_for 5 got_all
 	sleep 0.3
 	after=$(eng_last "$XT_TMP/SINK.json" b0 0 rx_packets)
-	eng_stop "$SINK" || { cat "$XT_TMP/SINK.err"; xt_fail "$label: engine exited with status $?"; }
+	eng_stop "$SINK" || { rc=$?; cat "$XT_TMP/SINK.err"; xt_fail "$label: engine exited with status $rc"; }
 	local p
 	p=$(eng_last "$XT_TMP/SINK.json" b0 0 "$proof")
 	echo "$label: flood received $before of 200000 ($proof=$p), then $((after - before)) of $M"

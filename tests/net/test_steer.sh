@@ -74,7 +74,7 @@ xt_wait_for 5 rx_is $((N + K)) ||
 	xt_fail "after 20 replaces under traffic the socket has $(rx) packets, expected $((N + K))"
 echo "20 atomic replaces under traffic: all $K packets kept"
 
-eng_stop "$RX" || { cat "$XT_TMP/RX.err"; xt_fail "engine exited with $?"; }
+eng_stop "$RX" || { rc=$?; cat "$XT_TMP/RX.err"; xt_fail "engine exited with $rc"; }
 st_loader "$B" unload b0 >/dev/null || xt_fail "unload failed"
 st_no_trace "$B" b0 || xt_fail "unload left traces"
 echo ok

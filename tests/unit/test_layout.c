@@ -201,6 +201,11 @@ static void test_bad_opts(void)
 	o.page_size = 5000;
 	XT_EQ(xp_layout_compute(&o, &l), -EINVAL);
 	XT_EQ(xp_layout_compute(NULL, &l), -EINVAL);
+	/* channels x ranks that overflowed the channel round to 0: was SIGFPE */
+	o.page_size = 0;
+	o.topo.channels = 65536;
+	o.topo.ranks = 65536;
+	XT_EQ(xp_layout_compute(&o, &l), -EINVAL);
 }
 
 /* The reason for all this: header lines of consecutive frames walk channels and sets. */

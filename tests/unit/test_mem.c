@@ -133,10 +133,8 @@ static void test_hugepage_fallback(void)
 	struct xp_mem_opts o = { .sz = sizeof(o), .size = (__u64)(avail + 1) * XP_PAGE_2M - 100 };
 	struct xp_mem m;
 
-	if (avail > 64) {
-		fprintf(stderr, "  (%ld hugepages free: fallback not exercised)\n", avail);
-		return;
-	}
+	if (avail > 64)
+		XT_SKIP_CASE("%ld hugepages free: the fallback cannot be reached", avail);
 	logbuf[0] = 0;
 	XT_REQUIRE(xp_mem_alloc(&o, &m) == 0);
 	XT_EQ(m.page_size, 4096);
@@ -165,10 +163,8 @@ static void test_hugepages(void)
 	atexit(restore_nr);
 	/* Pages others hold beyond the pool count as surplus: grow past all of them. */
 	XT_REQUIRE(write_nr((total_hp() > saved_nr ? total_hp() : saved_nr) + 2) == 0);
-	if (xp_hugepages_free() < 2) {
-		fprintf(stderr, "  (kernel could not reserve 2 hugepages: memory fragmented)\n");
-		return;
-	}
+	if (xp_hugepages_free() < 2)
+		XT_SKIP_CASE("the kernel could not reserve 2 hugepages (memory fragmented)");
 	XT_REQUIRE(xp_mem_alloc(&o, &m) == 0);
 	XT_EQ(m.page_size, XP_PAGE_2M);
 	XT_CHECK(m.hugepages);

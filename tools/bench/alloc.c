@@ -400,6 +400,9 @@ int bench_alloc(int argc, char **argv)
 	if (umem == MAP_FAILED || !handles) {
 		fprintf(stderr, "xpile-bench alloc: cannot allocate %zu bytes of frames\n",
 			umem_size);
+		free(handles);
+		if (umem != MAP_FAILED)
+			munmap(umem, umem_size);
 		return 1;
 	}
 	for (unsigned int i = 0; i < P.nobjs; i++)

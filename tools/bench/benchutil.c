@@ -68,7 +68,7 @@ const char *bench_loadavg(void)
 	if (f) {
 		if (!fgets(load, sizeof(load), f))
 			strcpy(load, "?");
-		fclose(f);
+		(void)fclose(f); /* read only: nothing to lose */
 		load[strcspn(load, " ")] = 0;
 	}
 	return load;

@@ -228,7 +228,7 @@ napi_to_dut() { # dev...
 	after=$(ps -eo pid=,comm= | awk '$2 ~ /^napi\//{print $1}' | sort)
 	for p in $(comm -13 <(echo "$before") <(echo "$after")); do
 		taskset -pc "$dcore" "$p" >/dev/null || echo "# cannot pin NAPI thread $p" >&2
-		[ -n "${XB_LOGS:-}" ] && echo "# napi thread $p $(grep Cpus_allowed_list /proc/$p/status)" >&2
+		[ -n "${XB_LOGS:-}" ] && echo "# napi thread $p $(grep Cpus_allowed_list "/proc/$p/status")" >&2
 	done
 }
 
@@ -239,7 +239,9 @@ wait_idle() {
 		! ip -n '$dns' link show | grep -q 'prog/xdp'"
 }
 
-# One measurement: prints "MPPS NS_PER_PKT", or "failed -" with the reason on stderr.
+# One measurement: prints "MPPS NS_PER_PKT", "0 zero" when the contender ran and
+# nothing arrived (a result: 0 Mpps), or "failed -" (no measurement: the contender
+# never attached or died, or the generator died) with the reason on stderr.
 measure() { # contender mode
 	local c=$1 m=$2 ifs=(d0) a b t0 t1 c0 c1 s0 s1
 	[ "$m" = fwd ] && ifs+=(d1)
@@ -278,8 +280,8 @@ measure() { # contender mode
 	if [ -n "${XB_LOGS:-}" ]; then
 		mkdir -p "$XB_LOGS" && cp "$log/dut.log" "$XB_LOGS/$m-$c-$(date +%H%M%S).log"
 	fi
-	if [ $galive = 0 ] || [ "${a:-0}" = "${b:-0}" ]; then
-		echo "# $c $m: the generator died or nothing arrived; its log:" >&2
+	if [ $galive = 0 ]; then
+		echo "# $c $m: the generator died; its log:" >&2
 		tail -5 "$log/gen.log" | sed 's/^/#   /' >&2
 		echo "failed -"
 		return
@@ -288,6 +290,12 @@ measure() { # contender mode
 		echo "# $c $m: contender died or no counter; its log:" >&2
 		tail -5 "$log/dut.log" | sed 's/^/#   /' >&2
 		echo "failed -"
+		return
+	fi
+	if [ "$a" = "$b" ]; then
+		echo "# $c $m: nothing arrived in the window: counted as 0 Mpps; the generator's log:" >&2
+		tail -5 "$log/gen.log" | sed 's/^/#   /' >&2
+		echo "0.000 zero"
 		return
 	fi
 	awk -v p=$((b - a)) -v dt=$((t1 - t0)) -v ct=$((c1 - c0)) -v hz="$hz" 'BEGIN {
@@ -318,11 +326,12 @@ median() { # printf-format, values on stdin
 	if (!NR) { print "n/a"; exit }
 	printf(f, NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 
+# shellcheck disable=SC2016 # the quotes around $xargs_extra are printed, it expands
 echo "# engine bench: gen=$gen pkt=${pkt}B runs=$runs window=${win}s cores gen=$gcore dut=$dcore" \
 	"contenders=${contenders[*]} load=$(cut -d' ' -f1-3 /proc/loadavg)" \
 	"${napi:+napi=$napi }$([ "$napi_thread" = 1 ] && echo "napi_thread=dut_core ")${xargs_extra:+xpile_args='$xargs_extra' }${dargs_extra:+dpdk_args=$dargs_extra}"
 for m in "${mode_list[@]}"; do
-	declare -A mpps=() nspp=() this=() fails=()
+	declare -A mpps=() nspp=() this=() fails=() zeros=()
 	pairs=''
 	for r in $(seq "$runs"); do
 		# A/B interleaved, and the order flips every run so neither always goes first.
@@ -333,6 +342,10 @@ for m in "${mode_list[@]}"; do
 			this[$c]=$v
 			if [ "$v" = failed ]; then
 				fails[$c]=$((${fails[$c]:-0} + 1))
+			elif [ "$ns" = zero ]; then
+				# Nothing arrived: a result, 0 Mpps, in the median (no CPU figure).
+				zeros[$c]=$((${zeros[$c]:-0} + 1))
+				mpps[$c]+="0 " ns=-
 			else
 				mpps[$c]+="$v " nspp[$c]+="$ns "
 			fi
@@ -342,7 +355,7 @@ for m in "${mode_list[@]}"; do
 		# The two runs of a pair are seconds apart, so their ratio cancels most of the
 		# load the other users of the machine put on it.
 		[ ${#order[@]} = 2 ] && pairs+="$(awk -v a="${this[xpile]}" -v b="${this[dpdk]}" \
-			'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.4f", a / b }') "
+			'BEGIN { if (a != "failed" && b != "failed" && b + 0 > 0) printf "%.4f", a / b }') "
 	done
 	line="engine mode=$m"
 	xm=$(median %.3f <<<"${mpps[xpile]:-}") dm=$(median %.3f <<<"${mpps[dpdk]:-}")
@@ -354,10 +367,13 @@ for m in "${mode_list[@]}"; do
 	fi
 	[ "$have_xpile" = 1 ] && line+=" xpile_ns_per_pkt=$(median %.0f <<<"${nspp[xpile]:-}")"
 	[ "$use_dpdk" = 1 ] && line+=" dpdk_ns_per_pkt=$(median %.0f <<<"${nspp[dpdk]:-}")"
-	# Failed runs (the contender never attached or died) are left out of the medians.
+	# Failed runs (the contender never attached or died) are left out of the medians;
+	# runs where nothing arrived are in them as 0.
 	for c in "${contenders[@]}"; do
 		[ -n "${fails[$c]:-}" ] && line+=" ${c}_failed_runs=${fails[$c]}"
+		[ -n "${zeros[$c]:-}" ] && line+=" ${c}_zero_runs=${zeros[$c]}" &&
+			echo "# $c $m: ${zeros[$c]} run(s) where nothing arrived count as 0 Mpps in its median" >&2
 	done
 	echo "$line runs=$runs"
-	unset mpps nspp this fails
+	unset mpps nspp this fails zeros
 done

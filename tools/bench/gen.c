@@ -21,6 +21,7 @@
 
 #include "bench.h"
 #include "benchutil.h"
+#include "bpflog.h"
 #include "xpile/steer.h"
 
 #define CMD "xpile-bench gen"
@@ -198,7 +199,7 @@ static int iface_mac(const char *ifname, unsigned char *mac)
 		return -1;
 	ok = fscanf(f, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &mac[0], &mac[1], &mac[2], &mac[3],
 		    &mac[4], &mac[5]) == 6;
-	fclose(f);
+	(void)fclose(f); /* read only: nothing to lose */
 	return ok ? 0 : -1;
 }
 
@@ -234,12 +235,13 @@ int bench_gen(int argc, char **argv)
 			a.iface);
 		return 2;
 	}
-	libbpf_set_print(NULL);
+	bpflog_capture(); /* shown only if the program fails to load */
 	if (xp_bpf_obj_path("gen_tx.o", path, sizeof(path)))
 		return 1;
 	obj = bpf_object__open_file(path, NULL);
 	if (libbpf_get_error(obj) || bpf_object__load(obj)) {
-		fprintf(stderr, CMD ": cannot load %s: run make\n", path);
+		fprintf(stderr, CMD ": cannot load %s (an old object: run make)\n", path);
+		bpflog_dump(stderr, 30);
 		return 1;
 	}
 	fd = bpf_program__fd(bpf_object__next_program(obj, NULL));

@@ -134,7 +134,7 @@ static const char *const pages_names[] = { "auto", "huge", "4k" };
 static const char *const access_names[] = { "dep", "indep" };
 static const char *const order_names[] = { "shuffled", "seq" };
 static const char *const only_names[] = { "interleaved", "aligned" };
-#define NAMES(x) x, (int)(sizeof(x) / sizeof(x[0]))
+#define NAMES(x) x, (int)(sizeof(x) / sizeof((x)[0]))
 
 static int parse_args(int argc, char **argv, struct layout_args *a)
 {
@@ -433,6 +433,10 @@ static int run_timing(const struct layout_args *a)
 	if (make_layout(a, XP_LAYOUT_INTERLEAVED, a->fmax, XP_PAGE_2M, &li) ||
 	    make_layout(a, XP_LAYOUT_ALIGNED, a->fmax, XP_PAGE_2M, &la)) {
 		fprintf(stderr, "xpile-bench layout: invalid layout options (see above)\n");
+		free(ti);
+		free(ta);
+		free(hdr);
+		free(ring);
 		return 1;
 	}
 	err = area_alloc(a, li.area_size, &ai, &page_size, &kind);
@@ -445,6 +449,10 @@ static int run_timing(const struct layout_args *a)
 		fprintf(stderr, "xpile-bench layout: cannot map the frame areas: %s%s\n",
 			strerror(-err),
 			a->pages == PAGES_HUGE ? " (reserve hugepages or use --pages auto)" : "");
+		free(ti);
+		free(ta);
+		free(hdr);
+		free(ring);
 		return 1;
 	}
 	if (page_size != ps2)
@@ -542,7 +550,10 @@ static int plot(const struct layout_args *a, const struct xp_layout *li, const s
 			fprintf(f, "%u %u %u\n", b, bi[w][b], ba[w][b]);
 		fprintf(f, "\n\n");
 	}
-	fclose(f);
+	if (fclose(f)) { /* a short data file would plot wrong, not fail */
+		unlink(data);
+		return -1;
+	}
 	gp = popen("gnuplot", "w");
 	if (!gp) {
 		unlink(data);
@@ -795,7 +806,7 @@ static int run_deal(const struct layout_args *a)
 	__u64 s = 88172645463325252ull;
 	int rc = 1;
 
-	r.picks = calloc(DEAL_STEPS * 4, sizeof(*r.picks));
+	r.picks = calloc((size_t)DEAL_STEPS * 4, sizeof(*r.picks));
 	for (int k = 0; k < NPATHS; k++)
 		t[k] = calloc(a->runs, sizeof(double));
 	if (!r.picks || !t[0] || !t[1] || !t[2] || !t[3] ||

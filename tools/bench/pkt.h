@@ -79,6 +79,8 @@ static inline int pkt_build(const struct pkt_spec *s, struct pkt *p)
 	__u8 proto_field;
 
 	memset(p, 0, sizeof(*p));
+	/* two MAC addresses, bytes not a string */
+	/* NOLINTNEXTLINE(bugprone-not-null-terminated-result) */
 	memcpy(b, "\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01", 12);
 	pkt_seg(p, 14, XP_PERR_ETH_TRUNC);
 	for (int i = 0; i < s->nvlan; i++) {

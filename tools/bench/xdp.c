@@ -7,6 +7,9 @@
  * median of the rounds. The rule sets use every field, so every lookup happens; the
  * packets match the lowest-priority rule or nothing, the most work the program does.
  * Test runs of bpf_redirect_map() return without redirecting, the same for both.
+ * Every measurement is checked to have taken the path it is named after (verdict, and
+ * the counter of the rule or default that must have matched moved by exactly the
+ * repeat count); anything else ends the bench with the reason.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -22,11 +25,13 @@
 #include <xdp/libxdp.h>
 
 #include "bench.h"
+#include "bpflog.h"
 #include "pkt.h"
 #include "xpile/steer.h"
 
 #define NSETS 3
 #define MAX_ROUNDS 51
+#define CATCH_ALL_PRIO 100 /* the one rule of a set the bench packets match */
 
 static const unsigned set_sizes[NSETS] = { 0, 16, 1024 };
 
@@ -121,12 +126,69 @@ static void make_rules(struct xp_rule *r, unsigned n)
 		struct xp_rule *x = &r[n - 1];
 
 		memset(x, 0, sizeof(*x));
-		x->prio = 100;
+		x->prio = CATCH_ALL_PRIO;
 		x->fields = XP_RF_DPORT;
 		x->dport_lo = 1;
 		x->dport_hi = 65535;
 		x->action.kind = XP_ACT_XSK;
 	}
+}
+
+/* The counters that tell which path a steer program took. */
+struct path_cnt {
+	__u64 hit; /* the catch-all rule's packets, or the default's with no rules */
+	__u64 dflt, perr, nosock;
+};
+
+static int path_read(struct xp_steer *st, unsigned nrules, struct path_cnt *pc)
+{
+	static struct xp_rule r[XP_STEER_MAX_RULES];
+	static struct xp_counter c[XP_STEER_MAX_RULES];
+	struct xp_steer_stats s;
+	__u32 n, i;
+
+	if (xp_steer_stats_read(st, &s))
+		return -1;
+	pc->dflt = s.verdict[XP_CNT_DEFAULT].packets;
+	pc->perr = s.verdict[XP_CNT_PARSE_ERR].packets;
+	pc->nosock = s.verdict[XP_CNT_XSK_NOSOCK].packets;
+	pc->hit = pc->dflt;
+	if (!nrules)
+		return 0;
+	if (xp_steer_rules_get(st, r, c, XP_STEER_MAX_RULES, &n) || n != nrules)
+		return -1;
+	for (i = 0; i < n && r[i].prio != CATCH_ALL_PRIO; i++)
+		;
+	if (i == n)
+		return -1;
+	pc->hit = c[i].packets;
+	return 0;
+}
+
+/* 0 if the @repeat runs between @a and @b all went where the figure says: the rule
+ * (or, without rules, the default) matched, its XSK action fell back to PASS for want
+ * of a socket, nothing failed to parse. */
+static int path_check(const char *what, const char *pkt, unsigned nrules, unsigned repeat,
+		      const struct path_cnt *a, const struct path_cnt *b)
+{
+	const char *bad;
+	__u64 moved, want = repeat;
+
+	if ((moved = b->hit - a->hit) != want)
+		bad = nrules ? "the catch-all rule's counter" : "the default action's counter";
+	else if ((moved = b->perr - a->perr) != (want = 0))
+		bad = "the parse-error counter";
+	else if (nrules && (moved = b->dflt - a->dflt) != 0)
+		bad = "the default action's counter";
+	else if ((moved = b->nosock - a->nosock) != (want = repeat))
+		bad = "the XSK-without-socket counter";
+	else
+		return 0;
+	fprintf(stderr,
+		"xpile-bench xdp: %s, %s: %s moved by %llu over %u runs, expected %llu: "
+		"not the path measured\n",
+		what, pkt, bad, (unsigned long long)moved, repeat, (unsigned long long)want);
+	return -1;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -136,13 +198,14 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static double time_prog(int fd, const struct pkt *p, unsigned repeat)
+static double time_prog(int fd, const struct pkt *p, unsigned repeat, __u32 *verdict)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = p->buf, .data_size_in = p->len,
 		    .repeat = repeat);
 
 	if (bpf_prog_test_run_opts(fd, &o))
 		return -1;
+	*verdict = o.retval; /* of the last run: the same packet every time */
 	return o.duration; /* kernel: average ns per run */
 }
 
@@ -206,8 +269,7 @@ int bench_xdp(int argc, char **argv)
 		perror("xpile-bench xdp: unshare(CLONE_NEWNET)");
 		return 1;
 	}
-	libxdp_set_print(NULL);
-	libbpf_set_print(NULL);
+	bpflog_capture(); /* shown only if a program fails to load */
 	for (int i = 0; i < NSETS; i++) {
 		char cmd[160], ifn[16];
 		struct xp_steer_opts o = { .sz = sizeof(o), .ifname = ifn };
@@ -220,8 +282,10 @@ int bench_xdp(int argc, char **argv)
 			fprintf(stderr, "xpile-bench xdp: cannot create veth %s\n", ifn);
 			goto out;
 		}
-		if (xp_steer_open(&o, &st[i]))
+		if (xp_steer_open(&o, &st[i])) {
+			bpflog_dump(stderr, 30);
 			goto out;
+		}
 		make_rules(rules, set_sizes[i]);
 		if (xp_steer_rules_replace(st[i], rules, set_sizes[i]))
 			goto out;
@@ -231,6 +295,7 @@ int bench_xdp(int argc, char **argv)
 	minobj = bpf_object__open_file(path, NULL);
 	if (libbpf_get_error(minobj) || bpf_object__load(minobj)) {
 		fprintf(stderr, "xpile-bench xdp: cannot load %s\n", path);
+		bpflog_dump(stderr, 30);
 		minobj = NULL;
 		goto out;
 	}
@@ -242,13 +307,40 @@ int bench_xdp(int argc, char **argv)
 
 			pkt_build(&packets[p].spec, &pk);
 			for (int v = 0; v <= NSETS; v++) {
-				double ns = time_prog(v ? xp_steer_prog_fd(st[v - 1]) : minfd, &pk,
-						      repeat);
+				static const char *const names[] = { "minimal", "0 rules",
+								     "16 rules", "1024 rules" };
+				struct path_cnt a = { 0 }, b = { 0 };
+				unsigned nr = v ? set_sizes[v - 1] : 0;
+				__u32 verdict = XDP_ABORTED;
+				double ns;
+
+				if (v && path_read(st[v - 1], nr, &a))
+					goto cnt_fail;
+				ns = time_prog(v ? xp_steer_prog_fd(st[v - 1]) : minfd, &pk, repeat,
+					       &verdict);
 				if (ns < 0) {
 					fprintf(stderr, "xpile-bench xdp: test run failed\n");
 					goto out;
 				}
+				/* no socket anywhere: both programs' redirects fall back to PASS */
+				if (verdict != XDP_PASS) {
+					fprintf(stderr,
+						"xpile-bench xdp: %s, %s: verdict %u, expected "
+						"XDP_PASS (%u): not the path measured\n",
+						names[v], packets[p].name, verdict, XDP_PASS);
+					goto out;
+				}
+				if (v && path_read(st[v - 1], nr, &b))
+					goto cnt_fail;
+				if (v && path_check(names[v], packets[p].name, nr, repeat, &a, &b))
+					goto out;
 				t[p][v][r] = ns;
+				continue;
+cnt_fail:
+				fprintf(stderr,
+					"xpile-bench xdp: %s: cannot read the steer counters\n",
+					names[v]);
+				goto out;
 			}
 		}
 	if (!json)

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Shared set-up for network suites and scripts: sourced by tests/net/test_*.sh (through
 # tests/lib/netns.sh), tools/bench/engine.sh and tools/setup/demo.sh.
@@ -18,6 +19,7 @@ XT_ID=xp$$
 XT_NS=()
 XT_PIDS=()
 XT_EXIT_CMDS=()
+# shellcheck disable=SC2034 # for the suites that source this
 XT_BUILD=${XPILE_BUILD:-build}
 
 xt_cleanup() {

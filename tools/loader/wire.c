@@ -187,7 +187,7 @@ static int queue_irq(const char *ifname, unsigned queue)
 		if (dash && (unsigned)atoi(dash + 1) == queue && dash[1] >= '0' && dash[1] <= '9')
 			irq = atoi(line);
 	}
-	fclose(f);
+	(void)fclose(f); /* read only: nothing to lose */
 	return irq;
 }
 

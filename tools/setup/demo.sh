@@ -111,6 +111,7 @@ fi
 
 say "3. ping h1 -> h2 through it"
 ping_out=$(ip netns exec "$h1" ping -c "$npings" -i 0.2 -W 2 198.18.0.2 2>&1)
+# shellcheck disable=SC2001 # a prefix on every line of a multi-line value
 echo "$ping_out" | sed 's/^/  [ping] /'
 got=$(echo "$ping_out" | sed -n 's/.* \([0-9]*\) received.*/\1/p')
 [ "${got:-0}" = "$npings" ] || die "ping: ${got:-0} of $npings answered"
