@@ -682,7 +682,8 @@ static bool names_option(const char *a, const struct cli_opt *const *tab, int n)
 		if (a[0] == '-' && tab[i]->short_name && a[1] == tab[i]->short_name && !a[2])
 			return true;
 	}
-	return !strcmp(a, "--help") || !strcmp(a, "-h");
+	return !strcmp(a, "--help") || !strcmp(a, "-h") || !strcmp(a, "--parse-only") ||
+	       !strcmp(a, "--list-options");
 }
 
 struct parse_state {

@@ -23,6 +23,7 @@ static int run_load(struct args *a)
 				   .ifname = a->ifname,
 				   .pin_path = a->pin_path,
 				   .bpf_obj = a->obj,
+				   .mode = (enum xp_steer_mode)a->mode,
 				   .force = a->force };
 	struct xp_action dflt;
 	struct xp_steer_info info;
@@ -30,14 +31,6 @@ static int run_load(struct args *a)
 	char why[160];
 	int used, err;
 
-	if (!a->mode_str || !strcmp(a->mode_str, "auto"))
-		o.mode = XP_STEER_MODE_AUTO;
-	else if (!strcmp(a->mode_str, "native"))
-		o.mode = XP_STEER_MODE_NATIVE;
-	else if (!strcmp(a->mode_str, "skb"))
-		o.mode = XP_STEER_MODE_SKB;
-	else
-		return fail("--mode: expected native, skb or auto, got '%s'", a->mode_str);
 	if (a->dflt) {
 		char *argv[3] = { (char *)a->dflt, NULL, NULL }, buf[64], *sp;
 		int argc = 1;
@@ -239,79 +232,108 @@ static int run_features(struct args *a)
 	return 0;
 }
 
-static const struct opt load_opts[] = {
-	{ "mode", 'm', OPT_STR, offsetof(struct args, mode_str), "MODE",
-	  "native, skb or auto (default auto: native, else skb)" },
+/* libxdp's words (drv, generic) are accepted too; help and errors use ours. */
+static const struct cli_name mode_names[] = {
+	CLI_NAME("native", XP_STEER_MODE_NATIVE), CLI_ALIAS("drv", XP_STEER_MODE_NATIVE),
+	CLI_NAME("skb", XP_STEER_MODE_SKB),	  CLI_ALIAS("generic", XP_STEER_MODE_SKB),
+	CLI_NAME("auto", XP_STEER_MODE_AUTO),	  { 0 },
+};
+
+static const struct cli_opt load_opts[] = {
+	{ .name = "mode",
+	  .short_name = 'm',
+	  .kind = CLI_ENUM,
+	  CLI_FIELD(struct args, mode),
+	  .names = mode_names,
+	  .metavar = "MODE",
+	  .help = "native, skb or auto (default auto: native, else skb)" },
 	OPT_PIN,
-	{ "force", 'F', OPT_FLAG, offsetof(struct args, force), NULL,
-	  "Replace an XDP program that xpile did not load" },
-	{ "default", 'd', OPT_STR, offsetof(struct args, dflt), "ACTION",
-	  "Action when no rule matches (default \"xsk\": the queue's socket, else pass)" },
-	{ "obj", 'o', OPT_STR, offsetof(struct args, obj), "FILE",
-	  "BPF object (default steer.o from $XPILE_BPF_DIR or next to the binary)" },
+	{ .name = "force",
+	  .short_name = 'F',
+	  .kind = CLI_FLAG,
+	  CLI_FIELD(struct args, force),
+	  .help = "Replace an XDP program that xpile did not load" },
+	{ .name = "default",
+	  .short_name = 'd',
+	  .kind = CLI_STR,
+	  CLI_FIELD(struct args, dflt),
+	  .metavar = "ACTION",
+	  .help = "Action when no rule matches (default \"xsk\": the queue's socket, else pass)" },
+	{ .name = "obj",
+	  .short_name = 'o',
+	  .kind = CLI_STR,
+	  CLI_FIELD(struct args, obj),
+	  .metavar = "FILE",
+	  .help = "BPF object (default steer.o from $XPILE_BPF_DIR or next to the binary)" },
 	OPT_JSON,
 	{ 0 },
 };
 
 const struct cmd cmd_load = {
-	"load",
-	"[OPTIONS] IFACE",
-	"Attach the xpile steer program to IFACE and pin its maps",
-	"Attaches through libxdp: inside libxdp's multi-program dispatcher where the kernel\n"
-	"allows freplace, else as the interface's single XDP program. The program and\n"
-	"every map are pinned so that 'rule', 'stats', 'unload' and the engine find\n"
-	"them, also when each runs under its own 'ip netns exec NS'. A bpffs is mounted\n"
-	"on the host's /sys/fs/bpf if none is. With no rules, every packet takes the\n"
-	"default action: by default the AF_XDP socket of its RX queue, or the kernel\n"
-	"while that queue has no socket.\n"
-	"\nExamples:\n  xpile-loader load eth0\n  xpile-loader load --mode skb --default pass veth0\n",
-	load_opts,
-	1,
-	false,
+	{ .name = "load",
+	  .synopsis = "[OPTIONS] IFACE",
+	  .summary = "Attach the xpile steer program to IFACE and pin its maps",
+	  .description =
+		  "Attaches through libxdp: inside libxdp's multi-program dispatcher where the kernel "
+		  "allows freplace, else as the interface's single XDP program. The program and "
+		  "every map are pinned so that 'rule', 'stats', 'unload' and the engine find "
+		  "them, also when each runs under its own 'ip netns exec NS'. A bpffs is mounted "
+		  "on the host's /sys/fs/bpf if none is. With no rules, every packet takes the "
+		  "default action: by default the AF_XDP socket of its RX queue, or the kernel "
+		  "while that queue has no socket.",
+	  .opts = load_opts,
+	  .examples = "xpile-loader load eth0\nxpile-loader load --mode skb --default pass veth0",
+	  .min_args = 1,
+	  .max_args = 1 },
 	run_load,
 };
 
-static const struct opt unload_opts[] = { OPT_PIN, { 0 } };
+static const struct cli_opt unload_opts[] = { OPT_PIN, { 0 } };
 
 const struct cmd cmd_unload = {
-	"unload",
-	"[OPTIONS] IFACE",
-	"Detach the steer program from IFACE and remove its pins",
-	"Detaches only xpile's own program, removes the pins and the wiring plan, and\n"
-	"cleans stale pins of a program that is no longer attached.\n",
-	unload_opts,
-	1,
-	false,
+	{ .name = "unload",
+	  .synopsis = "[OPTIONS] IFACE",
+	  .summary = "Detach the steer program from IFACE and remove its pins",
+	  .description = "Detaches only xpile's own program, removes the pins and the wiring "
+			 "plan, and cleans stale pins of a program that is no longer attached.",
+	  .opts = unload_opts,
+	  .examples = "xpile-loader unload eth0",
+	  .min_args = 1,
+	  .max_args = 1 },
 	run_unload,
 };
 
-static const struct opt status_opts[] = { OPT_PIN, OPT_JSON, { 0 } };
+static const struct cli_opt status_opts[] = { OPT_PIN, OPT_JSON, { 0 } };
 
 const struct cmd cmd_status = {
-	"status",
-	"[OPTIONS] [IFACE]",
-	"Show XDP programs on interfaces and xpile's state",
-	"Lists every interface of this network namespace (or IFACE) with its XDP\n"
-	"program; for xpile's, the rule count, default action, mode and pin directory.\n",
-	status_opts,
-	0,
-	false,
+	{ .name = "status",
+	  .synopsis = "[OPTIONS] [IFACE]",
+	  .summary = "Show XDP programs on interfaces and xpile's state",
+	  .description = "Lists every interface of this network namespace (or IFACE) with its "
+			 "XDP program; for xpile's, the rule count, default action, mode and pin "
+			 "directory.",
+	  .opts = status_opts,
+	  .examples = "xpile-loader status\nxpile-loader status --json eth0",
+	  .min_args = 0,
+	  .max_args = 1 },
 	run_status,
 };
 
-static const struct opt features_opts[] = { OPT_JSON, { 0 } };
+static const struct cli_opt features_opts[] = { OPT_JSON, { 0 } };
 
 const struct cmd cmd_features = {
-	"features",
-	"[OPTIONS] IFACE",
-	"Probe what IFACE and this kernel support",
-	"Native XDP, AF_XDP zero-copy, multi-buffer and redirect support come from the\n"
-	"kernel's netdev netlink family when it has one (>= 6.3), else from attaching a\n"
-	"trivial program. Channels come from ETHTOOL_GCHANNELS (sysfs queues otherwise).\n"
-	"The libxdp dispatcher line reports whether the kernel accepts the freplace\n"
-	"programs it needs; when it does not, xpile runs as the only XDP program.\n",
-	features_opts,
-	1,
-	false,
+	{ .name = "features",
+	  .synopsis = "[OPTIONS] IFACE",
+	  .summary = "Probe what IFACE and this kernel support",
+	  .description =
+		  "Native XDP, AF_XDP zero-copy, multi-buffer and redirect support come from the "
+		  "kernel's netdev netlink family when it has one (>= 6.3), else from attaching a "
+		  "trivial program. Channels come from ETHTOOL_GCHANNELS (sysfs queues otherwise). "
+		  "The libxdp dispatcher line reports whether the kernel accepts the freplace "
+		  "programs it needs; when it does not, xpile runs as the only XDP program.",
+	  .opts = features_opts,
+	  .examples = "xpile-loader features eth0",
+	  .min_args = 1,
+	  .max_args = 1 },
 	run_features,
 };

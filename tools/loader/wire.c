@@ -15,34 +15,6 @@
 
 #include "loader.h"
 
-/* "0-3,6" -> list; returns count or -1. */
-static int parse_list(const char *s, unsigned *out, int max)
-{
-	char buf[256], *tok, *sp;
-	int n = 0;
-
-	snprintf(buf, sizeof(buf), "%s", s);
-	for (tok = strtok_r(buf, ",", &sp); tok; tok = strtok_r(NULL, ",", &sp)) {
-		unsigned lo, hi;
-		char extra;
-
-		if (sscanf(tok, "%u-%u%c", &lo, &hi, &extra) == 2) {
-			if (hi < lo)
-				return -1;
-		} else if (sscanf(tok, "%u%c", &lo, &extra) == 1) {
-			hi = lo;
-		} else {
-			return -1;
-		}
-		for (unsigned v = lo; v <= hi; v++) {
-			if (n >= max)
-				return -1;
-			out[n++] = v;
-		}
-	}
-	return n;
-}
-
 static int ethtool(const char *ifname, void *data)
 {
 	struct ifreq ifr = { 0 };
@@ -147,23 +119,16 @@ static bool has_irqs(const char *ifname)
 static int run_wire(struct args *a)
 {
 	static struct xp_wire_plan plan;
-	unsigned q[XP_WIRE_MAX], c[XP_WIRE_MAX], maxq = 0;
+	const __u32 *q = a->queues, *c = a->cores;
+	int nq = (int)a->nqueues, nc = (int)a->ncores;
 	char path[PATH_MAX];
-	int nq, nc;
+	unsigned maxq = 0;
 	bool irqs;
 
-	if (!a->queues || !a->cores)
+	if (!nq || !nc) /* each list is checked as it is parsed (tools/cli) */
 		return fail("wire: --queues LIST and --cores LIST are required");
-	nq = parse_list(a->queues, q, XP_WIRE_MAX);
-	nc = parse_list(a->cores, c, XP_WIRE_MAX);
-	if (nq <= 0 || nc <= 0)
-		return fail("wire: lists look like 0-3,6 (at most %d entries)", XP_WIRE_MAX);
 	if (!if_nametoindex(a->ifname))
 		return fail("interface %s not found in this network namespace", a->ifname);
-	for (int i = 0; i < nc; i++)
-		if (c[i] >= (unsigned)sysconf(_SC_NPROCESSORS_CONF))
-			return fail("wire: core %u does not exist (this machine has %ld)", c[i],
-				    sysconf(_SC_NPROCESSORS_CONF));
 	printf("%s: wiring %d queue%s to %d core%s\n", a->ifname, nq, nq == 1 ? "" : "s", nc,
 	       nc == 1 ? "" : "s");
 	for (int i = 0; i < nq; i++)
@@ -207,26 +172,42 @@ static int run_wire(struct args *a)
 	return 0;
 }
 
-static const struct opt wire_opts[] = {
-	{ "queues", 'q', OPT_STR, offsetof(struct args, queues), "LIST",
-	  "RX queues to serve, e.g. 0-3 or 0,2" },
-	{ "cores", 'c', OPT_STR, offsetof(struct args, cores), "LIST",
-	  "Cores serving them, paired in order (round-robin if fewer)" },
+static const struct cli_opt wire_opts[] = {
+	{ .name = "queues",
+	  .short_name = 'q',
+	  .kind = CLI_LIST,
+	  CLI_FIELD(struct args, queues),
+	  .count_off = offsetof(struct args, nqueues),
+	  .cap = XP_WIRE_MAX,
+	  .max = 4095,
+	  .flags = CLI_F_UNIQUE,
+	  .metavar = "LIST",
+	  .help = "RX queues to serve, e.g. 0-3 or 0,2 (each once)" },
+	{ .name = "cores",
+	  .short_name = 'c',
+	  .kind = CLI_LIST,
+	  CLI_FIELD(struct args, cores),
+	  .count_off = offsetof(struct args, ncores),
+	  .cap = XP_WIRE_MAX,
+	  .flags = CLI_F_CPUS,
+	  .metavar = "LIST",
+	  .help = "Cores serving them, paired in order (round-robin if fewer)" },
 	{ 0 },
 };
 
 const struct cmd cmd_wire = {
-	"wire",
-	"--queues LIST --cores LIST IFACE",
-	"Wire IFACE's queues to cores",
-	"Sets the channel count through ETHTOOL_SCHANNELS when the driver allows it, pins\n"
-	"each queue's IRQ to its core through /proc/irq/N/smp_affinity_list when the\n"
-	"device has IRQs, and writes the queue -> core plan the engine reads from\n"
-	"/run/xpile/[ns<inode>/]IFACE/wire.plan. On devices without these knobs (veth)\n"
-	"it says what it skipped and still writes the plan. 'unload' removes the plan.\n"
-	"\nExample:\n  xpile-loader wire eth0 --queues 0-3 --cores 2-5\n",
-	wire_opts,
-	1,
-	false,
+	{ .name = "wire",
+	  .synopsis = "--queues LIST --cores LIST IFACE",
+	  .summary = "Wire IFACE's queues to cores",
+	  .description =
+		  "Sets the channel count through ETHTOOL_SCHANNELS when the driver allows it, pins "
+		  "each queue's IRQ to its core through /proc/irq/N/smp_affinity_list when the "
+		  "device has IRQs, and writes the queue -> core plan the engine reads from "
+		  "/run/xpile/[ns<inode>/]IFACE/wire.plan. On devices without these knobs (veth) "
+		  "it says what it skipped and still writes the plan. 'unload' removes the plan.",
+	  .opts = wire_opts,
+	  .examples = "xpile-loader wire eth0 --queues 0-3 --cores 2-5",
+	  .min_args = 1,
+	  .max_args = 1 },
 	run_wire,
 };
