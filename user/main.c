@@ -414,9 +414,9 @@ static const struct
 				{ "ENVIRONMENT",
 				  "XPILE_BPF_DIR: where steer.o is (default: next to the binary, then the install directory). XPILE_FAULT=lose-frame|free-twice: test hook; at stop every worker loses one frame, or frees one still in a fill ring, so the ledger audit must fail (exit status 3)." },
 				{ "EXIT STATUS",
-				  "    0 success; 1 set-up error (one line names the cause and the fix); 2 bad\n"
-				  "    usage (one line names the option, the value and what is accepted);\n"
-				  "    3 the ledger audit failed" },
+				  "0 success; 1 set-up error (one line names the cause and the fix); 2 bad "
+				  "usage (one line names the option, the value and what is accepted); 3 the "
+				  "ledger audit failed." },
 				{ "NOTES",
 				  "veth hosts: frames forwarded through AF_XDP carry no checksum offload state, so the hosts sending through xpile must compute checksums and segment themselves: `ethtool -K IF tx off tso off gso off` on the hosts' interfaces. Copy mode on veth is the expected mode (veth has no zero-copy). Multi-buffer (MTU above a frame) needs the frags-aware steer program (it is) and kernel >= 6.6." },
 				{ NULL },
