@@ -210,9 +210,13 @@ void cli_help_cmd(FILE *f, const struct cli_prog *p, const struct cli_cmd *c)
 	help_sections(f, c->sections);
 	if (single(p))
 		help_sections(f, p->sections);
-	if (c->examples) {
-		fprintf(f, "\nEXAMPLES\n");
-		wrap(f, c->examples, 4);
+	for (const char *e = c->examples; e && *e;) { /* one command a line, as given */
+		size_t len = strcspn(e, "\n");
+
+		if (e == c->examples)
+			fprintf(f, "\nEXAMPLES\n");
+		fprintf(f, "    %.*s\n", (int)len, e);
+		e += len + (e[len] == '\n');
 	}
 }
 
