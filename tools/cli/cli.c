@@ -851,6 +851,12 @@ int cli_parse(const struct cli_prog *p, const struct cli_cmd *c, int argc, char 
 				       p->name, c->name, c->synopsis ? c->synopsis : "");
 	if (c->max_args >= 0 && npos > c->max_args)
 		return cli_usage_error(p, c, "unexpected argument '%s'", res->argv[c->max_args]);
+	if (c->check) {
+		char why[192];
+
+		if (c->check(c, cfg, res, why, sizeof(why)))
+			return cli_usage_error(p, c, "%s", why);
+	}
 	if (parse_only) {
 		for (int i = 0; i < res->ngiven; i++) {
 			bool again = false;

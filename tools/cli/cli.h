@@ -99,6 +99,8 @@ struct cli_opt {
 
 #define CLI_FIELD(type, field) .off = offsetof(type, field), .size = sizeof(((type *)0)->field)
 
+struct cli_args;
+
 struct cli_section {
 	const char *title; /* "SIGNALS" */
 	const char *text; /* paragraphs; lines that start with a space are kept as they are */
@@ -116,6 +118,10 @@ struct cli_cmd {
 	/* > 0: after this many positional arguments the rest are words (rule text: "prio
 	 * -1" is a word, not an option) except the command's own options spelled in full. */
 	int words_after;
+	/* Checks what the table cannot (an argument that names an interface...) before the
+	 * command runs or --parse-only prints; -1 with @why, the usage error's text. */
+	int (*check)(const struct cli_cmd *c, void *cfg, const struct cli_args *res, char *why,
+		     size_t len);
 };
 
 /* A program: its commands and the options every command takes (-v...). */

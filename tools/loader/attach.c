@@ -284,7 +284,8 @@ const struct cmd cmd_load = {
 	  .opts = load_opts,
 	  .examples = "xpile-loader load eth0\nxpile-loader load --mode skb --default pass veth0",
 	  .min_args = 1,
-	  .max_args = 1 },
+	  .max_args = 1,
+	  .check = loader_check_iface },
 	run_load,
 };
 
@@ -299,7 +300,8 @@ const struct cmd cmd_unload = {
 	  .opts = unload_opts,
 	  .examples = "xpile-loader unload eth0",
 	  .min_args = 1,
-	  .max_args = 1 },
+	  .max_args = 1,
+	  .check = loader_check_iface },
 	run_unload,
 };
 
@@ -315,7 +317,8 @@ const struct cmd cmd_status = {
 	  .opts = status_opts,
 	  .examples = "xpile-loader status\nxpile-loader status --json eth0",
 	  .min_args = 0,
-	  .max_args = 1 },
+	  .max_args = 1,
+	  .check = loader_check_iface },
 	run_status,
 };
 
@@ -334,6 +337,7 @@ const struct cmd cmd_features = {
 	  .opts = features_opts,
 	  .examples = "xpile-loader features eth0",
 	  .min_args = 1,
-	  .max_args = 1 },
+	  .max_args = 1,
+	  .check = loader_check_iface },
 	run_features,
 };

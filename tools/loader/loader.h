@@ -51,6 +51,9 @@ extern const struct cmd cmd_load, cmd_unload, cmd_status, cmd_stats, cmd_rule, c
 
 /* Opens the steer of a->ifname that `load` set up; prints the cause on failure. */
 int open_existing(struct args *a, struct xp_steer **s);
+/* Every command's cli check: the IFACE argument is an interface name (IFNAMSIZ). */
+int loader_check_iface(const struct cli_cmd *c, void *cfg, const struct cli_args *res, char *why,
+		       size_t len);
 int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

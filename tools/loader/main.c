@@ -85,15 +85,20 @@ static int log_fn(enum xp_log_level lvl, const char *fmt, va_list ap)
 }
 
 /* The interface argument: the first positional one ("rule" also takes "rule VERB IFACE"). */
-static const char *iface_arg(const struct cmd *c, const struct args *a)
+int loader_check_iface(const struct cli_cmd *c, void *cfg, const struct cli_args *res, char *why,
+		       size_t len)
 {
 	static const char *const verbs[] = { "add", "del", "list", "replace", "default" };
+	const char *ifn = res->argc ? res->argv[0] : NULL;
+	char w[128];
 
-	if (c == &cmd_rule && a->argc)
-		for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
-			if (!strcmp(a->ifname, verbs[i]))
-				return a->argv[0];
-	return a->ifname;
+	for (size_t i = 0; c == &cmd_rule.cli && res->argc > 1 && i < 5; i++)
+		if (!strcmp(ifn, verbs[i]))
+			ifn = res->argv[1];
+	if (!ifn || !cli_check_ifname(ifn, w, sizeof(w)))
+		return 0;
+	snprintf(why, len, "IFACE %s: %s", ifn, w);
+	return -1;
 }
 
 int main(int argc, char **argv)
@@ -102,8 +107,6 @@ int main(int argc, char **argv)
 	const struct cli_cmd *cc;
 	const struct cmd *c;
 	struct cli_args res;
-	const char *ifn;
-	char why[128];
 	int rc;
 
 	rc = cli_select(&prog, argc, argv, &cc);
@@ -118,9 +121,6 @@ int main(int argc, char **argv)
 		a.argc = res.argc - 1;
 		a.argv = res.argv + 1;
 	}
-	ifn = a.ifname ? iface_arg(c, &a) : NULL;
-	if (ifn && cli_check_ifname(ifn, why, sizeof(why)))
-		return cli_usage_error(&prog, cc, "IFACE %s: %s", ifn, why);
 	verbosity = a.verbose >= 2 ? XP_LOG_DEBUG : a.verbose ? XP_LOG_INFO : XP_LOG_WARN;
 	xp_set_log_fn(log_fn);
 	if (a.verbose < 2) { /* the library names causes; libxdp's own chatter is for -vv */

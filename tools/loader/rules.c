@@ -234,7 +234,8 @@ const struct cmd cmd_rule = {
 		      "xpile-loader rule replace eth0 /etc/xpile/eth0.rules",
 	  .min_args = 2,
 	  .max_args = -1,
-	  .words_after = 2 },
+	  .words_after = 2,
+	  .check = loader_check_iface },
 	run_rule,
 };
 
@@ -276,6 +277,7 @@ const struct cmd cmd_stats = {
 	  .examples =
 		  "xpile-loader stats eth0\nxpile-loader stats --watch --interval 2 --count 10 eth0",
 	  .min_args = 1,
-	  .max_args = 1 },
+	  .max_args = 1,
+	  .check = loader_check_iface },
 	run_stats,
 };

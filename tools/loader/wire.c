@@ -208,6 +208,7 @@ const struct cmd cmd_wire = {
 	  .opts = wire_opts,
 	  .examples = "xpile-loader wire eth0 --queues 0-3 --cores 2-5",
 	  .min_args = 1,
-	  .max_args = 1 },
+	  .max_args = 1,
+	  .check = loader_check_iface },
 	run_wire,
 };
