@@ -60,127 +60,56 @@ static const struct cli_name only_names[] = { CLI_NAME("interleaved", 1),
 					      CLI_NAME("aligned", 2),
 					      { 0 } };
 
-/* The options layout and deal share: the UMEM being measured. */
-#define OPT_RUNS(dflt)                                                                          \
-	{                                                                                       \
-		.name = "runs", .kind = CLI_NUM, CLI_FIELD(struct layout_args, runs), .min = 1, \
-		.max = 1001, .metavar = "N",                                                    \
-		.help = "alternating runs per figure, median taken (default " dflt ")"          \
-	}
-#define OPT_UMEM                                                                              \
-	{ .name = "channels",                                                                 \
-	  .kind = CLI_NUM,                                                                    \
-	  CLI_FIELD(struct layout_args, topo.channels),                                       \
-	  .min = 1,                                                                           \
-	  .max = 64,                                                                          \
-	  .metavar = "N",                                                                     \
-	  .help = "memory channels for the stride (default 4, like DPDK -n)" },               \
-		{ .name = "ranks",                                                            \
-		  .kind = CLI_NUM,                                                            \
-		  CLI_FIELD(struct layout_args, topo.ranks),                                  \
-		  .min = 1,                                                                   \
-		  .max = 16,                                                                  \
-		  .metavar = "N",                                                             \
-		  .help = "ranks per channel (default 1)" },                                  \
-		{ .name = "frame-size",                                                       \
-		  .kind = CLI_SIZE,                                                           \
-		  CLI_FIELD(struct layout_args, frame_size),                                  \
-		  .min = 2048,                                                                \
-		  .max = 4096,                                                                \
-		  .metavar = "N",                                                             \
-		  .help = "frame size, 2048..4096 (default 2048)" },                          \
-	{                                                                                     \
-		.name = "headroom", .kind = CLI_NUM, CLI_FIELD(struct layout_args, headroom), \
-		.max = 3000, .metavar = "N",                                                  \
-		.help = "UMEM headroom; data starts at headroom + 256 (default 0)"            \
-	}
+#define OPT(...) CLI_OPT(struct layout_args, __VA_ARGS__)
+
+/* The options layout and deal share: the runs and the UMEM being measured. */
+#define OPT_RUNS(dflt)              \
+	OPT("runs", NUM, runs, "N", \
+	    "alternating runs per figure, median taken (default " dflt ")", .min = 1, .max = 1001)
+#define OPT_UMEM                                                                                  \
+	OPT("channels", NUM, topo.channels, "N",                                                  \
+	    "memory channels for the stride (default 4, like DPDK -n)", .min = 1, .max = 64),     \
+		OPT("ranks", NUM, topo.ranks, "N", "ranks per channel (default 1)", .min = 1,     \
+		    .max = 16),                                                                   \
+		OPT("frame-size", SIZE, frame_size, "N", "frame size, 2048..4096 (default 2048)", \
+		    .min = 2048, .max = 4096),                                                    \
+		OPT("headroom", NUM, headroom, "N",                                               \
+		    "UMEM headroom; data starts at headroom + 256 (default 0)", .max = 3000)
 
 static const struct cli_opt opts[] = {
-	{ .name = "frames-min",
-	  .kind = CLI_NUM,
-	  CLI_FIELD(struct layout_args, fmin),
-	  .min = 1,
-	  .max = 1u << 22,
-	  .metavar = "N",
-	  .help = "smallest working set (default 64)" },
-	{ .name = "frames-max",
-	  .kind = CLI_NUM,
-	  CLI_FIELD(struct layout_args, fmax),
-	  .min = 1,
-	  .max = 1u << 22,
-	  .metavar = "N",
-	  .help = "largest working set (default 65536)" },
-	{ .name = "lines",
-	  .kind = CLI_ENUM,
-	  CLI_FIELD(struct layout_args, lines_mask),
-	  .names = lines_names,
-	  .metavar = "LIST",
-	  .help = "header lines touched per frame: 1, 2 or 1,2 (default 1,2)" },
+	OPT("frames-min", NUM, fmin, "N", "smallest working set (default 64)", .min = 1,
+	    .max = 1u << 22),
+	OPT("frames-max", NUM, fmax, "N", "largest working set (default 65536)", .min = 1,
+	    .max = 1u << 22),
+	OPT("lines", ENUM, lines_mask, "LIST",
+	    "header lines touched per frame: 1, 2 or 1,2 (default 1,2)", .names = lines_names),
 	OPT_RUNS("7"),
-	{ .name = "touches",
-	  .kind = CLI_NUM,
-	  CLI_FIELD(struct layout_args, touches),
-	  .min = 1024,
-	  .max = 1u << 30,
-	  .metavar = "N",
-	  .help = "frame visits per timed run, at least 4 passes (default 1048576)" },
-	{ .name = "access",
-	  .kind = CLI_ENUM,
-	  CLI_FIELD(struct layout_args, access),
-	  .names = access_names,
-	  .metavar = "dep|indep",
-	  .help = "dependent loads (pointer chase, default) or independent loads (out-of-order "
-		  "overlap, an RX burst's best case)" },
-	{ .name = "order",
-	  .kind = CLI_ENUM,
-	  CLI_FIELD(struct layout_args, order),
-	  .names = order_names,
-	  .metavar = "shuffled|seq",
-	  .help = "ring order: a fixed random permutation of the working set, as frames come "
-		  "back after cycling through per-core LIFO caches (default; no stride prefetch "
-		  "can help), or address order, as from a freshly filled ring" },
-	{ .name = "only",
-	  .kind = CLI_ENUM,
-	  CLI_FIELD(struct layout_args, only_mask),
-	  .names = only_names,
-	  .metavar = "interleaved|aligned",
-	  .help = "time one layout only (for valgrind --tool=cachegrind; the other's column "
-		  "prints 0)" },
-	{ .name = "pages",
-	  .kind = CLI_ENUM,
-	  CLI_FIELD(struct layout_args, pages),
-	  .names = pages_names,
-	  .metavar = "auto|huge|4k",
-	  .help = "memory: 2 MiB hugetlb pages when reserved, else transparent hugepages (auto, "
-		  "default); huge fails without reserved hugepages; 4k uses plain 4 KiB pages "
-		  "(frames packed at the stride, copy-mode layout)" },
+	OPT("touches", NUM, touches, "N",
+	    "frame visits per timed run, at least 4 passes (default 1048576)", .min = 1024,
+	    .max = 1u << 30),
+	OPT("access", ENUM, access, "dep|indep",
+	    "dependent loads (pointer chase, default) or independent loads (out-of-order overlap, an RX burst's best case)",
+	    .names = access_names),
+	OPT("order", ENUM, order, "shuffled|seq",
+	    "ring order: a fixed random permutation of the working set, as frames come back after cycling through per-core LIFO caches (default; no stride prefetch can help), or address order, as from a freshly filled ring",
+	    .names = order_names),
+	OPT("only", ENUM, only_mask, "interleaved|aligned",
+	    "time one layout only (for valgrind --tool=cachegrind; the other's column prints 0)",
+	    .names = only_names),
+	OPT("pages", ENUM, pages, "auto|huge|4k",
+	    "memory: 2 MiB hugetlb pages when reserved, else transparent hugepages (auto, default); huge fails without reserved hugepages; 4k uses plain 4 KiB pages (frames packed at the stride, copy-mode layout)",
+	    .names = pages_names),
 	OPT_UMEM,
-	{ .name = "report",
-	  .kind = CLI_FLAG,
-	  CLI_FIELD(struct layout_args, report),
-	  .excl = 1,
-	  .help = "print how header lines spread over channels (64 B, 256 B, 4 KiB interleave) "
-		  "and L1/L2 sets for both layouts, and plot it when gnuplot is installed; no "
-		  "timing" },
-	{ .name = "report-frames",
-	  .kind = CLI_NUM,
-	  CLI_FIELD(struct layout_args, report_frames),
-	  .min = 1,
-	  .max = 1u << 22,
-	  .metavar = "N",
-	  .help = "frames in the report (default 4096)" },
-	{ .name = "disperse",
-	  .kind = CLI_FLAG,
-	  CLI_FIELD(struct layout_args, disperse),
-	  .excl = 1,
-	  .help = "time xp_layout_disperse() instead (the M3 reorder of one fill-ring refill): "
-		  "ns per handle for bulks of 32, 64, 96, 128 and 256 random frames of a "
-		  "4096-frame UMEM, unseeded and seeded, medians of --runs; no memory walk" },
-	{ .name = "plot",
-	  .kind = CLI_STR,
-	  CLI_FIELD(struct layout_args, plot),
-	  .metavar = "PATH",
-	  .help = "PNG for --report (default build/layout-report.png, next to this binary)" },
+	OPT("report", FLAG, report, NULL,
+	    "print how header lines spread over channels (64 B, 256 B, 4 KiB interleave) and L1/L2 sets for both layouts, and plot it when gnuplot is installed; no timing",
+	    .excl = 1),
+	OPT("report-frames", NUM, report_frames, "N", "frames in the report (default 4096)",
+	    .min = 1, .max = 1u << 22),
+	OPT("disperse", FLAG, disperse, NULL,
+	    "time xp_layout_disperse() instead (the M3 reorder of one fill-ring refill): ns per handle for bulks of 32, 64, 96, 128 and 256 random frames of a 4096-frame UMEM, unseeded and seeded, medians of --runs; no memory walk",
+	    .excl = 1),
+	OPT("plot", STR, plot, "PATH",
+	    "PNG for --report (default build/layout-report.png, next to this binary)"),
 	{ 0 },
 };
 

@@ -150,24 +150,14 @@ struct xdp_args {
 	bool json;
 };
 
+#define OPT(...) CLI_OPT(struct xdp_args, __VA_ARGS__)
+
 static const struct cli_opt opts[] = {
-	{ .name = "rounds",
-	  .kind = CLI_NUM,
-	  CLI_FIELD(struct xdp_args, rounds),
-	  .min = 1,
-	  .max = MAX_ROUNDS,
-	  .metavar = "N",
-	  .help = "interleaved rounds, median reported (default 9)" },
-	{ .name = "repeat",
-	  .kind = CLI_NUM,
-	  CLI_FIELD(struct xdp_args, repeat),
-	  .min = 1,
-	  .metavar = "N",
-	  .help = "test-run repeat count per measurement (default 200000)" },
-	{ .name = "json",
-	  .kind = CLI_FLAG,
-	  CLI_FIELD(struct xdp_args, json),
-	  .help = "one JSON object per packet type" },
+	OPT("rounds", NUM, rounds, "N", "interleaved rounds, median reported (default 9)", .min = 1,
+	    .max = MAX_ROUNDS),
+	OPT("repeat", NUM, repeat, "N", "test-run repeat count per measurement (default 200000)",
+	    .min = 1),
+	OPT("json", FLAG, json, NULL, "one JSON object per packet type"),
 	{ 0 },
 };
 

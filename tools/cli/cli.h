@@ -8,8 +8,8 @@
  * the error messages all come from the table, so they cannot disagree:
  *
  *   static const struct cli_opt opts[] = {
- *           { .name = "batch", .kind = CLI_NUM, CLI_FIELD(struct cfg, batch),
- *             .min = 1, .max = 256, .metavar = "N", .help = "Descriptors per batch." },
+ *           CLI_OPT(struct cfg, "batch", NUM, batch, "N", "Descriptors per batch.",
+ *                   .min = 1, .max = 256),
  *           { 0 },
  *   };
  *
@@ -98,6 +98,18 @@ struct cli_opt {
 };
 
 #define CLI_FIELD(type, field) .off = offsetof(type, field), .size = sizeof(((type *)0)->field)
+
+/*
+ * One table entry in the style of xdp-tools' DEFINE_OPTION: the long name, the kind
+ * without CLI_, the field of @type, the metavar, the help, then any other field
+ * (.short_name, .min, .max, .names, .flags...). A file usually defines
+ *   #define OPT(...) CLI_OPT(struct my_cfg, __VA_ARGS__)
+ */
+#define CLI_OPT(type, n, k, f, mv, h, ...)                                                      \
+	{                                                                                       \
+		.name = (n), .kind = CLI_##k, CLI_FIELD(type, f), .metavar = (mv), .help = (h), \
+		##__VA_ARGS__                                                                   \
+	}
 
 struct cli_args;
 

@@ -34,17 +34,11 @@ struct cmd {
 	int (*run)(struct args *a);
 };
 
-#define OPT_PIN                                                                       \
-	{                                                                             \
-		.name = "pin-path", .short_name = 'p', .kind = CLI_STR,               \
-		CLI_FIELD(struct args, pin_path), .metavar = "DIR",                   \
-		.help = "Pin directory (default /sys/fs/bpf/xpile/[ns<inode>/]IFACE)" \
-	}
-#define OPT_JSON                                                                                   \
-	{                                                                                          \
-		.name = "json", .short_name = 'j', .kind = CLI_FLAG, CLI_FIELD(struct args, json), \
-		.help = "Print JSON"                                                               \
-	}
+#define OPT(...) CLI_OPT(struct args, __VA_ARGS__)
+#define OPT_PIN                               \
+	OPT("pin-path", STR, pin_path, "DIR", \
+	    "Pin directory (default /sys/fs/bpf/xpile/[ns<inode>/]IFACE)", .short_name = 'p')
+#define OPT_JSON OPT("json", FLAG, json, NULL, "Print JSON", .short_name = 'j')
 
 extern const struct cmd cmd_load, cmd_unload, cmd_status, cmd_stats, cmd_rule, cmd_wire,
 	cmd_features;

@@ -173,25 +173,12 @@ static int run_wire(struct args *a)
 }
 
 static const struct cli_opt wire_opts[] = {
-	{ .name = "queues",
-	  .short_name = 'q',
-	  .kind = CLI_LIST,
-	  CLI_FIELD(struct args, queues),
-	  .count_off = offsetof(struct args, nqueues),
-	  .cap = XP_WIRE_MAX,
-	  .max = 4095,
-	  .flags = CLI_F_UNIQUE,
-	  .metavar = "LIST",
-	  .help = "RX queues to serve, e.g. 0-3 or 0,2 (each once)" },
-	{ .name = "cores",
-	  .short_name = 'c',
-	  .kind = CLI_LIST,
-	  CLI_FIELD(struct args, cores),
-	  .count_off = offsetof(struct args, ncores),
-	  .cap = XP_WIRE_MAX,
-	  .flags = CLI_F_CPUS,
-	  .metavar = "LIST",
-	  .help = "Cores serving them, paired in order (round-robin if fewer)" },
+	OPT("queues", LIST, queues, "LIST", "RX queues to serve, e.g. 0-3 or 0,2 (each once)",
+	    .short_name = 'q', .count_off = offsetof(struct args, nqueues), .cap = XP_WIRE_MAX,
+	    .max = 4095, .flags = CLI_F_UNIQUE),
+	OPT("cores", LIST, cores, "LIST",
+	    "Cores serving them, paired in order (round-robin if fewer)", .short_name = 'c',
+	    .count_off = offsetof(struct args, ncores), .cap = XP_WIRE_MAX, .flags = CLI_F_CPUS),
 	{ 0 },
 };
 
