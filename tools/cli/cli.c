@@ -788,6 +788,10 @@ int cli_parse(const struct cli_prog *p, const struct cli_cmd *c, int argc, char 
 				cli_help_cmd(stdout, p, c);
 				return 0;
 			}
+			if (p->version && !strcmp(name, "version")) {
+				printf("%s %s\n", p->name, p->version);
+				return 0;
+			}
 			if (!strcmp(name, "list-options")) {
 				list_cmd(p, c);
 				return 0;
@@ -821,6 +825,10 @@ int cli_parse(const struct cli_prog *p, const struct cli_cmd *c, int argc, char 
 
 			if (a[j] == 'h') {
 				cli_help_cmd(stdout, p, c);
+				return 0;
+			}
+			if (a[j] == 'V' && p->version) {
+				printf("%s %s\n", p->name, p->version);
 				return 0;
 			}
 			for (k = 0; k < s.n && s.tab[k]->short_name != a[j]; k++)
