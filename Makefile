@@ -6,6 +6,7 @@
 #   user/*.c user/modes/*.c -> build/xpile              (the engine)
 #   tools/loader/*.c        -> build/xpile-loader
 #   tools/bench/*.c         -> build/xpile-bench
+#   tools/cli/*.c           -> linked into all three (the command-line framework)
 #   tests/unit/test_*.c     -> build/tests/unit/test_*  (one binary per feature)
 #   tests/bpf/test_*.c      -> build/tests/bpf/test_*
 #   tests/unit/*_mt.c are the concurrent suites, also built under TSan.

@@ -145,4 +145,22 @@ for bin in "$ENGINE" "$LOADER" "$BENCH"; do
 	"$bin" nosuch >/dev/null 2>"$ERR"
 	[ $? = 2 ] && [ "$(wc -l <"$ERR")" = 1 ] || xt_fail "$(basename "$bin") nosuch: $(cat "$ERR")"
 done
+
+# 4. End to end, on a loaded program: rule words that start with '-' reach the rule
+# parser, which refuses them in one line naming the word; getopt never sees them.
+source tests/lib/steer.sh
+st_require
+st_ns A cli
+xt_veth "$A" c0 "$A" c1
+st_loader "$A" load c0 >/dev/null || xt_fail "load c0"
+for r in "prio -1 action drop" "udp dport -80 action drop" "action xsk slot -1"; do
+	# shellcheck disable=SC2086
+	st_loader "$A" rule add c0 $r >"$ERR.out" 2>"$ERR" && xt_fail "rule add c0 $r succeeded"
+	[ "$(wc -l <"$ERR")" = 1 ] || xt_fail "rule add c0 $r: $(cat "$ERR")"
+	grep -q -- "-[18]" "$ERR" && ! grep -qi "option" "$ERR" ||
+		xt_fail "rule add c0 $r: '$(cat "$ERR")' does not name the word"
+done
+[ "$(st_loader "$A" rule list --json c0 | grep -o '"id"' | wc -l)" = 0 ] || xt_fail "a refused rule was added"
+st_loader "$A" unload c0 >/dev/null || xt_fail "unload c0"
+st_no_trace "$A" c0 || xt_fail "c0 traces left"
 echo ok
