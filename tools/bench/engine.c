@@ -111,31 +111,30 @@ static const struct cli_opt opts[] = {
 };
 
 const struct bench_cmd bench_engine_cmd = {
-	{ .name = "engine",
-	  .summary = "AF_XDP engine Mpps on veth (and DPDK testpmd when present)",
-	  .description =
-		  "Measures the xpile engine on veth pairs in namespaces it creates and removes "
-		  "(198.18.0.0/15 only):  [gen] g0 <-> d0 [dut] d1 <-> s1 [sink]. One generator "
-		  "(DPDK testpmd txonly, xpile txonly, or the XDP live-frames source of "
-		  "'xpile-bench gen') feeds both contenders:\n"
-		  "  rxdrop  xpile run --mode rxdrop  vs  testpmd --forward-mode=rxonly on d0\n"
-		  "  fwd     xpile run --mode fwd     vs  testpmd --forward-mode=io on d0,d1\n"
-		  "Runs alternate A/B (order flipped every run). Rates come from one outside "
-		  "observer for both: the kernel's successful XDP redirects on d0 (rxdrop) and "
-		  "the frames s1 receives (fwd). CPU time per packet is the contender's "
-		  "utime+stime over the window divided by the packets counted.\n"
-		  "\n"
-		  "Output: one line per contender per run, then per mode\n"
-		  "  engine mode=M xpile_mpps=X dpdk_mpps=D ratio=X/D xpile_ns_per_pkt=N ...\n"
-		  "DPDK is optional: without dpdk-testpmd, xpile is measured alone (needs its "
-		  "txonly mode as the generator) and a '# DPDK skipped' line says so. testpmd "
-		  "needs hugepages: the bench reserves --hugepages on a private hugetlbfs mount "
-		  "and restores the previous count on exit. Needs root. Takes about runs x modes "
-		  "x contenders x (seconds + 4) s. See docs/bench-engine.md for method and "
-		  "figures. Defaults in [brackets].",
-	  .opts = opts,
-	  .examples = "xpile-bench engine --runs 5 --seconds 4",
-	  .max_args = 0 },
+	CLI_COMMAND(
+		"engine", NULL, "AF_XDP engine Mpps on veth (and DPDK testpmd when present)", opts,
+		.max_args = 0,
+		.description =
+			"Measures the xpile engine on veth pairs in namespaces it creates and removes "
+			"(198.18.0.0/15 only):  [gen] g0 <-> d0 [dut] d1 <-> s1 [sink]. One generator "
+			"(DPDK testpmd txonly, xpile txonly, or the XDP live-frames source of "
+			"'xpile-bench gen') feeds both contenders:\n"
+			"  rxdrop  xpile run --mode rxdrop  vs  testpmd --forward-mode=rxonly on d0\n"
+			"  fwd     xpile run --mode fwd     vs  testpmd --forward-mode=io on d0,d1\n"
+			"Runs alternate A/B (order flipped every run). Rates come from one outside "
+			"observer for both: the kernel's successful XDP redirects on d0 (rxdrop) and "
+			"the frames s1 receives (fwd). CPU time per packet is the contender's "
+			"utime+stime over the window divided by the packets counted.\n"
+			"\n"
+			"Output: one line per contender per run, then per mode\n"
+			"  engine mode=M xpile_mpps=X dpdk_mpps=D ratio=X/D xpile_ns_per_pkt=N ...\n"
+			"DPDK is optional: without dpdk-testpmd, xpile is measured alone (needs its "
+			"txonly mode as the generator) and a '# DPDK skipped' line says so. testpmd "
+			"needs hugepages: the bench reserves --hugepages on a private hugetlbfs mount "
+			"and restores the previous count on exit. Needs root. Takes about runs x modes "
+			"x contenders x (seconds + 4) s. See docs/bench-engine.md for method and "
+			"figures. Defaults in [brackets].",
+		.examples = "xpile-bench engine --runs 5 --seconds 4"),
 	bench_engine,
 };
 

@@ -114,42 +114,40 @@ static const struct cli_opt opts[] = {
 };
 
 const struct bench_cmd bench_layout_cmd = {
-	{ .name = "layout",
-	  .summary = "header-line touch cost: interleaved vs aligned UMEM layout",
-	  .description =
-		  "Measures the cost of touching packet headers in an interleaved UMEM (stride "
-		  "padded to an odd number of cache lines prime to channels x ranks) against the "
-		  "classic aligned one (2048/4096-byte stride). For each working set from "
-		  "--frames-min to --frames-max frames (powers of two) and each line count, "
-		  "prints\n"
-		  "  layout frames=N lines=L interleaved_ns=X aligned_ns=Y ratio=Y/X\n"
-		  "where X and Y are medians over --runs alternating runs of ns per frame visit. "
-		  "The refill round trip through the dealer is 'xpile-bench deal'.",
-	  .opts = opts,
-	  .examples = "xpile-bench layout --frames-min 256 --frames-max 4096 --runs 9\n"
-		      "xpile-bench layout --report --channels 8",
-	  .max_args = 0 },
+	CLI_COMMAND(
+		"layout", NULL, "header-line touch cost: interleaved vs aligned UMEM layout", opts,
+		.max_args = 0,
+		.description =
+			"Measures the cost of touching packet headers in an interleaved UMEM (stride "
+			"padded to an odd number of cache lines prime to channels x ranks) against the "
+			"classic aligned one (2048/4096-byte stride). For each working set from "
+			"--frames-min to --frames-max frames (powers of two) and each line count, "
+			"prints\n"
+			"  layout frames=N lines=L interleaved_ns=X aligned_ns=Y ratio=Y/X\n"
+			"where X and Y are medians over --runs alternating runs of ns per frame visit. "
+			"The refill round trip through the dealer is 'xpile-bench deal'.",
+		.examples = "xpile-bench layout --frames-min 256 --frames-max 4096 --runs 9\n"
+			    "xpile-bench layout --report --channels 8"),
 	bench_layout,
 };
 
 static const struct cli_opt deal_opts[] = { OPT_RUNS("7"), OPT_UMEM, { 0 } };
 
 const struct bench_cmd bench_deal_cmd = {
-	{ .name = "deal",
-	  .summary = "a refill's round trip: pile cache + disperse vs the dealer",
-	  .description =
-		  "Times a refill's round trip: get a bulk of 16, 64 or 256 frames of a 4096-frame "
-		  "UMEM (2048 in flight), return as many in random order, through a 256-frame pile "
-		  "cache with xp_layout_disperse() (the old refill), through the dealer "
-		  "(xpile/deal.h) and through a dealer with M3's seeded random pick (opts.seed, "
-		  "xpile run --m3-seed) in alternate runs; prints\n"
-		  "  deal bulk=N cache_disperse_ns=X deal_ns=Y ratio=Y/X deal_seeded_ns=Z\n"
-		  "       cache_even=A/B deal_even=C/D seeded_even=E/F\n"
-		  "ns per frame (get + put, harness taken out, medians of --runs) and how many "
-		  "refills held every channel within 1 of each other.",
-	  .opts = deal_opts,
-	  .examples = "xpile-bench deal --runs 9",
-	  .max_args = 0 },
+	CLI_COMMAND(
+		"deal", NULL, "a refill's round trip: pile cache + disperse vs the dealer",
+		deal_opts, .max_args = 0,
+		.description =
+			"Times a refill's round trip: get a bulk of 16, 64 or 256 frames of a 4096-frame "
+			"UMEM (2048 in flight), return as many in random order, through a 256-frame pile "
+			"cache with xp_layout_disperse() (the old refill), through the dealer "
+			"(xpile/deal.h) and through a dealer with M3's seeded random pick (opts.seed, "
+			"xpile run --m3-seed) in alternate runs; prints\n"
+			"  deal bulk=N cache_disperse_ns=X deal_ns=Y ratio=Y/X deal_seeded_ns=Z\n"
+			"       cache_even=A/B deal_even=C/D seeded_even=E/F\n"
+			"ns per frame (get + put, harness taken out, medians of --runs) and how many "
+			"refills held every channel within 1 of each other.",
+		.examples = "xpile-bench deal --runs 9"),
 	bench_deal,
 };
 

@@ -45,20 +45,18 @@ static const struct cli_opt opts[] = {
 };
 
 const struct bench_cmd bench_region_cmd = {
-	{ .name = "region",
-	  .summary = "lazy iBuddy vs eager buddy region allocator",
-	  .description =
-		  "Times allocation and free of arena chunks with the lazy iBuddy (one buddy space "
-		  "per thread, singles O(1), coalescing deferred) against the classic eager buddy "
-		  "with one lock (and, to separate the two effects, the eager buddy with the same "
-		  "spaces). Each thread keeps about --live allocations, freeing a random one or "
-		  "allocating (--single % single chunks, else 2..--max-chunks). Prints\n"
-		  "  region threads=T single=P lazy_ns=X eager_ns=Y eager_spaces_ns=Z ratio=Y/X less=%\n"
-		  "with ns of thread CPU time per operation (allocation or free), medians of --runs "
-		  "alternating runs.",
-	  .opts = opts,
-	  .examples = "xpile-bench region --threads 2 --runs 5",
-	  .max_args = 0 },
+	CLI_COMMAND(
+		"region", NULL, "lazy iBuddy vs eager buddy region allocator", opts, .max_args = 0,
+		.description =
+			"Times allocation and free of arena chunks with the lazy iBuddy (one buddy space "
+			"per thread, singles O(1), coalescing deferred) against the classic eager buddy "
+			"with one lock (and, to separate the two effects, the eager buddy with the same "
+			"spaces). Each thread keeps about --live allocations, freeing a random one or "
+			"allocating (--single % single chunks, else 2..--max-chunks). Prints\n"
+			"  region threads=T single=P lazy_ns=X eager_ns=Y eager_spaces_ns=Z ratio=Y/X less=%\n"
+			"with ns of thread CPU time per operation (allocation or free), medians of --runs "
+			"alternating runs.",
+		.examples = "xpile-bench region --threads 2 --runs 5"),
 	bench_region,
 };
 

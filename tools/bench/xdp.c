@@ -162,15 +162,14 @@ static const struct cli_opt opts[] = {
 };
 
 const struct bench_cmd bench_xdp_cmd = {
-	{ .name = "xdp",
-	  .summary = "steer program ns/packet via BPF_PROG_TEST_RUN",
-	  .description = "ns/packet of the steer program (bpf/steer.bpf.c) with 0, 16 and 1024 "
-			 "rules next to bpf/redirect_min.bpf.c, via BPF_PROG_TEST_RUN, "
-			 "interleaved, medians. Needs root; runs in a private network namespace "
-			 "with its own veths.",
-	  .opts = opts,
-	  .examples = "xpile-bench xdp --rounds 9 --json",
-	  .max_args = 0 },
+	CLI_COMMAND("xdp", NULL, "steer program ns/packet via BPF_PROG_TEST_RUN", opts,
+		    .max_args = 0,
+		    .description =
+			    "ns/packet of the steer program (bpf/steer.bpf.c) with 0, 16 and 1024 "
+			    "rules next to bpf/redirect_min.bpf.c, via BPF_PROG_TEST_RUN, "
+			    "interleaved, medians. Needs root; runs in a private network namespace "
+			    "with its own veths.",
+		    .examples = "xpile-bench xdp --rounds 9 --json"),
 	bench_xdp,
 };
 

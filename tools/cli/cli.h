@@ -136,6 +136,16 @@ struct cli_cmd {
 		     size_t len);
 };
 
+/*
+ * One command in the style of xdp-tools' DEFINE_COMMAND: its name, the words after it
+ * in SYNOPSIS (NULL: "[OPTIONS]"), the one-line summary, its option table, then any
+ * other field (.min_args, .max_args, .description, .examples...).
+ */
+#define CLI_COMMAND(n, syn, sum, o, ...)                                                     \
+	{                                                                                    \
+		.name = (n), .synopsis = (syn), .summary = (sum), .opts = (o), ##__VA_ARGS__ \
+	}
+
 /* A program: its commands and the options every command takes (-v...). */
 struct cli_prog {
 	const char *name;

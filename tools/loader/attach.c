@@ -256,74 +256,62 @@ static const struct cli_opt load_opts[] = {
 };
 
 const struct cmd cmd_load = {
-	{ .name = "load",
-	  .synopsis = "[OPTIONS] IFACE",
-	  .summary = "Attach the xpile steer program to IFACE and pin its maps",
-	  .description =
-		  "Attaches through libxdp: inside libxdp's multi-program dispatcher where the kernel "
-		  "allows freplace, else as the interface's single XDP program. The program and "
-		  "every map are pinned so that 'rule', 'stats', 'unload' and the engine find "
-		  "them, also when each runs under its own 'ip netns exec NS'. A bpffs is mounted "
-		  "on the host's /sys/fs/bpf if none is. With no rules, every packet takes the "
-		  "default action: by default the AF_XDP socket of its RX queue, or the kernel "
-		  "while that queue has no socket.",
-	  .opts = load_opts,
-	  .examples = "xpile-loader load eth0\nxpile-loader load --mode skb --default pass veth0",
-	  .min_args = 1,
-	  .max_args = 1,
-	  .check = loader_check_iface },
+	CLI_COMMAND(
+		"load", "[OPTIONS] IFACE",
+		"Attach the xpile steer program to IFACE and pin its maps", load_opts,
+		.min_args = 1, .max_args = 1, .check = loader_check_iface,
+		.description =
+			"Attaches through libxdp: inside libxdp's multi-program dispatcher where the kernel "
+			"allows freplace, else as the interface's single XDP program. The program and "
+			"every map are pinned so that 'rule', 'stats', 'unload' and the engine find "
+			"them, also when each runs under its own 'ip netns exec NS'. A bpffs is mounted "
+			"on the host's /sys/fs/bpf if none is. With no rules, every packet takes the "
+			"default action: by default the AF_XDP socket of its RX queue, or the kernel "
+			"while that queue has no socket.",
+		.examples =
+			"xpile-loader load eth0\nxpile-loader load --mode skb --default pass veth0"),
 	run_load,
 };
 
 static const struct cli_opt unload_opts[] = { OPT_PIN, { 0 } };
 
 const struct cmd cmd_unload = {
-	{ .name = "unload",
-	  .synopsis = "[OPTIONS] IFACE",
-	  .summary = "Detach the steer program from IFACE and remove its pins",
-	  .description = "Detaches only xpile's own program, removes the pins and the wiring "
-			 "plan, and cleans stale pins of a program that is no longer attached.",
-	  .opts = unload_opts,
-	  .examples = "xpile-loader unload eth0",
-	  .min_args = 1,
-	  .max_args = 1,
-	  .check = loader_check_iface },
+	CLI_COMMAND("unload", "[OPTIONS] IFACE",
+		    "Detach the steer program from IFACE and remove its pins", unload_opts,
+		    .min_args = 1, .max_args = 1, .check = loader_check_iface,
+		    .description =
+			    "Detaches only xpile's own program, removes the pins and the wiring "
+			    "plan, and cleans stale pins of a program that is no longer attached.",
+		    .examples = "xpile-loader unload eth0"),
 	run_unload,
 };
 
 static const struct cli_opt status_opts[] = { OPT_PIN, OPT_JSON, { 0 } };
 
 const struct cmd cmd_status = {
-	{ .name = "status",
-	  .synopsis = "[OPTIONS] [IFACE]",
-	  .summary = "Show XDP programs on interfaces and xpile's state",
-	  .description = "Lists every interface of this network namespace (or IFACE) with its "
-			 "XDP program; for xpile's, the rule count, default action, mode and pin "
-			 "directory.",
-	  .opts = status_opts,
-	  .examples = "xpile-loader status\nxpile-loader status --json eth0",
-	  .min_args = 0,
-	  .max_args = 1,
-	  .check = loader_check_iface },
+	CLI_COMMAND(
+		"status", "[OPTIONS] [IFACE]", "Show XDP programs on interfaces and xpile's state",
+		status_opts, .min_args = 0, .max_args = 1, .check = loader_check_iface,
+		.description =
+			"Lists every interface of this network namespace (or IFACE) with its "
+			"XDP program; for xpile's, the rule count, default action, mode and pin "
+			"directory.",
+		.examples = "xpile-loader status\nxpile-loader status --json eth0"),
 	run_status,
 };
 
 static const struct cli_opt features_opts[] = { OPT_JSON, { 0 } };
 
 const struct cmd cmd_features = {
-	{ .name = "features",
-	  .synopsis = "[OPTIONS] IFACE",
-	  .summary = "Probe what IFACE and this kernel support",
-	  .description =
-		  "Native XDP, AF_XDP zero-copy, multi-buffer and redirect support come from the "
-		  "kernel's netdev netlink family when it has one (>= 6.3), else from attaching a "
-		  "trivial program. Channels come from ETHTOOL_GCHANNELS (sysfs queues otherwise). "
-		  "The libxdp dispatcher line reports whether the kernel accepts the freplace "
-		  "programs it needs; when it does not, xpile runs as the only XDP program.",
-	  .opts = features_opts,
-	  .examples = "xpile-loader features eth0",
-	  .min_args = 1,
-	  .max_args = 1,
-	  .check = loader_check_iface },
+	CLI_COMMAND(
+		"features", "[OPTIONS] IFACE", "Probe what IFACE and this kernel support",
+		features_opts, .min_args = 1, .max_args = 1, .check = loader_check_iface,
+		.description =
+			"Native XDP, AF_XDP zero-copy, multi-buffer and redirect support come from the "
+			"kernel's netdev netlink family when it has one (>= 6.3), else from attaching a "
+			"trivial program. Channels come from ETHTOOL_GCHANNELS (sysfs queues otherwise). "
+			"The libxdp dispatcher line reports whether the kernel accepts the freplace "
+			"programs it needs; when it does not, xpile runs as the only XDP program.",
+		.examples = "xpile-loader features eth0"),
 	run_features,
 };

@@ -183,19 +183,15 @@ static const struct cli_opt wire_opts[] = {
 };
 
 const struct cmd cmd_wire = {
-	{ .name = "wire",
-	  .synopsis = "--queues LIST --cores LIST IFACE",
-	  .summary = "Wire IFACE's queues to cores",
-	  .description =
-		  "Sets the channel count through ETHTOOL_SCHANNELS when the driver allows it, pins "
-		  "each queue's IRQ to its core through /proc/irq/N/smp_affinity_list when the "
-		  "device has IRQs, and writes the queue -> core plan the engine reads from "
-		  "/run/xpile/[ns<inode>/]IFACE/wire.plan. On devices without these knobs (veth) "
-		  "it says what it skipped and still writes the plan. 'unload' removes the plan.",
-	  .opts = wire_opts,
-	  .examples = "xpile-loader wire eth0 --queues 0-3 --cores 2-5",
-	  .min_args = 1,
-	  .max_args = 1,
-	  .check = loader_check_iface },
+	CLI_COMMAND(
+		"wire", "--queues LIST --cores LIST IFACE", "Wire IFACE's queues to cores",
+		wire_opts, .min_args = 1, .max_args = 1, .check = loader_check_iface,
+		.description =
+			"Sets the channel count through ETHTOOL_SCHANNELS when the driver allows it, pins "
+			"each queue's IRQ to its core through /proc/irq/N/smp_affinity_list when the "
+			"device has IRQs, and writes the queue -> core plan the engine reads from "
+			"/run/xpile/[ns<inode>/]IFACE/wire.plan. On devices without these knobs (veth) "
+			"it says what it skipped and still writes the plan. 'unload' removes the plan.",
+		.examples = "xpile-loader wire eth0 --queues 0-3 --cores 2-5"),
 	run_wire,
 };
