@@ -46,9 +46,11 @@ refused() {
 
 # accepted BIN CMD EXPECTED-LINE -- ARGS...: exit 0 and --parse-only printed the line.
 accepted() {
-	local bin=$1 cmd=$2 want=$3
+	local bin=$1 cmd=$2 want=$3 rc
 	shift 4
-	run "$bin" "$cmd" "$@" || xt_fail "$(basename "$bin") $cmd $*: exit $?: $(cat "$ERR")"
+	run "$bin" "$cmd" "$@"
+	rc=$?
+	[ "$rc" = 0 ] || xt_fail "$(basename "$bin") $cmd $*: exit $rc: $(cat "$ERR")"
 	grep -qxF -- "$want" "$ERR.out" || xt_fail "$(basename "$bin") $cmd $*: parsed as '$(tr '\n' ' ' <"$ERR.out")', want '$want'"
 }
 
@@ -124,6 +126,11 @@ refused "$ENGINE" run --copy --zero-copy contradict -- --copy --zero-copy
 refused "$ENGINE" run --zero-copy --xsk-mode contradict -- --zero-copy --xsk-mode copy
 refused "$ENGINE" run --multi-buffer --no-multi-buffer -- --multi-buffer --no-multi-buffer
 accepted "$ENGINE" run "iface=b1:1" -- --iface b0 --iface b1:1
+# Values checked by a command's own parser are still option errors: one line, exit 2.
+refused "$LOADER" load --default fly -- --default fly x0
+refused "$LOADER" load --default "follows the action" -- --default "drop now" x0
+accepted "$LOADER" load "default=xsk slot 2" -- --default "xsk slot 2" x0
+refused "$LOADER" wire "--queues LIST and --cores LIST are required" -- --queues 0 x0
 # 22 (its --help part): what each signal does.
 h=$("$ENGINE" run --help)
 for s in SIGINT SIGTERM SIGHUP SIGUSR1; do

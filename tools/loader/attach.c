@@ -25,24 +25,12 @@ static int run_load(struct args *a)
 				   .bpf_obj = a->obj,
 				   .mode = (enum xp_steer_mode)a->mode,
 				   .force = a->force };
-	struct xp_action dflt;
 	struct xp_steer_info info;
 	struct xp_steer *s;
-	char why[160];
-	int used, err;
+	int err;
 
-	if (a->dflt) {
-		char *argv[3] = { (char *)a->dflt, NULL, NULL }, buf[64], *sp;
-		int argc = 1;
-
-		snprintf(buf, sizeof(buf), "%s", a->dflt);
-		argv[0] = strtok_r(buf, " ", &sp);
-		while (argc < 3 && (argv[argc] = strtok_r(NULL, " ", &sp)))
-			argc++;
-		if (xp_action_parse(argc, argv, &used, &dflt, why, sizeof(why)))
-			return fail("--default: %s", why);
-		o.default_action = &dflt;
-	}
+	if (a->has_dflt)
+		o.default_action = &a->dflt;
 	err = xp_steer_open(&o, &s);
 	if (err)
 		return 1;
@@ -239,15 +227,49 @@ static const struct cli_name mode_names[] = {
 	CLI_NAME("auto", XP_STEER_MODE_AUTO),	  { 0 },
 };
 
+/* --default "ACTION": the words of a rule's action ("drop", "redirect eth1", "xsk slot 2"). */
+static int parse_default(const struct cli_opt *opt, const char *v, void *cfg, char *why, size_t len)
+{
+	struct args *a = cfg;
+	char buf[128], *argv[4], *sp, *w;
+	int argc = 0, used = 0;
+
+	if (strlen(v) >= sizeof(buf)) {
+		snprintf(why, len, "expected an action such as drop or \"redirect IFACE\"");
+		return -1;
+	}
+	snprintf(buf, sizeof(buf), "%s", v);
+	for (w = strtok_r(buf, " ", &sp); w; w = strtok_r(NULL, " ", &sp)) {
+		if (argc == 3) {
+			snprintf(why, len, "an action is at most 3 words (xsk slot N)");
+			return -1;
+		}
+		argv[argc++] = w;
+	}
+	argv[argc] = NULL;
+	if (!argc) {
+		snprintf(why, len, "expected an action such as drop");
+		return -1;
+	}
+	if (xp_action_parse(argc, argv, &used, &a->dflt, why, len))
+		return -1;
+	if (used != argc) {
+		snprintf(why, len, "'%s' follows the action", argv[used]);
+		return -1;
+	}
+	a->has_dflt = true;
+	return 0;
+}
+
 static const struct cli_opt load_opts[] = {
 	OPT("mode", ENUM, mode, "MODE", "native, skb or auto (default auto: native, else skb)",
 	    .short_name = 'm', .names = mode_names),
 	OPT_PIN,
 	OPT("force", FLAG, force, NULL, "Replace an XDP program that xpile did not load",
 	    .short_name = 'F'),
-	OPT("default", STR, dflt, "ACTION",
+	OPT("default", FUNC, dflt, "ACTION",
 	    "Action when no rule matches (default \"xsk\": the queue's socket, else pass)",
-	    .short_name = 'd'),
+	    .short_name = 'd', .parse = parse_default),
 	OPT("obj", STR, obj, "FILE",
 	    "BPF object (default steer.o from $XPILE_BPF_DIR or next to the binary)",
 	    .short_name = 'o'),

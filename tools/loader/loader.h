@@ -15,7 +15,8 @@ struct args {
 	int mode; /* enum xp_steer_mode */
 	const char *pin_path;
 	const char *obj;
-	const char *dflt;
+	struct xp_action dflt; /* --default */
+	bool has_dflt;
 	__u32 queues[XP_WIRE_MAX], nqueues;
 	__u32 cores[XP_WIRE_MAX], ncores;
 	bool force;

@@ -125,8 +125,6 @@ static int run_wire(struct args *a)
 	unsigned maxq = 0;
 	bool irqs;
 
-	if (!nq || !nc) /* each list is checked as it is parsed (tools/cli) */
-		return fail("wire: --queues LIST and --cores LIST are required");
 	if (!if_nametoindex(a->ifname))
 		return fail("interface %s not found in this network namespace", a->ifname);
 	printf("%s: wiring %d queue%s to %d core%s\n", a->ifname, nq, nq == 1 ? "" : "s", nc,
@@ -172,6 +170,19 @@ static int run_wire(struct args *a)
 	return 0;
 }
 
+/* Both lists are required (each is checked as it is parsed); IFACE is an interface name. */
+static int wire_check(const struct cli_cmd *c, void *cfg, const struct cli_args *res, char *why,
+		      size_t len)
+{
+	const struct args *a = cfg;
+
+	if (!a->nqueues || !a->ncores) {
+		snprintf(why, len, "--queues LIST and --cores LIST are required");
+		return -1;
+	}
+	return loader_check_iface(c, cfg, res, why, len);
+}
+
 static const struct cli_opt wire_opts[] = {
 	OPT("queues", LIST, queues, "LIST", "RX queues to serve, e.g. 0-3 or 0,2 (each once)",
 	    .short_name = 'q', .count_off = offsetof(struct args, nqueues), .cap = XP_WIRE_MAX,
@@ -185,7 +196,7 @@ static const struct cli_opt wire_opts[] = {
 const struct cmd cmd_wire = {
 	CLI_COMMAND(
 		"wire", "--queues LIST --cores LIST IFACE", "Wire IFACE's queues to cores",
-		wire_opts, .min_args = 1, .max_args = 1, .check = loader_check_iface,
+		wire_opts, .min_args = 1, .max_args = 1, .check = wire_check,
 		.description =
 			"Sets the channel count through ETHTOOL_SCHANNELS when the driver allows it, pins "
 			"each queue's IRQ to its core through /proc/irq/N/smp_affinity_list when the "
