@@ -6,6 +6,7 @@
 #   user/*.c user/modes/*.c -> build/xpile              (the engine)
 #   tools/loader/*.c        -> build/xpile-loader
 #   tools/bench/*.c         -> build/xpile-bench
+#   tools/cli/*.c           -> linked into all three (the command-line framework)
 #   tests/unit/test_*.c     -> build/tests/unit/test_*  (one binary per feature)
 #   tests/bpf/test_*.c      -> build/tests/bpf/test_*
 #   tests/unit/*_mt.c are the concurrent suites, also built under TSan.
@@ -59,6 +60,7 @@ BPF_OBJS    := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/bpf/%.o)
 ENGINE_SRCS := $(wildcard user/*.c user/modes/*.c)
 LOADER_SRCS := $(wildcard tools/loader/*.c)
 BENCH_SRCS  := $(wildcard tools/bench/*.c)
+CLI_SRCS    := $(wildcard tools/cli/*.c)
 UNIT_SRCS   := $(wildcard tests/unit/test_*.c)
 BPFT_SRCS   := $(wildcard tests/bpf/test_*.c)
 TLIB_SRCS   := $(wildcard tests/lib/*.c)
@@ -116,9 +118,11 @@ define prog
 $(BUILD)/$(1): $(2:%.c=$(BUILD)/obj/%.o) $(BUILD)/libxpile.a
 	$$(CC) $$(XP_CFLAGS) -o $$@ $$^ $$(XP_LDLIBS)
 endef
-$(eval $(call prog,xpile,$(ENGINE_SRCS)))
-$(eval $(call prog,xpile-loader,$(LOADER_SRCS)))
-$(eval $(call prog,xpile-bench,$(BENCH_SRCS)))
+# Every binary parses its command line with tools/cli (one framework, see cli.h).
+$(BUILD)/obj/user/%.o $(BUILD)/obj/tools/%.o: XP_CFLAGS += -Itools/cli
+$(eval $(call prog,xpile,$(ENGINE_SRCS) $(CLI_SRCS)))
+$(eval $(call prog,xpile-loader,$(LOADER_SRCS) $(CLI_SRCS)))
+$(eval $(call prog,xpile-bench,$(BENCH_SRCS) $(CLI_SRCS)))
 
 # Optional DPDK side of `xpile-bench alloc` (Debian dpdk-dev), never required:
 # XPILE_DPDK=auto builds it when pkg-config finds libdpdk (plain builds only),

@@ -33,10 +33,10 @@ expect_usage() { # pattern args...
 	echo "$out" | grep -qi -- "$pat" || xt_fail "gen $*: said '$out', expected '$pat'"
 }
 expect_usage "required" --iface g0
-expect_usage "aa:bb" --iface g0 --dst-mac nonsense
+expect_usage "--dst-mac nonsense: expected a MAC address" --iface g0 --dst-mac nonsense
 expect_usage "no interface 'nosuch0'" --iface nosuch0 --dst-mac "$DMAC"
 expect_usage "60" --iface g0 --dst-mac "$DMAC" --pkt-size 20
-"$BENCH" gen --help | grep -q "^Usage: xpile-bench gen" || xt_fail "gen --help"
+"$BENCH" gen --help | grep -q "^    xpile-bench gen " || xt_fail "gen --help"
 
 st_loader "$B" load d0 >/dev/null || xt_fail "load steer on d0"
 st_loader "$B" rule default d0 drop || xt_fail "default drop"

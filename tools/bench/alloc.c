@@ -5,7 +5,6 @@
  * side in the same invocation: runs interleaved A/B/..., medians, ratios.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -35,207 +34,167 @@ static const struct backend known[] = {
 };
 #define NKNOWN (sizeof(known) / sizeof(known[0]))
 
-/* Declarative option table: name, argument, target, minimum, maximum, help. */
-struct opt {
-	const char *name, *arg;
-	unsigned int *u;
-	double *d;
-	bool *b;
-	unsigned int min, max;
-	const char *help;
+static struct alloc_params P;
+static unsigned int runs;
+static bool want_debug;
+
+/* What the command line sets; copied into P and the flags above once parsed. */
+struct alloc_args {
+	struct alloc_params p;
+	unsigned int runs;
+	int verbose;
+	bool dpdk, debug;
+	const struct backend *be[MAX_BACKENDS];
+	unsigned int nbe;
 };
 
-static struct alloc_params P = { .cache = 512,
-				 .cores = 1,
-				 .keep = 128,
-				 .get = 32,
-				 .put = 32,
-				 .frame = 2048,
-				 .seconds = 1 };
-static unsigned int runs = 3;
-static bool want_dpdk, want_debug;
-
-static const struct opt table[] = {
-	{ "backend", "LIST", NULL, NULL, NULL, 0, 0,
-	  "comma-separated backends, run interleaved: pile, ring, dpdk-ring_mp_mc,\n"
-	  "dpdk-stack, dpdk-lf_stack (default pile)" },
-	{ "dpdk", NULL, NULL, NULL, &want_dpdk, 0, 0,
-	  "add dpdk-ring_mp_mc, dpdk-stack and dpdk-lf_stack to the backends" },
-	{ "cache", "N", &P.cache, NULL, NULL, 0, XP_CACHE_SIZE_MAX,
-	  "per-core cache size in objects, 0 = none (default 512; DPDK allows <= 512)" },
-	{ "cores", "N", &P.cores, NULL, NULL, 1, MAX_CORES,
-	  "worker threads, pinned to CPUs 0..N-1 (default 1)" },
-	{ "keep", "N", &P.keep, NULL, NULL, 1, 1 << 24,
-	  "objects each core holds per round, n_keep (default 128)" },
-	{ "get", "N", &P.get, NULL, NULL, 1, 1 << 16, "get bulk size, n_get_bulk (default 32)" },
-	{ "put", "N", &P.put, NULL, NULL, 1, 1 << 16, "put bulk size, n_put_bulk (default 32)" },
-	{ "seconds", "S", NULL, &P.seconds, NULL, 0, 3600,
-	  "length of each run, at least (default 1)" },
-	{ "runs", "R", &runs, NULL, NULL, 1, MAX_RUNS,
-	  "runs per backend, interleaved; medians reported (default 3)" },
-	{ "touch", NULL, NULL, NULL, &P.touch, 0, 0,
-	  "write one cache line of every object got (DPDK's protocol never does)" },
-	{ "frame", "BYTES", &P.frame, NULL, NULL, 64, 1 << 16,
-	  "object (UMEM frame) size, 64..65536 (default 2048)" },
-	{ "debug", NULL, NULL, NULL, &want_debug, 0, 0,
-	  "create xpile pools with XP_POOL_F_DEBUG (measures what debug checks cost)" },
-	{ "verbose", NULL, NULL, NULL, &P.verbose, 0, 0,
-	  "print per-core cache figures (xpile stats, DPDK cache state)" },
-};
-#define NOPTS (sizeof(table) / sizeof(table[0]))
-
-static void usage(FILE *f)
+/* --backend LIST: names from known[], run interleaved in the order given. */
+static int parse_backends(const struct cli_opt *o, const char *s, void *cfg, char *why, size_t len)
 {
-	fprintf(f,
-		"Usage: xpile-bench alloc [OPTIONS]\n"
-		"\n"
-		"Allocator throughput with the protocol of DPDK's app/test/test_mempool_perf.c:\n"
-		"each core gets --keep objects in bulks of --get, then puts them all back in\n"
-		"bulks of --put, for at least --seconds. rate_persec is the sum over cores of\n"
-		"objects per second, each object counted once for one get plus one put.\n"
-		"Objects are frames of a real memory area (UMEM-like; DPDK: its own elements).\n"
-		"\n"
-		"Every run prints one line, e.g.\n"
-		"  xpile backend=pile cache=512 cores=2 n_get_bulk=32 n_put_bulk=32 n_keep=128 "
-		"touch=0 run=1 cpu=0.98 rate_persec=N\n"
-		"(cpu: the share of its cores the run really got, below 1 on a loaded machine)\n"
-		"then one 'median' line per backend and, with more than one backend, 'ratio'\n"
-		"lines of each backend's median over the others'. Backends are run\n"
-		"interleaved (A B C A B C ...) so load from elsewhere hits all alike.\n"
-		"\nOptions:\n");
-	for (size_t i = 0; i < NOPTS; i++) {
-		char lhs[40];
-		const char *h = table[i].help, *nl;
+	struct alloc_args *a = cfg;
+	char tok[32];
 
-		snprintf(lhs, sizeof(lhs), "--%s%s%s", table[i].name, table[i].arg ? " " : "",
-			 table[i].arg ? table[i].arg : "");
-		fprintf(f, "  %-18s", lhs);
-		while ((nl = strchr(h, '\n'))) {
-			fprintf(f, " %.*s\n%20s", (int)(nl - h), h, "");
-			h = nl + 1;
-		}
-		fprintf(f, " %s\n", h);
-	}
-	fprintf(f,
-		"  %-18s show this help\n"
-		"\nDPDK backends need a build with Debian's dpdk-dev (pkg-config libdpdk;\n"
-		"make XPILE_DPDK=0 disables it) and run rte_mempool with its per-lcore cache\n"
-		"(EAL: --no-huge --no-pci --in-memory; worker threads are registered lcores).\n"
-		"\nExample (the issue's targets):\n"
-		"  xpile-bench alloc --backend pile,dpdk-ring_mp_mc --cores 2 --cache 512 "
-		"--keep 128 --get 32 --put 32 --runs 5\n"
-		"  xpile-bench alloc --backend pile,dpdk-ring_mp_mc,dpdk-lf_stack --cores 2 "
-		"--keep 32768 --get 64 --put 64\n"
-		"\nExit status: 0 on success, 2 on a usage error, 1 if a run failed.\n",
-		"--help");
-}
+	while (*s) {
+		size_t tl = strcspn(s, ","), i;
 
-static int parse_backends(const char *s, const struct backend **out, unsigned int *n)
-{
-	char *dup = strdup(s), *save = NULL;
-	int err = 0;
-
-	for (char *t = strtok_r(dup, ",", &save); t && !err; t = strtok_r(NULL, ",", &save)) {
-		size_t i;
-
-		if (!strcmp(t, "dpdk-ring"))
-			t = "dpdk-ring_mp_mc";
-		for (i = 0; i < NKNOWN && strcmp(t, known[i].name); i++)
+		snprintf(tok, sizeof(tok), "%.*s", (int)(tl < sizeof(tok) ? tl : 0), s);
+		if (!strcmp(tok, "dpdk-ring"))
+			snprintf(tok, sizeof(tok), "dpdk-ring_mp_mc");
+		for (i = 0; i < NKNOWN && strcmp(tok, known[i].name); i++)
 			;
 		if (i == NKNOWN) {
-			fprintf(stderr,
-				"xpile-bench alloc: unknown backend '%s'; use pile, ring, "
-				"dpdk-ring_mp_mc, dpdk-stack or dpdk-lf_stack\n",
-				t);
-			err = -1;
-		} else if (*n == MAX_BACKENDS) {
-			fprintf(stderr, "xpile-bench alloc: at most %d backends\n", MAX_BACKENDS);
-			err = -1;
-		} else {
-			out[(*n)++] = &known[i];
+			snprintf(why, len,
+				 "expected a list of pile, ring, dpdk-ring_mp_mc, dpdk-stack or "
+				 "dpdk-lf_stack");
+			return -1;
+		}
+		if (a->nbe == MAX_BACKENDS) {
+			snprintf(why, len, "at most %d backends", MAX_BACKENDS);
+			return -1;
+		}
+		a->be[a->nbe++] = &known[i];
+		s += tl;
+		if (*s == ',' && !*++s) {
+			snprintf(why, len, "a list ends with a backend, not a comma");
+			return -1;
 		}
 	}
-	free(dup);
-	return err;
+	return 0;
 }
+
+#define OPT(...) CLI_OPT(struct alloc_args, __VA_ARGS__)
+
+static const struct cli_opt opts[] = {
+	OPT("backend", FUNC, be, "LIST",
+	    "comma-separated backends, run interleaved: pile, ring, dpdk-ring_mp_mc, dpdk-stack, dpdk-lf_stack (default pile)",
+	    .parse = parse_backends),
+	OPT("dpdk", FLAG, dpdk, NULL,
+	    "add dpdk-ring_mp_mc, dpdk-stack and dpdk-lf_stack to the backends"),
+	OPT("cache", NUM, p.cache, "N",
+	    "per-core cache size in objects, 0 = none (default 512; DPDK allows <= 512)",
+	    .max = XP_CACHE_SIZE_MAX),
+	OPT("cores", NUM, p.cores, "N", "worker threads, pinned to CPUs 0..N-1 (default 1)",
+	    .min = 1, .max = MAX_CORES),
+	OPT("keep", NUM, p.keep, "N", "objects each core holds per round, n_keep (default 128)",
+	    .min = 1, .max = 1 << 24),
+	OPT("get", NUM, p.get, "N", "get bulk size, n_get_bulk (default 32)", .min = 1,
+	    .max = 1 << 16),
+	OPT("put", NUM, p.put, "N", "put bulk size, n_put_bulk (default 32)", .min = 1,
+	    .max = 1 << 16),
+	OPT("seconds", SECONDS, p.seconds, "S",
+	    "length of each run, at least, 0.001..3600 (default 1)", .dmin = 0.001, .dmax = 3600),
+	OPT("runs", NUM, runs, "R", "runs per backend, interleaved; medians reported (default 3)",
+	    .min = 1, .max = MAX_RUNS),
+	OPT("touch", FLAG, p.touch, NULL,
+	    "write one cache line of every object got (DPDK's protocol never does)"),
+	OPT("frame", SIZE, p.frame, "BYTES", "object (UMEM frame) size, 64..65536 (default 2048)",
+	    .min = 64, .max = 1 << 16),
+	OPT("debug", FLAG, debug, NULL,
+	    "create xpile pools with XP_POOL_F_DEBUG (measures what debug checks cost)"),
+	OPT("verbose", COUNT, verbose, NULL,
+	    "print per-core cache figures (xpile stats, DPDK cache state)", .short_name = 'v'),
+	{ 0 },
+};
+
+const struct bench_cmd bench_alloc_cmd = {
+	CLI_COMMAND(
+		"alloc", NULL, "pile/ring allocator throughput (DPDK mempool_perf protocol)", opts,
+		.max_args = 0,
+		.sections =
+			(const struct cli_section[]){
+				{ "DPDK",
+				  "DPDK backends need a build with Debian's dpdk-dev (pkg-config libdpdk; "
+				  "make XPILE_DPDK=0 disables it) and run rte_mempool with its per-lcore "
+				  "cache (EAL: --no-huge --no-pci --in-memory; worker threads are registered "
+				  "lcores)." },
+				{ "EXIT STATUS",
+				  "0 on success, 2 on a usage error, 1 if a run failed." },
+				{ NULL } },
+		.description =
+			"Allocator throughput with the protocol of DPDK's app/test/test_mempool_perf.c: "
+			"each core gets --keep objects in bulks of --get, then puts them all back in "
+			"bulks of --put, for at least --seconds. rate_persec is the sum over cores of "
+			"objects per second, each object counted once for one get plus one put. Objects "
+			"are frames of a real memory area (UMEM-like; DPDK: its own elements).\n"
+			"\n"
+			"Every run prints one line, e.g.\n"
+			"  xpile backend=pile cache=512 cores=2 n_get_bulk=32 n_put_bulk=32 n_keep=128 "
+			"touch=0 run=1 cpu=0.98 rate_persec=N\n"
+			"(cpu: the share of its cores the run really got, below 1 on a loaded machine) "
+			"then one 'median' line per backend and, with more than one backend, 'ratio' "
+			"lines of each backend's median over the others'. Backends are run interleaved "
+			"(A B C A B C ...) so load from elsewhere hits all alike.",
+		.examples =
+			"xpile-bench alloc --backend pile,dpdk-ring_mp_mc --cores 2 --cache 512 "
+			"--keep 128 --get 32 --put 32 --runs 5\n"
+			"xpile-bench alloc --backend pile,dpdk-ring_mp_mc,dpdk-lf_stack --cores 2 "
+			"--keep 32768 --get 64 --put 64"),
+	bench_alloc,
+};
 
 static int parse_args(int argc, char **argv, const struct backend **be, unsigned int *nbe)
 {
-	struct option lo[NOPTS + 2];
-	const char *blist = "pile";
-	int c;
+	static const char *const dpdk[] = { "dpdk-ring_mp_mc", "dpdk-stack", "dpdk-lf_stack" };
+	struct alloc_args a = { .p = { .cache = 512,
+				       .cores = 1,
+				       .keep = 128,
+				       .get = 32,
+				       .put = 32,
+				       .frame = 2048,
+				       .seconds = 1 },
+				.runs = 3 };
+	int rc = bench_parse(&bench_alloc_cmd, argc, argv, &a);
 
-	for (size_t i = 0; i < NOPTS; i++)
-		lo[i] = (struct option){ table[i].name,
-					 table[i].arg ? required_argument : no_argument, NULL,
-					 (int)i };
-	lo[NOPTS] = (struct option){ "help", no_argument, NULL, 'h' };
-	lo[NOPTS + 1] = (struct option){ 0 };
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		const struct opt *o;
-		char *end;
+	if (rc != CLI_RUN)
+		return rc;
+	if (a.p.keep % a.p.get || a.p.keep % a.p.put)
+		return cli_usage_error(&bench_prog, &bench_alloc_cmd.cli,
+				       "--keep %u must be a multiple of --get %u and --put %u",
+				       a.p.keep, a.p.get, a.p.put);
+	if (!a.nbe)
+		a.be[a.nbe++] = &known[0];
+	for (size_t d = 0; a.dpdk && d < sizeof(dpdk) / sizeof(dpdk[0]); d++) {
+		char why[128];
 
-		if (c == 'h') {
-			usage(stdout);
-			exit(0);
-		}
-		if (c < 0 || c >= (int)NOPTS) {
-			fprintf(stderr, "xpile-bench alloc: see 'xpile-bench alloc --help'\n");
-			return -1;
-		}
-		o = &table[c];
-		if (o->b) {
-			*o->b = true;
-		} else if (o->d) {
-			double v = strtod(optarg, &end);
-
-			if (*end || v <= 0 || v > o->max) {
-				fprintf(stderr,
-					"xpile-bench alloc: --%s %s: give seconds in (0, %u]\n",
-					o->name, optarg, o->max);
-				return -1;
-			}
-			*o->d = v;
-		} else if (o->u) {
-			unsigned long v = strtoul(optarg, &end, 0);
-
-			if (*end || !*optarg || v < o->min || v > o->max) {
-				fprintf(stderr,
-					"xpile-bench alloc: --%s %s: give an integer in [%u, %u]\n",
-					o->name, optarg, o->min, o->max);
-				return -1;
-			}
-			*o->u = (unsigned int)v;
-		} else {
-			blist = optarg;
-		}
+		if (parse_backends(NULL, dpdk[d], &a, why, sizeof(why)))
+			return cli_usage_error(&bench_prog, &bench_alloc_cmd.cli, "--dpdk: %s",
+					       why);
 	}
-	if (optind < argc) {
-		fprintf(stderr, "xpile-bench alloc: unexpected argument '%s'; see --help\n",
-			argv[optind]);
-		return -1;
-	}
-	if (P.keep % P.get || P.keep % P.put) {
-		fprintf(stderr,
-			"xpile-bench alloc: --keep %u must be a multiple of --get %u and "
-			"--put %u\n",
-			P.keep, P.get, P.put);
-		return -1;
-	}
-	if (parse_backends(blist, be, nbe))
-		return -1;
-	if (want_dpdk && (parse_backends("dpdk-ring_mp_mc,dpdk-stack,dpdk-lf_stack", be, nbe)))
-		return -1;
-	for (unsigned int i = 0; i < *nbe; i++)
-		if (be[i]->dpdk_ops && !alloc_dpdk_available()) {
+	for (unsigned int i = 0; i < a.nbe; i++)
+		if (a.be[i]->dpdk_ops && !alloc_dpdk_available()) {
 			fprintf(stderr,
 				"xpile-bench alloc: built without DPDK; install dpdk-dev "
 				"(tools/setup) and rebuild to use %s\n",
-				be[i]->name);
-			return -1;
+				a.be[i]->name);
+			return 2;
 		}
-	return 0;
+	a.p.verbose = a.verbose > 0;
+	P = a.p;
+	runs = a.runs;
+	want_debug = a.debug;
+	memcpy(be, a.be, sizeof(a.be));
+	*nbe = a.nbe;
+	return CLI_RUN;
 }
 
 /* ---- one run ---- */
@@ -385,8 +344,10 @@ int bench_alloc(int argc, char **argv)
 	size_t umem_size;
 	int status = 0;
 
-	if (parse_args(argc, argv, be, &nbe))
-		return 2;
+	status = parse_args(argc, argv, be, &nbe);
+	if (status != CLI_RUN)
+		return status;
+	status = 0;
 	/* Room for every core's working set and a full cache (DPDK: 1.5x + a bulk). */
 	maxb = P.get > P.put ? P.get : P.put;
 	P.nobjs = P.cores * (P.keep + 2 * P.cache + 2 * maxb) + 1024;

@@ -1,16 +1,25 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* xpile-bench: one subcommand per file, each registered in main.c's table. */
+/* xpile-bench: one subcommand per file, each declared as a tools/cli command. */
 #ifndef XPILE_BENCH_H
 #define XPILE_BENCH_H
 
+#include "cli.h"
+
 struct bench_cmd {
-	const char *name;
-	const char *summary;
+	struct cli_cmd cli;
 	int (*run)(int argc, char **argv); /* argv[0] is the subcommand */
 };
 
+extern const struct cli_prog bench_prog;
+extern const struct bench_cmd bench_alloc_cmd, bench_layout_cmd, bench_deal_cmd, bench_region_cmd,
+	bench_xdp_cmd, bench_engine_cmd, bench_gen_cmd;
+
+/* Parses @c's options into @cfg: CLI_RUN, or the exit status (help, a usage error). */
+int bench_parse(const struct bench_cmd *c, int argc, char **argv, void *cfg);
+
 int bench_alloc(int argc, char **argv);
 int bench_layout(int argc, char **argv);
+int bench_deal(int argc, char **argv);
 int bench_region(int argc, char **argv);
 int bench_xdp(int argc, char **argv);
 int bench_engine(int argc, char **argv);

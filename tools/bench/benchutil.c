@@ -7,37 +7,6 @@
 
 #include "benchutil.h"
 
-int bench_parse_u32(const char *cmd, const char *name, const char *s, __u32 lo, __u32 hi,
-		    __u32 *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 0);
-	if (errno || *end || !*s || v < lo || v > hi) {
-		fprintf(stderr, "%s: --%s '%s' must be a number in %u..%u\n", cmd, name, s, lo, hi);
-		return -1;
-	}
-	*out = (__u32)v;
-	return 0;
-}
-
-int bench_parse_enum(const char *cmd, const char *name, const char *s, const char *const *names,
-		     int n, int *out)
-{
-	for (int i = 0; i < n; i++)
-		if (!strcmp(s, names[i])) {
-			*out = i;
-			return 0;
-		}
-	fprintf(stderr, "%s: --%s '%s': use", cmd, name, s);
-	for (int i = 0; i < n; i++)
-		fprintf(stderr, "%s %s", i ? (i == n - 1 ? " or" : ",") : "", names[i]);
-	fprintf(stderr, "\n");
-	return -1;
-}
-
 static int cmp_double(const void *x, const void *y)
 {
 	double a = *(const double *)x, b = *(const double *)y;

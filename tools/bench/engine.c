@@ -3,11 +3,10 @@
  * xpile-bench engine: AF_XDP engine Mpps on veth pairs in namespaces, against DPDK
  * testpmd (net_af_xdp) when it is installed. The namespaces, processes and counters are
  * shell work, so this front end only validates options and hands them to
- * tools/bench/engine.sh through XB_* variables; the option table below is the single
- * source of both the parser and --help.
+ * tools/bench/engine.sh through XB_* variables; the option table below (tools/cli) is
+ * the single source of the parser, the checks and --help.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,74 +14,129 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "xpile/text.h"
 
-struct engine_opt {
-	const char *name; /* long option */
-	const char *env; /* variable engine.sh reads */
-	const char *arg; /* metavar */
-	const char *def; /* default shown in --help */
-	const char *help;
+/* Each option is checked here and handed to engine.sh as its XB_* variable (.env). */
+struct engine_args {
+	const char *modes, *xpile, *xpile_args, *napi, *dpdk_args;
+	unsigned runs, seconds, warmup, pkt, gen_core, dut_core, hugepages;
+	int dpdk, gen, napi_thread;
 };
 
-static const struct engine_opt opts[] = {
-	{ "modes", "XB_MODES", "LIST", "rxdrop,fwd", "modes to measure: rxdrop, fwd or both" },
-	{ "runs", "XB_RUNS", "N", "5", "runs per contender and mode; medians are reported" },
-	{ "seconds", "XB_SECONDS", "S", "4", "measured window of each run" },
-	{ "warmup", "XB_WARMUP", "S", "1", "traffic before the window opens" },
-	{ "pkt-size", "XB_PKT", "BYTES", "64", "frame size sent by the generator (60..1514)" },
-	{ "dpdk", "XB_DPDK", "auto|yes|no", "auto", "also run DPDK testpmd with net_af_xdp" },
-	{ "gen", "XB_GEN", "auto|testpmd|xpile|xdp", "auto",
-	  "traffic source for both contenders (auto: testpmd if installed; xdp: xpile-bench gen, XDP live frames, about twice testpmd's rate)" },
-	{ "gen-core", "XB_GEN_CORE", "CPU", "0", "core of the generator" },
-	{ "dut-core", "XB_DUT_CORE", "CPU", "1", "core of the contender" },
-	{ "hugepages", "XB_HUGEPAGES", "N", "256",
-	  "2 MiB pages reserved for testpmd during the run" },
-	{ "xpile", "XB_XPILE", "PATH", "xpile next to xpile-bench", "engine binary to measure" },
-	{ "xpile-args", "XB_XPILE_ARGS", "'OPTS'", "",
-	  "extra 'xpile run' options, e.g. --busy-poll" },
-	{ "napi", "XB_NAPI", "DEFER,NS", "",
-	  "napi_defer_hard_irqs and gro_flush_timeout on d0,d1 (for busy polling), e.g. 2,200000" },
-	{ "napi-thread", "XB_NAPI_THREAD", "0|1", "0",
-	  "1: run d0/d1's NAPI (XDP, copy to UMEM) in a kthread pinned to --dut-core" },
-	{ "dpdk-args", "XB_DPDK_ARGS", "DEVARGS", "",
-	  "extra net_af_xdp devargs, e.g. busy_budget=0" },
-};
-#define NOPTS (sizeof(opts) / sizeof(opts[0]))
-
-static void usage(FILE *f)
+/* --modes rxdrop,fwd: one or both. */
+static int parse_modes(const struct cli_opt *o, const char *v, void *cfg, char *why, size_t len)
 {
-	fprintf(f, "Usage: xpile-bench engine [OPTIONS]\n\n"
-		   "Measures the xpile engine on veth pairs in namespaces it creates and removes\n"
-		   "(198.18.0.0/15 only):  [gen] g0 <-> d0 [dut] d1 <-> s1 [sink].\n"
-		   "One generator (DPDK testpmd txonly, xpile txonly, or the XDP live-frames\n"
-		   "source of 'xpile-bench gen') feeds both contenders:\n"
-		   "  rxdrop  xpile run --mode rxdrop  vs  testpmd --forward-mode=rxonly on d0\n"
-		   "  fwd     xpile run --mode fwd     vs  testpmd --forward-mode=io on d0,d1\n"
-		   "Runs alternate A/B (order flipped every run). Rates come from one outside\n"
-		   "observer for both: the kernel's successful XDP redirects on d0 (rxdrop) and\n"
-		   "the frames s1 receives (fwd). CPU time per packet is the contender's\n"
-		   "utime+stime over the window divided by the packets counted.\n\n"
-		   "Output: one line per contender per run, then per mode\n"
-		   "  engine mode=M xpile_mpps=X dpdk_mpps=D ratio=X/D xpile_ns_per_pkt=N ...\n"
-		   "DPDK is optional: without dpdk-testpmd, xpile is measured alone (needs its\n"
-		   "txonly mode as the generator) and a '# DPDK skipped' line says so.\n"
-		   "testpmd needs hugepages: the bench reserves --hugepages on a private\n"
-		   "hugetlbfs mount and restores the previous count on exit.\n\n"
-		   "Options:\n");
-	for (size_t i = 0; i < NOPTS; i++) {
-		char lhs[64];
+	for (const char *p = v; *p;) {
+		size_t l = strcspn(p, ",");
 
-		snprintf(lhs, sizeof(lhs), "--%s %s", opts[i].name, opts[i].arg);
-		fprintf(f, "  %-32s %s", lhs, opts[i].help);
-		if (opts[i].def[0])
-			fprintf(f, " [%s]", opts[i].def);
-		fputc('\n', f);
+		if (!((l == 6 && !strncmp(p, "rxdrop", 6)) || (l == 3 && !strncmp(p, "fwd", 3)))) {
+			snprintf(why, len, "expected rxdrop, fwd or rxdrop,fwd");
+			return -1;
+		}
+		p += l;
+		if (*p == ',' && !*++p) {
+			snprintf(why, len, "expected rxdrop, fwd or rxdrop,fwd");
+			return -1;
+		}
 	}
-	fprintf(f, "  %-32s %s\n\n", "-h, --help", "this text");
-	fprintf(f, "Needs root. Takes about runs x modes x contenders x (seconds + 4) s.\n"
-		   "Example: xpile-bench engine --runs 5 --seconds 4\n"
-		   "See docs/bench-engine.md for method and figures.\n");
+	return 0;
 }
+
+/* --napi DEFER,NS: napi_defer_hard_irqs and gro_flush_timeout. */
+static int parse_napi(const struct cli_opt *o, const char *v, void *cfg, char *why, size_t len)
+{
+	const char *comma = strchr(v, ',');
+	char defer[16];
+	uint64_t x;
+
+	if (!comma || comma - v >= (long)sizeof(defer) ||
+	    (snprintf(defer, sizeof(defer), "%.*s", (int)(comma - v), v),
+	     xp_parse_u64(defer, 0, UINT32_MAX, &x)) ||
+	    xp_parse_u64(comma + 1, 0, UINT32_MAX, &x)) {
+		snprintf(why, len, "expected DEFER,NS: two numbers, e.g. 2,200000");
+		return -1;
+	}
+	return 0;
+}
+
+static const struct cli_name dpdk_names[] = { CLI_NAME("auto", 0),
+					      CLI_NAME("yes", 1),
+					      CLI_NAME("no", 2),
+					      { 0 } };
+static const struct cli_name gen_names[] = { CLI_NAME("auto", 0),
+					     CLI_NAME("testpmd", 1),
+					     CLI_NAME("xpile", 2),
+					     CLI_NAME("xdp", 3),
+					     { 0 } };
+static const struct cli_name bit_names[] = { CLI_NAME("0", 0), CLI_NAME("1", 1), { 0 } };
+
+#define OPT(...) CLI_OPT(struct engine_args, __VA_ARGS__)
+
+static const struct cli_opt opts[] = {
+	OPT("modes", FUNC, modes, "LIST", "modes to measure: rxdrop, fwd or both [rxdrop,fwd]",
+	    .parse = parse_modes, .env = "XB_MODES"),
+	OPT("runs", NUM, runs, "N", "runs per contender and mode; medians are reported [5]",
+	    .min = 1, .max = 1000, .env = "XB_RUNS"),
+	OPT("seconds", NUM, seconds, "S", "measured window of each run, whole seconds [4]",
+	    .min = 1, .max = 3600, .env = "XB_SECONDS"),
+	OPT("warmup", NUM, warmup, "S", "traffic before the window opens, whole seconds [1]",
+	    .max = 600, .env = "XB_WARMUP"),
+	OPT("pkt-size", NUM, pkt, "BYTES", "frame size sent by the generator (60..1514) [64]",
+	    .min = 60, .max = 1514, .env = "XB_PKT"),
+	OPT("dpdk", ENUM, dpdk, "auto|yes|no", "also run DPDK testpmd with net_af_xdp [auto]",
+	    .names = dpdk_names, .env = "XB_DPDK"),
+	OPT("gen", ENUM, gen, "auto|testpmd|xpile|xdp",
+	    "traffic source for both contenders (auto: testpmd if installed; xdp: xpile-bench gen, XDP live frames, about twice testpmd's rate) [auto]",
+	    .names = gen_names, .env = "XB_GEN"),
+	OPT("gen-core", NUM, gen_core, "CPU", "core of the generator [0]", .flags = CLI_F_CPUS,
+	    .env = "XB_GEN_CORE"),
+	OPT("dut-core", NUM, dut_core, "CPU", "core of the contender [1]", .flags = CLI_F_CPUS,
+	    .env = "XB_DUT_CORE"),
+	OPT("hugepages", NUM, hugepages, "N",
+	    "2 MiB pages reserved for testpmd during the run [256]", .max = 1u << 20,
+	    .env = "XB_HUGEPAGES"),
+	OPT("xpile", STR, xpile, "PATH", "engine binary to measure [xpile next to xpile-bench]",
+	    .env = "XB_XPILE"),
+	OPT("xpile-args", STR, xpile_args, "'OPTS'", "extra 'xpile run' options, e.g. --busy-poll",
+	    .env = "XB_XPILE_ARGS"),
+	OPT("napi", FUNC, napi, "DEFER,NS",
+	    "napi_defer_hard_irqs and gro_flush_timeout on d0,d1 (for busy polling), e.g. 2,200000",
+	    .parse = parse_napi, .env = "XB_NAPI"),
+	OPT("napi-thread", ENUM, napi_thread, "0|1",
+	    "1: run d0/d1's NAPI (XDP, copy to UMEM) in a kthread pinned to --dut-core [0]",
+	    .names = bit_names, .env = "XB_NAPI_THREAD"),
+	OPT("dpdk-args", STR, dpdk_args, "DEVARGS", "extra net_af_xdp devargs, e.g. busy_budget=0",
+	    .env = "XB_DPDK_ARGS"),
+	{ 0 },
+};
+
+const struct bench_cmd bench_engine_cmd = {
+	CLI_COMMAND(
+		"engine", NULL, "AF_XDP engine Mpps on veth (and DPDK testpmd when present)", opts,
+		.max_args = 0,
+		.description =
+			"Measures the xpile engine on veth pairs in namespaces it creates and removes "
+			"(198.18.0.0/15 only):  [gen] g0 <-> d0 [dut] d1 <-> s1 [sink]. One generator "
+			"(DPDK testpmd txonly, xpile txonly, or the XDP live-frames source of "
+			"'xpile-bench gen') feeds both contenders:\n"
+			"  rxdrop  xpile run --mode rxdrop  vs  testpmd --forward-mode=rxonly on d0\n"
+			"  fwd     xpile run --mode fwd     vs  testpmd --forward-mode=io on d0,d1\n"
+			"Runs alternate A/B (order flipped every run). Rates come from one outside "
+			"observer for both: the kernel's successful XDP redirects on d0 (rxdrop) and "
+			"the frames s1 receives (fwd). CPU time per packet is the contender's "
+			"utime+stime over the window divided by the packets counted.\n"
+			"\n"
+			"Output: one line per contender per run, then per mode\n"
+			"  engine mode=M xpile_mpps=X dpdk_mpps=D ratio=X/D xpile_ns_per_pkt=N ...\n"
+			"DPDK is optional: without dpdk-testpmd, xpile is measured alone (needs its "
+			"txonly mode as the generator) and a '# DPDK skipped' line says so. testpmd "
+			"needs hugepages: the bench reserves --hugepages on a private hugetlbfs mount "
+			"and restores the previous count on exit. Needs root. Takes about runs x modes "
+			"x contenders x (seconds + 4) s. See docs/bench-engine.md for method and "
+			"figures. Defaults in [brackets].",
+		.examples = "xpile-bench engine --runs 5 --seconds 4"),
+	bench_engine,
+};
 
 /* The script lives in the source tree: walk up from the binary (build/, build/asan/). */
 static int find_script(const char *exe_dir, char *out, size_t len)
@@ -111,37 +165,13 @@ static int find_script(const char *exe_dir, char *out, size_t len)
 
 int bench_engine(int argc, char **argv)
 {
-	struct option longopts[NOPTS + 2];
 	char exe[PATH_MAX], script[PATH_MAX + 32], xpile[PATH_MAX + 8], self[PATH_MAX + 16];
+	struct engine_args a = { 0 };
 	ssize_t n;
-	int c;
+	int rc = bench_parse(&bench_engine_cmd, argc, argv, &a); /* exports XB_* */
 
-	for (size_t i = 0; i < NOPTS; i++)
-		longopts[i] = (struct option){ opts[i].name, required_argument, NULL, (int)i };
-	longopts[NOPTS] = (struct option){ "help", no_argument, NULL, 'h' };
-	longopts[NOPTS + 1] = (struct option){ 0 };
-
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		if (c == 'h') {
-			usage(stdout);
-			return 0;
-		}
-		if (c < 0 || (size_t)c >= NOPTS) {
-			fprintf(stderr,
-				"xpile-bench engine: bad option or missing value in '%s'; "
-				"see 'xpile-bench engine --help'\n",
-				argv[optind - 1]);
-			return 2;
-		}
-		setenv(opts[c].env, optarg, 1);
-	}
-	if (optind < argc) {
-		fprintf(stderr, "xpile-bench engine: unexpected argument '%s'; see --help\n",
-			argv[optind]);
-		return 2;
-	}
-
+	if (rc != CLI_RUN)
+		return rc;
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0) {
 		fprintf(stderr, "xpile-bench engine: cannot read /proc/self/exe: %s\n",

@@ -9,7 +9,6 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <net/if.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,120 +33,67 @@ struct gen_args {
 	__u64 count;
 };
 
-static const struct option opts[] = {
-	{ "iface", required_argument, NULL, 'i' },
-	{ "dst-mac", required_argument, NULL, 'm' },
-	{ "pkt-size", required_argument, NULL, 's' },
-	{ "seconds", required_argument, NULL, 't' },
-	{ "count", required_argument, NULL, 'n' },
-	{ "batch", required_argument, NULL, 'b' },
-	{ "help", no_argument, NULL, 'h' },
+#define OPT(...) CLI_OPT(struct gen_args, __VA_ARGS__)
+
+static const struct cli_opt opts[] = {
+	OPT("iface", IFNAME, iface, "IF", "interface to send on (required)"),
+	OPT("dst-mac", MAC, dmac, "MAC", "destination MAC, aa:bb:cc:dd:ee:ff (required)"),
+	OPT("pkt-size", NUM, size, "BYTES", "frame size without FCS, 60..1514 (default 64)",
+	    .min = 60, .max = 1514),
+	OPT("seconds", NUM, seconds, "S", "stop after S seconds (default 10)", .min = 1,
+	    .max = 86400),
+	OPT("count", NUM, count, "N", "stop after exactly N packets (0: no limit, the default)",
+	    .max = UINT32_MAX),
+	OPT("batch", NUM, batch, "N", "frames per kernel batch, 1..256 (default 64)", .min = 1,
+	    .max = 256),
 	{ 0 },
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: xpile-bench gen --iface IF --dst-mac MAC [OPTIONS]\n"
-		"\n"
-		"Sends one UDP/IPv4 flow (198.18.0.1:9 -> 198.18.0.2:9, source MAC = IF's)\n"
-		"out of IF as fast as the kernel takes it, with an XDP program run by\n"
-		"BPF_PROG_TEST_RUN in live-frames mode: no socket, no skb, a frame recycled\n"
-		"from a page pool per packet. On a veth the peer receives the frames as\n"
-		"xdp_frames, so the peer needs an XDP program (or it drops them). Run it\n"
-		"in IF's network namespace (ip netns exec). Counts what it handed to the\n"
-		"program; whatever the peer could not take is dropped there, so measure at\n"
-		"the receiver. Prints one line at the end:\n"
-		"  gen iface=IF packets=N seconds=S mpps=X\n"
-		"\n"
-		"Options:\n"
-		"  --iface IF         interface to send on (required)\n"
-		"  --dst-mac MAC      destination MAC, aa:bb:cc:dd:ee:ff (required)\n"
-		"  --pkt-size BYTES   frame size without FCS, 60..1514 [64]\n"
-		"  --seconds S        stop after S seconds [10]\n"
-		"  --count N          stop after exactly N packets (0: no limit) [0]\n"
-		"  --batch N          frames per kernel batch, 1..256 [64]\n"
-		"  -h, --help         this text\n"
-		"\n"
-		"Needs root and a kernel with BPF_F_TEST_XDP_LIVE_FRAMES (5.18+). SIGINT or\n"
-		"SIGTERM stop it early with the same final line (the interrupted call's\n"
-		"frames are not counted).\n");
-}
-
-static int parse_mac(const char *s, unsigned char *mac)
-{
-	unsigned int b[6];
-	char extra;
-
-	if (sscanf(s, "%x:%x:%x:%x:%x:%x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
-		   &extra) != 6)
-		return -1;
-	for (int i = 0; i < 6; i++) {
-		if (b[i] > 255)
-			return -1;
-		mac[i] = (unsigned char)b[i];
-	}
-	return 0;
-}
+const struct bench_cmd bench_gen_cmd = {
+	CLI_COMMAND(
+		"gen", "--iface IF --dst-mac MAC [OPTIONS]",
+		"XDP live-frames traffic source (the engine bench's --gen xdp)", opts,
+		.max_args = 0,
+		.sections =
+			(const struct cli_section[]){
+				{ "SIGNALS",
+				  "SIGINT or SIGTERM stop it early with the same final line "
+				  "(the interrupted call's frames are not counted)." },
+				{ NULL } },
+		.description =
+			"Sends one UDP/IPv4 flow (198.18.0.1:9 -> 198.18.0.2:9, source MAC = IF's) out of "
+			"IF as fast as the kernel takes it, with an XDP program run by BPF_PROG_TEST_RUN "
+			"in live-frames mode: no socket, no skb, a frame recycled from a page pool per "
+			"packet. On a veth the peer receives the frames as xdp_frames, so the peer needs "
+			"an XDP program (or it drops them). Run it in IF's network namespace (ip netns "
+			"exec). Counts what it handed to the program; whatever the peer could not take "
+			"is dropped there, so measure at the receiver. Prints one line at the end:\n"
+			"  gen iface=IF packets=N seconds=S mpps=X\n"
+			"\n"
+			"Needs root and a kernel with BPF_F_TEST_XDP_LIVE_FRAMES (5.18+).",
+		.examples =
+			"ip netns exec NS xpile-bench gen --iface g0 --dst-mac 02:00:00:00:00:02 "
+			"--seconds 5"),
+	bench_gen,
+};
 
 static int parse_args(int argc, char **argv, struct gen_args *a)
 {
-	int c;
+	struct cli_args res;
+	int rc;
 
 	memset(a, 0, sizeof(*a));
 	a->size = 64;
 	a->seconds = 10;
 	a->batch = 64;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		__u32 v;
-
-		switch (c) {
-		case 'i':
-			a->iface = optarg;
-			break;
-		case 'm':
-			if (parse_mac(optarg, a->dmac)) {
-				fprintf(stderr, CMD ": --dst-mac '%s': use aa:bb:cc:dd:ee:ff\n",
-					optarg);
-				return -1;
-			}
-			a->have_dmac = true;
-			break;
-		case 's':
-			if (bench_parse_u32(CMD, "pkt-size", optarg, 60, 1514, &a->size))
-				return -1;
-			break;
-		case 't':
-			if (bench_parse_u32(CMD, "seconds", optarg, 1, 86400, &a->seconds))
-				return -1;
-			break;
-		case 'n':
-			if (bench_parse_u32(CMD, "count", optarg, 0, ~0u, &v))
-				return -1;
-			a->count = v;
-			break;
-		case 'b':
-			if (bench_parse_u32(CMD, "batch", optarg, 1, 256, &a->batch))
-				return -1;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			fprintf(stderr, CMD ": see --help\n");
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, CMD ": unexpected argument '%s'; see --help\n", argv[optind]);
-		return -1;
-	}
-	if (!a->iface || !a->have_dmac) {
-		fprintf(stderr, CMD ": --iface and --dst-mac are required; see --help\n");
-		return -1;
-	}
-	return 0;
+	rc = cli_parse(&bench_prog, &bench_gen_cmd.cli, argc, argv, a, &res);
+	if (rc != CLI_RUN)
+		return rc;
+	a->have_dmac = cli_given(&res, "dst-mac");
+	if (!a->iface || !a->have_dmac)
+		return cli_usage_error(&bench_prog, &bench_gen_cmd.cli,
+				       "--iface and --dst-mac are required");
+	return CLI_RUN;
 }
 
 static __u16 ip_csum(const __u8 *h, int len)
@@ -197,8 +143,8 @@ static int iface_mac(const char *ifname, unsigned char *mac)
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
-	ok = fscanf(f, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &mac[0], &mac[1], &mac[2], &mac[3],
-		    &mac[4], &mac[5]) == 6;
+	ok = fscanf(f, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &mac[0], &mac[1], &mac[2], &mac[3], &mac[4],
+		    &mac[5]) == 6;
 	(void)fclose(f); /* read only: nothing to lose */
 	return ok ? 0 : -1;
 }
@@ -220,10 +166,11 @@ int bench_gen(int argc, char **argv)
 	__u8 frame[1514];
 	double t0, t;
 	__u64 sent = 0, chunk;
-	int ifindex, fd, err, rc = 1;
+	int ifindex, fd, err, rc = parse_args(argc, argv, &a);
 
-	if (parse_args(argc, argv, &a))
-		return 2;
+	if (rc != CLI_RUN)
+		return rc;
+	rc = 1;
 	if (geteuid()) {
 		fprintf(stderr, CMD ": needs root (BPF_PROG_TEST_RUN): run as root\n");
 		return 2;
@@ -231,7 +178,8 @@ int bench_gen(int argc, char **argv)
 	ifindex = (int)if_nametoindex(a.iface);
 	if (!ifindex || iface_mac(a.iface, a.smac)) {
 		fprintf(stderr,
-			CMD ": no interface '%s' in this network namespace; run it with ip netns exec NS\n",
+			CMD
+			": no interface '%s' in this network namespace; run it with ip netns exec NS\n",
 			a.iface);
 		return 2;
 	}
@@ -270,7 +218,8 @@ int bench_gen(int argc, char **argv)
 			break;
 		if (err) {
 			fprintf(stderr,
-				CMD ": live-frames test run on %s failed: %s (needs kernel 5.18+)\n",
+				CMD
+				": live-frames test run on %s failed: %s (needs kernel 5.18+)\n",
 				a.iface, strerror(-err));
 			goto out;
 		}

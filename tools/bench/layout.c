@@ -11,7 +11,6 @@
  * run; figures are medians.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,109 +36,124 @@ struct layout_args {
 	enum { ACCESS_DEP, ACCESS_INDEP } access;
 	enum { ORDER_SHUFFLED, ORDER_SEQ } order;
 	__u32 only_mask; /* bit 0: interleaved, bit 1: aligned */
-	bool report, plot_set, disperse, deal;
-	char plot[PATH_MAX];
+	bool report, plot_set, disperse;
+	const char *plot;
 };
-
-static const struct option opts[] = {
-	{ "frames-min", required_argument, NULL, 'm' },
-	{ "frames-max", required_argument, NULL, 'M' },
-	{ "lines", required_argument, NULL, 'l' },
-	{ "runs", required_argument, NULL, 'r' },
-	{ "touches", required_argument, NULL, 't' },
-	{ "channels", required_argument, NULL, 'c' },
-	{ "ranks", required_argument, NULL, 'k' },
-	{ "frame-size", required_argument, NULL, 'f' },
-	{ "headroom", required_argument, NULL, 'H' },
-	{ "pages", required_argument, NULL, 'p' },
-	{ "access", required_argument, NULL, 'a' },
-	{ "order", required_argument, NULL, 'o' },
-	{ "only", required_argument, NULL, 'O' },
-	{ "report", no_argument, NULL, 'R' },
-	{ "disperse", no_argument, NULL, 'D' },
-	{ "deal", no_argument, NULL, 'E' },
-	{ "report-frames", required_argument, NULL, 'N' },
-	{ "plot", required_argument, NULL, 'P' },
-	{ "help", no_argument, NULL, 'h' },
-	{ 0 },
-};
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: xpile-bench layout [OPTIONS]\n"
-		"\n"
-		"Measures the cost of touching packet headers in an interleaved UMEM (stride\n"
-		"padded to an odd number of cache lines prime to channels x ranks) against the\n"
-		"classic aligned one (2048/4096-byte stride). For each working set from\n"
-		"--frames-min to --frames-max frames (powers of two) and each line count, prints\n"
-		"  layout frames=N lines=L interleaved_ns=X aligned_ns=Y ratio=Y/X\n"
-		"where X and Y are medians over --runs alternating runs of ns per frame visit.\n"
-		"\n"
-		"Options:\n"
-		"  --frames-min N      smallest working set (default 64)\n"
-		"  --frames-max N      largest working set (default 65536)\n"
-		"  --lines LIST        header lines touched per frame: 1, 2 or 1,2 (default 1,2)\n"
-		"  --runs N            alternating runs per figure, median taken (default 7)\n"
-		"  --touches N         frame visits per timed run, at least 4 passes (default 1048576)\n"
-		"  --access dep|indep  dependent loads (pointer chase, default) or independent\n"
-		"                      loads (out-of-order overlap, an RX burst's best case)\n"
-		"  --order shuffled|seq  ring order: a fixed random permutation of the working\n"
-		"                      set, as frames come back after cycling through per-core\n"
-		"                      LIFO caches (default; no stride prefetch can help), or\n"
-		"                      address order, as from a freshly filled ring\n"
-		"  --only interleaved|aligned  time one layout only (for valgrind --tool=cachegrind;\n"
-		"                      the other's column prints 0)\n"
-		"  --pages auto|huge|4k  memory: 2 MiB hugetlb pages when reserved, else\n"
-		"                      transparent hugepages (auto, default); huge fails without\n"
-		"                      reserved hugepages; 4k uses plain 4 KiB pages (frames packed\n"
-		"                      at the stride, copy-mode layout)\n"
-		"  --channels N        memory channels for the stride (default %d, like DPDK -n)\n"
-		"  --ranks N           ranks per channel (default %d)\n"
-		"  --frame-size N      frame size, 2048..4096 (default 2048)\n"
-		"  --headroom N        UMEM headroom; data starts at headroom + 256 (default 0)\n"
-		"  --report            print how header lines spread over channels (64 B, 256 B,\n"
-		"                      4 KiB interleave) and L1/L2 sets for both layouts, and\n"
-		"                      plot it when gnuplot is installed; no timing\n"
-		"  --report-frames N   frames in the report (default 4096)\n"
-		"  --disperse          time xp_layout_disperse() instead (the M3 reorder of one\n"
-		"                      fill-ring refill): ns per handle for bulks of 32, 64, 96,\n"
-		"                      128 and 256 random frames of a 4096-frame UMEM, unseeded and\n"
-		"                      seeded, medians of --runs; no memory walk\n"
-		"  --deal              time a refill's round trip instead: get a bulk of 16, 64 or\n"
-		"                      256 frames of a 4096-frame UMEM (2048 in flight), return as\n"
-		"                      many in random order, through a 256-frame pile cache with\n"
-		"                      xp_layout_disperse() (the old refill), through the dealer\n"
-		"                      (xpile/deal.h) and through a dealer with M3's seeded\n"
-		"                      random pick (opts.seed, xpile run --m3-seed) in alternate\n"
-		"                      runs; prints\n"
-		"                        deal bulk=N cache_disperse_ns=X deal_ns=Y ratio=Y/X\n"
-		"                             deal_seeded_ns=Z cache_even=A/B deal_even=C/D\n"
-		"                             seeded_even=E/F\n"
-		"                      ns per frame (get + put, harness taken out, medians of\n"
-		"                      --runs) and how many refills held every channel within 1\n"
-		"                      of each other\n"
-		"  --plot PATH         PNG for --report (default build/layout-report.png, next to\n"
-		"                      this binary)\n"
-		"  -h, --help          this text\n"
-		"\n"
-		"Example: xpile-bench layout --frames-min 256 --frames-max 4096 --runs 9\n",
-		XP_TOPO_DEFAULT_CHANNELS, XP_TOPO_DEFAULT_RANKS);
-}
 
 #define CMD "xpile-bench layout"
 
-static const char *const lines_names[] = { "1", "2", "1,2" };
-static const char *const pages_names[] = { "auto", "huge", "4k" };
-static const char *const access_names[] = { "dep", "indep" };
-static const char *const order_names[] = { "shuffled", "seq" };
-static const char *const only_names[] = { "interleaved", "aligned" };
-#define NAMES(x) x, (int)(sizeof(x) / sizeof((x)[0]))
+static const struct cli_name lines_names[] = { CLI_NAME("1", 1),
+					       CLI_NAME("2", 2),
+					       CLI_NAME("1,2", 3),
+					       { 0 } };
+static const struct cli_name pages_names[] = { CLI_NAME("auto", PAGES_AUTO),
+					       CLI_NAME("huge", PAGES_HUGE),
+					       CLI_NAME("4k", PAGES_4K),
+					       { 0 } };
+static const struct cli_name access_names[] = { CLI_NAME("dep", ACCESS_DEP),
+						CLI_NAME("indep", ACCESS_INDEP),
+						{ 0 } };
+static const struct cli_name order_names[] = { CLI_NAME("shuffled", ORDER_SHUFFLED),
+					       CLI_NAME("seq", ORDER_SEQ),
+					       { 0 } };
+static const struct cli_name only_names[] = { CLI_NAME("interleaved", 1),
+					      CLI_NAME("aligned", 2),
+					      { 0 } };
 
-static int parse_args(int argc, char **argv, struct layout_args *a)
+#define OPT(...) CLI_OPT(struct layout_args, __VA_ARGS__)
+
+/* The options layout and deal share: the runs and the UMEM being measured. */
+#define OPT_RUNS(dflt)              \
+	OPT("runs", NUM, runs, "N", \
+	    "alternating runs per figure, median taken (default " dflt ")", .min = 1, .max = 1001)
+#define OPT_UMEM                                                                                  \
+	OPT("channels", NUM, topo.channels, "N",                                                  \
+	    "memory channels for the stride (default 4, like DPDK -n)", .min = 1, .max = 64),     \
+		OPT("ranks", NUM, topo.ranks, "N", "ranks per channel (default 1)", .min = 1,     \
+		    .max = 16),                                                                   \
+		OPT("frame-size", SIZE, frame_size, "N", "frame size, 2048..4096 (default 2048)", \
+		    .min = 2048, .max = 4096),                                                    \
+		OPT("headroom", NUM, headroom, "N",                                               \
+		    "UMEM headroom; data starts at headroom + 256 (default 0)", .max = 3000)
+
+static const struct cli_opt opts[] = {
+	OPT("frames-min", NUM, fmin, "N", "smallest working set (default 64)", .min = 1,
+	    .max = 1u << 22),
+	OPT("frames-max", NUM, fmax, "N", "largest working set (default 65536)", .min = 1,
+	    .max = 1u << 22),
+	OPT("lines", ENUM, lines_mask, "LIST",
+	    "header lines touched per frame: 1, 2 or 1,2 (default 1,2)", .names = lines_names),
+	OPT_RUNS("7"),
+	OPT("touches", NUM, touches, "N",
+	    "frame visits per timed run, at least 4 passes (default 1048576)", .min = 1024,
+	    .max = 1u << 30),
+	OPT("access", ENUM, access, "dep|indep",
+	    "dependent loads (pointer chase, default) or independent loads (out-of-order overlap, an RX burst's best case)",
+	    .names = access_names),
+	OPT("order", ENUM, order, "shuffled|seq",
+	    "ring order: a fixed random permutation of the working set, as frames come back after cycling through per-core LIFO caches (default; no stride prefetch can help), or address order, as from a freshly filled ring",
+	    .names = order_names),
+	OPT("only", ENUM, only_mask, "interleaved|aligned",
+	    "time one layout only (for valgrind --tool=cachegrind; the other's column prints 0)",
+	    .names = only_names),
+	OPT("pages", ENUM, pages, "auto|huge|4k",
+	    "memory: 2 MiB hugetlb pages when reserved, else transparent hugepages (auto, default); huge fails without reserved hugepages; 4k uses plain 4 KiB pages (frames packed at the stride, copy-mode layout)",
+	    .names = pages_names),
+	OPT_UMEM,
+	OPT("report", FLAG, report, NULL,
+	    "print how header lines spread over channels (64 B, 256 B, 4 KiB interleave) and L1/L2 sets for both layouts, and plot it when gnuplot is installed; no timing",
+	    .excl = 1),
+	OPT("report-frames", NUM, report_frames, "N", "frames in the report (default 4096)",
+	    .min = 1, .max = 1u << 22),
+	OPT("disperse", FLAG, disperse, NULL,
+	    "time xp_layout_disperse() instead (the M3 reorder of one fill-ring refill): ns per handle for bulks of 32, 64, 96, 128 and 256 random frames of a 4096-frame UMEM, unseeded and seeded, medians of --runs; no memory walk",
+	    .excl = 1),
+	OPT("plot", STR, plot, "PATH",
+	    "PNG for --report (default build/layout-report.png, next to this binary)"),
+	{ 0 },
+};
+
+const struct bench_cmd bench_layout_cmd = {
+	CLI_COMMAND(
+		"layout", NULL, "header-line touch cost: interleaved vs aligned UMEM layout", opts,
+		.max_args = 0,
+		.description =
+			"Measures the cost of touching packet headers in an interleaved UMEM (stride "
+			"padded to an odd number of cache lines prime to channels x ranks) against the "
+			"classic aligned one (2048/4096-byte stride). For each working set from "
+			"--frames-min to --frames-max frames (powers of two) and each line count, "
+			"prints\n"
+			"  layout frames=N lines=L interleaved_ns=X aligned_ns=Y ratio=Y/X\n"
+			"where X and Y are medians over --runs alternating runs of ns per frame visit. "
+			"The refill round trip through the dealer is 'xpile-bench deal'.",
+		.examples = "xpile-bench layout --frames-min 256 --frames-max 4096 --runs 9\n"
+			    "xpile-bench layout --report --channels 8"),
+	bench_layout,
+};
+
+static const struct cli_opt deal_opts[] = { OPT_RUNS("7"), OPT_UMEM, { 0 } };
+
+const struct bench_cmd bench_deal_cmd = {
+	CLI_COMMAND(
+		"deal", NULL, "a refill's round trip: pile cache + disperse vs the dealer",
+		deal_opts, .max_args = 0,
+		.description =
+			"Times a refill's round trip: get a bulk of 16, 64 or 256 frames of a 4096-frame "
+			"UMEM (2048 in flight), return as many in random order, through a 256-frame pile "
+			"cache with xp_layout_disperse() (the old refill), through the dealer "
+			"(xpile/deal.h) and through a dealer with M3's seeded random pick (opts.seed, "
+			"xpile run --m3-seed) in alternate runs; prints\n"
+			"  deal bulk=N cache_disperse_ns=X deal_ns=Y ratio=Y/X deal_seeded_ns=Z\n"
+			"       cache_even=A/B deal_even=C/D seeded_even=E/F\n"
+			"ns per frame (get + put, harness taken out, medians of --runs) and how many "
+			"refills held every channel within 1 of each other.",
+		.examples = "xpile-bench deal --runs 9"),
+	bench_deal,
+};
+
+static int parse_args(const struct bench_cmd *c, int argc, char **argv, struct layout_args *a)
 {
-	__u32 v = 0;
-	int c, e = 0;
+	int rc;
 
 	*a = (struct layout_args){ .fmin = 64,
 				   .fmax = 65536,
@@ -149,96 +163,14 @@ static int parse_args(int argc, char **argv, struct layout_args *a)
 				   .lines_mask = 3,
 				   .touches = 1u << 20,
 				   .only_mask = 3 };
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		const char *name = "?";
-		int err = 0;
-
-		for (const struct option *o = opts; o->name; o++)
-			if (o->val == c)
-				name = o->name;
-		switch (c) {
-		case 'm':
-			err = bench_parse_u32(CMD, name, optarg, 1, 1u << 22, &a->fmin);
-			break;
-		case 'M':
-			err = bench_parse_u32(CMD, name, optarg, 1, 1u << 22, &a->fmax);
-			break;
-		case 'l':
-			err = bench_parse_enum(CMD, name, optarg, NAMES(lines_names), &e);
-			a->lines_mask = (__u32)e + 1;
-			break;
-		case 'r':
-			err = bench_parse_u32(CMD, name, optarg, 1, 1001, &a->runs);
-			break;
-		case 't':
-			err = bench_parse_u32(CMD, name, optarg, 1024, 1u << 30, &v);
-			a->touches = v;
-			break;
-		case 'c':
-			err = bench_parse_u32(CMD, name, optarg, 1, 64, &a->topo.channels);
-			break;
-		case 'k':
-			err = bench_parse_u32(CMD, name, optarg, 1, 16, &a->topo.ranks);
-			break;
-		case 'f':
-			err = bench_parse_u32(CMD, name, optarg, 2048, 4096, &a->frame_size);
-			break;
-		case 'H':
-			err = bench_parse_u32(CMD, name, optarg, 0, 3000, &a->headroom);
-			break;
-		case 'N':
-			err = bench_parse_u32(CMD, name, optarg, 1, 1u << 22, &a->report_frames);
-			break;
-		case 'p':
-			err = bench_parse_enum(CMD, name, optarg, NAMES(pages_names), &e);
-			a->pages = e;
-			break;
-		case 'a':
-			err = bench_parse_enum(CMD, name, optarg, NAMES(access_names), &e);
-			a->access = e;
-			break;
-		case 'o':
-			err = bench_parse_enum(CMD, name, optarg, NAMES(order_names), &e);
-			a->order = e;
-			break;
-		case 'O':
-			err = bench_parse_enum(CMD, name, optarg, NAMES(only_names), &e);
-			a->only_mask = (__u32)e + 1;
-			break;
-		case 'R':
-			a->report = true;
-			break;
-		case 'D':
-			a->disperse = true;
-			break;
-		case 'E':
-			a->deal = true;
-			break;
-		case 'P':
-			snprintf(a->plot, sizeof(a->plot), "%s", optarg);
-			a->plot_set = true;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			fprintf(stderr, CMD ": see '" CMD " --help'\n");
-			return -1;
-		}
-		if (err)
-			return -1;
-	}
-	if (optind < argc) {
-		fprintf(stderr, CMD ": unexpected argument '%s'\n", argv[optind]);
-		return -1;
-	}
-	if (a->fmin > a->fmax) {
-		fprintf(stderr, CMD ": --frames-min %u exceeds --frames-max %u\n", a->fmin,
-			a->fmax);
-		return -1;
-	}
-	return 0;
+	rc = bench_parse(c, argc, argv, a);
+	if (rc != CLI_RUN)
+		return rc;
+	a->plot_set = a->plot != NULL;
+	if (a->fmin > a->fmax)
+		return cli_usage_error(&bench_prog, &c->cli,
+				       "--frames-min %u exceeds --frames-max %u", a->fmin, a->fmax);
+	return CLI_RUN;
 }
 
 static int make_layout(const struct layout_args *a, enum xp_layout_kind kind, __u32 nframes,
@@ -862,7 +794,7 @@ static int run_deal(const struct layout_args *a)
 	rc = 0;
 out:
 	if (rc)
-		fprintf(stderr, CMD ": --deal set-up failed (see above)\n");
+		fprintf(stderr, "xpile-bench deal: set-up failed (see above)\n");
 	xp_deal_destroy(r.d);
 	xp_deal_destroy(r.ds);
 	xp_cache_destroy(r.c);
@@ -876,12 +808,19 @@ out:
 int bench_layout(int argc, char **argv)
 {
 	struct layout_args a;
+	int rc = parse_args(&bench_layout_cmd, argc, argv, &a);
 
-	if (parse_args(argc, argv, &a))
-		return 2;
+	if (rc != CLI_RUN)
+		return rc;
 	if (a.disperse)
 		return run_disperse(&a);
-	if (a.deal)
-		return run_deal(&a);
 	return a.report ? run_report(&a) : run_timing(&a);
+}
+
+int bench_deal(int argc, char **argv)
+{
+	struct layout_args a;
+	int rc = parse_args(&bench_deal_cmd, argc, argv, &a);
+
+	return rc != CLI_RUN ? rc : run_deal(&a);
 }

@@ -7,7 +7,6 @@
  * same random sequence; figures are medians.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -24,49 +23,46 @@ struct region_args {
 	__u64 ops;
 };
 
-static const struct option opts[] = {
-	{ "threads", required_argument, NULL, 't' },
-	{ "ops", required_argument, NULL, 'o' },
-	{ "runs", required_argument, NULL, 'r' },
-	{ "single", required_argument, NULL, 's' },
-	{ "max-chunks", required_argument, NULL, 'm' },
-	{ "spaces", required_argument, NULL, 'S' },
-	{ "chunks", required_argument, NULL, 'c' },
-	{ "live", required_argument, NULL, 'l' },
-	{ "help", no_argument, NULL, 'h' },
+#define OPT(...) CLI_OPT(struct region_args, __VA_ARGS__)
+
+static const struct cli_opt opts[] = {
+	OPT("threads", NUM, threads, "N", "threads (default 2)", .min = 1, .max = 64),
+	OPT("ops", NUM, ops, "N", "operations per thread per run (default 1000000)", .min = 1000,
+	    .max = 1u << 30),
+	OPT("runs", NUM, runs, "N", "runs per configuration, median taken (default 11)", .min = 1,
+	    .max = 101),
+	OPT("single", NUM, single_pct, "PCT", "share of single-chunk allocations (default 90)",
+	    .max = 100),
+	OPT("max-chunks", NUM, max_chunks, "N", "largest multi-chunk request (default 16)",
+	    .min = 2, .max = 1u << 20),
+	OPT("spaces", NUM, spaces, "N", "buddy spaces for the lazy iBuddy (default: --threads)",
+	    .min = 1, .max = 1024),
+	OPT("chunks", NUM, chunks, "N", "chunks per space, a power of two (default 4096)", .min = 2,
+	    .max = 1u << 24, .flags = CLI_F_POW2),
+	OPT("live", NUM, live, "N", "allocations each thread keeps (default 256)", .min = 1,
+	    .max = 1u << 20),
 	{ 0 },
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: xpile-bench region [OPTIONS]\n"
-		"\n"
-		"Times allocation and free of arena chunks with the lazy iBuddy (one buddy\n"
-		"space per thread, singles O(1), coalescing deferred) against the classic eager\n"
-		"buddy with one lock (and, to separate the two effects, the eager buddy with\n"
-		"the same spaces). Each thread keeps about --live allocations, freeing a random\n"
-		"one or allocating (--single %% single chunks, else 2..--max-chunks). Prints\n"
-		"  region threads=T single=P lazy_ns=X eager_ns=Y eager_spaces_ns=Z ratio=Y/X less=%%\n"
-		"with ns of thread CPU time per operation (allocation or free), medians of --runs\n"
-		"alternating runs.\n"
-		"\n"
-		"Options:\n"
-		"  --threads N      threads (default 2)\n"
-		"  --ops N          operations per thread per run (default 1000000)\n"
-		"  --runs N         runs per configuration, median taken (default 11)\n"
-		"  --single PCT     share of single-chunk allocations (default 90)\n"
-		"  --max-chunks N   largest multi-chunk request (default 16)\n"
-		"  --spaces N       buddy spaces for the lazy iBuddy (default: --threads)\n"
-		"  --chunks N       chunks per space, a power of two (default 4096)\n"
-		"  --live N         allocations each thread keeps (default 256)\n"
-		"  -h, --help       this text\n");
-}
+const struct bench_cmd bench_region_cmd = {
+	CLI_COMMAND(
+		"region", NULL, "lazy iBuddy vs eager buddy region allocator", opts, .max_args = 0,
+		.description =
+			"Times allocation and free of arena chunks with the lazy iBuddy (one buddy space "
+			"per thread, singles O(1), coalescing deferred) against the classic eager buddy "
+			"with one lock (and, to separate the two effects, the eager buddy with the same "
+			"spaces). Each thread keeps about --live allocations, freeing a random one or "
+			"allocating (--single % single chunks, else 2..--max-chunks). Prints\n"
+			"  region threads=T single=P lazy_ns=X eager_ns=Y eager_spaces_ns=Z ratio=Y/X less=%\n"
+			"with ns of thread CPU time per operation (allocation or free), medians of --runs "
+			"alternating runs.",
+		.examples = "xpile-bench region --threads 2 --runs 5"),
+	bench_region,
+};
 
 static int parse_args(int argc, char **argv, struct region_args *a)
 {
-	__u32 v;
-	int c;
+	int rc;
 
 	*a = (struct region_args){ .threads = 2,
 				   .runs = 11,
@@ -75,75 +71,16 @@ static int parse_args(int argc, char **argv, struct region_args *a)
 				   .chunks = 4096,
 				   .live = 256,
 				   .ops = 1000000 };
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		const char *name = "?";
-		int err = 0;
-
-		for (const struct option *o = opts; o->name; o++)
-			if (o->val == c)
-				name = o->name;
-		switch (c) {
-		case 't':
-			err = bench_parse_u32("xpile-bench region", name, optarg, 1, 64,
-					      &a->threads);
-			break;
-		case 'o':
-			err = bench_parse_u32("xpile-bench region", name, optarg, 1000, 1u << 30,
-					      &v);
-			a->ops = v;
-			break;
-		case 'r':
-			err = bench_parse_u32("xpile-bench region", name, optarg, 1, 101, &a->runs);
-			break;
-		case 's':
-			err = bench_parse_u32("xpile-bench region", name, optarg, 0, 100,
-					      &a->single_pct);
-			break;
-		case 'm':
-			err = bench_parse_u32("xpile-bench region", name, optarg, 2, 1u << 20,
-					      &a->max_chunks);
-			break;
-		case 'S':
-			err = bench_parse_u32("xpile-bench region", name, optarg, 1, 1024,
-					      &a->spaces);
-			break;
-		case 'c':
-			err = bench_parse_u32("xpile-bench region", name, optarg, 2, 1u << 24,
-					      &a->chunks);
-			if (!err && (a->chunks & (a->chunks - 1))) {
-				fprintf(stderr,
-					"xpile-bench region: --chunks %u is not a power of two\n",
-					a->chunks);
-				err = -1;
-			}
-			break;
-		case 'l':
-			err = bench_parse_u32("xpile-bench region", name, optarg, 1, 1u << 20,
-					      &a->live);
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			fprintf(stderr, "xpile-bench region: see 'xpile-bench region --help'\n");
-			return -1;
-		}
-		if (err)
-			return -1;
-	}
-	if (optind < argc) {
-		fprintf(stderr, "xpile-bench region: unexpected argument '%s'\n", argv[optind]);
-		return -1;
-	}
+	rc = bench_parse(&bench_region_cmd, argc, argv, a);
+	if (rc != CLI_RUN)
+		return rc;
 	if (!a->spaces)
 		a->spaces = a->threads;
-	if (a->max_chunks > a->chunks) {
-		fprintf(stderr, "xpile-bench region: --max-chunks %u exceeds a space (%u chunks)\n",
-			a->max_chunks, a->chunks);
-		return -1;
-	}
-	return 0;
+	if (a->max_chunks > a->chunks)
+		return cli_usage_error(&bench_prog, &bench_region_cmd.cli,
+				       "--max-chunks %u exceeds a space (%u chunks)", a->max_chunks,
+				       a->chunks);
+	return CLI_RUN;
 }
 
 struct slot {
@@ -279,9 +216,10 @@ int bench_region(int argc, char **argv)
 		     { XP_REGION_EAGER, 1, 0 },
 		     { XP_REGION_EAGER, 0, 0 },
 		     { XP_REGION_LAZY, 0, 1 } };
+	int rc = parse_args(argc, argv, &a);
 
-	if (parse_args(argc, argv, &a))
-		return 2;
+	if (rc != CLI_RUN)
+		return rc;
 	for (int c = 0; c < 4; c++)
 		v[c] = calloc(a.runs, sizeof(double));
 	if (!v[0] || !v[1] || !v[2] || !v[3]) {

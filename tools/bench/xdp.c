@@ -12,7 +12,6 @@
  * repeat count); anything else ends the bench with the reason.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <net/if.h>
 #include <sched.h>
 #include <stdio.h>
@@ -209,58 +208,52 @@ static double time_prog(int fd, const struct pkt *p, unsigned repeat, __u32 *ver
 	return o.duration; /* kernel: average ns per run */
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: xpile-bench xdp [--rounds N] [--repeat N] [--json]\n\n"
-		"ns/packet of the steer program (bpf/steer.bpf.c) with 0, 16 and 1024 rules\n"
-		"next to bpf/redirect_min.bpf.c, via BPF_PROG_TEST_RUN, interleaved, medians.\n"
-		"Needs root; runs in a private network namespace with its own veths.\n\n"
-		"  --rounds N   interleaved rounds, median reported (default 9, max %d)\n"
-		"  --repeat N   test-run repeat count per measurement (default 200000)\n"
-		"  --json       one JSON object per packet type\n",
-		MAX_ROUNDS);
-}
+struct xdp_args {
+	unsigned rounds, repeat;
+	bool json;
+};
+
+#define OPT(...) CLI_OPT(struct xdp_args, __VA_ARGS__)
+
+static const struct cli_opt opts[] = {
+	OPT("rounds", NUM, rounds, "N", "interleaved rounds, median reported (default 9)", .min = 1,
+	    .max = MAX_ROUNDS),
+	OPT("repeat", NUM, repeat, "N", "test-run repeat count per measurement (default 200000)",
+	    .min = 1),
+	OPT("json", FLAG, json, NULL, "one JSON object per packet type"),
+	{ 0 },
+};
+
+const struct bench_cmd bench_xdp_cmd = {
+	CLI_COMMAND("xdp", NULL, "steer program ns/packet via BPF_PROG_TEST_RUN", opts,
+		    .max_args = 0,
+		    .description =
+			    "ns/packet of the steer program (bpf/steer.bpf.c) with 0, 16 and 1024 "
+			    "rules next to bpf/redirect_min.bpf.c, via BPF_PROG_TEST_RUN, "
+			    "interleaved, medians. Needs root; runs in a private network namespace "
+			    "with its own veths.",
+		    .examples = "xpile-bench xdp --rounds 9 --json"),
+	bench_xdp,
+};
 
 int bench_xdp(int argc, char **argv)
 {
-	static const struct option lo[] = { { "rounds", 1, NULL, 'r' },
-					    { "repeat", 1, NULL, 'n' },
-					    { "json", 0, NULL, 'j' },
-					    { "help", 0, NULL, 'h' },
-					    { 0 } };
 	static struct xp_rule rules[XP_STEER_MAX_RULES];
 	static __u64 t[NPKTS][NSETS + 1][MAX_ROUNDS];
 	struct xp_steer *st[NSETS] = { 0 };
-	unsigned rounds = 9, repeat = 200000;
+	struct xdp_args xa = { .rounds = 9, .repeat = 200000 };
+	unsigned rounds, repeat;
 	struct bpf_object *minobj = NULL;
 	char path[4096];
-	bool json = false;
+	bool json;
 	int c, rc = 1, minfd;
 
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'r':
-			rounds = atoi(optarg);
-			break;
-		case 'n':
-			repeat = atoi(optarg);
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (rounds < 1 || rounds > MAX_ROUNDS || repeat < 1) {
-		fprintf(stderr, "xpile-bench xdp: --rounds 1..%d, --repeat >= 1\n", MAX_ROUNDS);
-		return 2;
-	}
+	c = bench_parse(&bench_xdp_cmd, argc, argv, &xa);
+	if (c != CLI_RUN)
+		return c;
+	rounds = xa.rounds;
+	repeat = xa.repeat;
+	json = xa.json;
 	if (geteuid()) {
 		fprintf(stderr, "xpile-bench xdp: needs root (BPF_PROG_TEST_RUN, veth)\n");
 		return 2;

@@ -28,35 +28,14 @@ static int run_load(struct args *a)
 				   .ifname = a->ifname,
 				   .pin_path = a->pin_path,
 				   .bpf_obj = a->obj,
+				   .mode = (enum xp_steer_mode)a->mode,
 				   .force = a->force };
-	struct xp_action dflt;
 	struct xp_steer_info info;
 	struct xp_steer *s;
-	char why[160];
-	int used, err;
+	int err;
 
-	if (!a->mode_str || !strcmp(a->mode_str, "auto"))
-		o.mode = XP_STEER_MODE_AUTO;
-	else if (!strcmp(a->mode_str, "native"))
-		o.mode = XP_STEER_MODE_NATIVE;
-	else if (!strcmp(a->mode_str, "skb"))
-		o.mode = XP_STEER_MODE_SKB;
-	else
-		return fail("--mode: expected native, skb or auto, got '%s'", a->mode_str);
-	if (a->dflt) {
-		char *argv[3] = { (char *)a->dflt, NULL, NULL }, buf[64], *sp;
-		int argc = 1;
-
-		snprintf(buf, sizeof(buf), "%s", a->dflt);
-		argv[0] = strtok_r(buf, " ", &sp);
-		while (argc < 3 && (argv[argc] = strtok_r(NULL, " ", &sp)))
-			argc++;
-		if (xp_action_parse(argc, argv, &used, &dflt, why, sizeof(why)))
-			return fail("--default: %s", why) + 1;
-		if (used != argc || strtok_r(NULL, " ", &sp))
-			return fail("--default: '%s' is more than one action", a->dflt) + 1;
-		o.default_action = &dflt;
-	}
+	if (a->has_dflt)
+		o.default_action = &a->dflt;
 	err = xp_steer_open(&o, &s);
 	if (err)
 		return 1;
@@ -320,89 +299,133 @@ static int run_features(struct args *a)
 	return 0;
 }
 
-static const struct opt load_opts[] = {
-	{ "mode", 'm', OPT_STR, offsetof(struct args, mode_str), "MODE",
-	  "native, skb or auto (default auto: native, else skb)" },
+/* libxdp's words (drv, generic) are accepted too; help and errors use ours. */
+static const struct cli_name mode_names[] = {
+	CLI_NAME("native", XP_STEER_MODE_NATIVE), CLI_ALIAS("drv", XP_STEER_MODE_NATIVE),
+	CLI_NAME("skb", XP_STEER_MODE_SKB),	  CLI_ALIAS("generic", XP_STEER_MODE_SKB),
+	CLI_NAME("auto", XP_STEER_MODE_AUTO),	  { 0 },
+};
+
+/* --default "ACTION": the words of a rule's action ("drop", "redirect eth1", "xsk slot 2"). */
+static int parse_default(const struct cli_opt *opt, const char *v, void *cfg, char *why, size_t len)
+{
+	struct args *a = cfg;
+	char buf[128], *argv[4], *sp, *w;
+	int argc = 0, used = 0;
+
+	if (strlen(v) >= sizeof(buf)) {
+		snprintf(why, len, "expected an action such as drop or \"redirect IFACE\"");
+		return -1;
+	}
+	snprintf(buf, sizeof(buf), "%s", v);
+	for (w = strtok_r(buf, " ", &sp); w; w = strtok_r(NULL, " ", &sp)) {
+		if (argc == 3) {
+			snprintf(why, len, "an action is at most 3 words (xsk slot N)");
+			return -1;
+		}
+		argv[argc++] = w;
+	}
+	argv[argc] = NULL;
+	if (!argc) {
+		snprintf(why, len, "expected an action such as drop");
+		return -1;
+	}
+	if (xp_action_parse(argc, argv, &used, &a->dflt, why, len))
+		return -1;
+	if (used != argc) {
+		snprintf(why, len, "'%s' follows the action", argv[used]);
+		return -1;
+	}
+	a->has_dflt = true;
+	return 0;
+}
+
+static const struct cli_opt load_opts[] = {
+	OPT("mode", ENUM, mode, "MODE", "native, skb or auto (default auto: native, else skb)",
+	    .short_name = 'm', .names = mode_names),
 	OPT_PIN,
-	{ "force", 'F', OPT_FLAG, offsetof(struct args, force), NULL,
-	  "Replace an XDP program that xpile did not load" },
-	{ "default", 'd', OPT_STR, offsetof(struct args, dflt), "ACTION",
-	  "Action when no rule matches (default \"xsk\": the queue's socket, else pass)" },
-	{ "obj", 'o', OPT_STR, offsetof(struct args, obj), "FILE",
-	  "BPF object (default steer.o from $XPILE_BPF_DIR or next to the binary)" },
+	OPT("force", FLAG, force, NULL, "Replace an XDP program that xpile did not load",
+	    .short_name = 'F'),
+	OPT("default", FUNC, dflt, "ACTION",
+	    "Action when no rule matches (default \"xsk\": the queue's socket, else pass)",
+	    .short_name = 'd', .parse = parse_default),
+	OPT("obj", STR, obj, "FILE",
+	    "BPF object (default steer.o from $XPILE_BPF_DIR or next to the binary)",
+	    .short_name = 'o'),
 	OPT_JSON,
 	{ 0 },
 };
 
 const struct cmd cmd_load = {
-	"load",
-	"[OPTIONS] IFACE",
-	"Attach the xpile steer program to IFACE and pin its maps",
-	"Attaches through libxdp: inside libxdp's multi-program dispatcher where the kernel\n"
-	"allows freplace, else as the interface's single XDP program. The program and\n"
-	"every map are pinned so that 'rule', 'stats', 'unload' and the engine find\n"
-	"them, also when each runs under its own 'ip netns exec NS'. A bpffs is mounted\n"
-	"on the host's /sys/fs/bpf if none is. With no rules, every packet takes the\n"
-	"default action: by default the AF_XDP socket of its RX queue, or the kernel\n"
-	"while that queue has no socket.\n"
-	"\nExamples:\n  xpile-loader load eth0\n  xpile-loader load --mode skb --default pass veth0\n",
-	load_opts,
-	1,
-	false,
+	CLI_COMMAND(
+		"load", "[OPTIONS] IFACE",
+		"Attach the xpile steer program to IFACE and pin its maps", load_opts,
+		.min_args = 1, .max_args = 1, .check = loader_check_iface,
+		.description =
+			"Attaches through libxdp: inside libxdp's multi-program dispatcher where the kernel "
+			"allows freplace, else as the interface's single XDP program. The program and "
+			"every map are pinned so that 'rule', 'stats', 'unload' and the engine find "
+			"them, also when each runs under its own 'ip netns exec NS'. A bpffs is mounted "
+			"on the host's /sys/fs/bpf if none is. With no rules, every packet takes the "
+			"default action: by default the AF_XDP socket of its RX queue, or the kernel "
+			"while that queue has no socket.",
+		.examples =
+			"xpile-loader load eth0\nxpile-loader load --mode skb --default pass veth0"),
 	run_load,
 };
 
-static const struct opt unload_opts[] = {
+static const struct cli_opt unload_opts[] = {
 	OPT_PIN,
 	OPT_JSON,
-	{ "force", 'F', OPT_FLAG, offsetof(struct args, force), NULL,
-	  "Unload even while an engine serves through the program (it then stops)" },
+	OPT("force", FLAG, force, NULL,
+	    "Unload even while an engine serves through the program (it then stops)",
+	    .short_name = 'F'),
 	{ 0 },
 };
 
 const struct cmd cmd_unload = {
-	"unload",
-	"[OPTIONS] IFACE",
-	"Detach the steer program from IFACE and remove its pins",
-	"Detaches only xpile's own program, removes the pins and the wiring plan, and\n"
-	"cleans stale pins of a program that is no longer attached. Refuses while an\n"
-	"engine (xpile run) serves through the program, naming its pid, unless --force.\n",
-	unload_opts,
-	1,
-	false,
+	CLI_COMMAND(
+		"unload", "[OPTIONS] IFACE",
+		"Detach the steer program from IFACE and remove its pins", unload_opts,
+		.min_args = 1, .max_args = 1, .check = loader_check_iface,
+		.description =
+			"Detaches only xpile's own program, removes the pins and the wiring "
+			"plan, and cleans stale pins of a program that is no longer attached. Refuses "
+			"while an engine (xpile run) serves through the program, naming its pid, "
+			"unless --force.",
+		.examples = "xpile-loader unload eth0"),
 	run_unload,
 };
 
-static const struct opt status_opts[] = { OPT_PIN, OPT_JSON, { 0 } };
+static const struct cli_opt status_opts[] = { OPT_PIN, OPT_JSON, { 0 } };
 
 const struct cmd cmd_status = {
-	"status",
-	"[OPTIONS] [IFACE]",
-	"Show XDP programs on interfaces and xpile's state",
-	"Lists every interface of this network namespace (or IFACE) with its XDP\n"
-	"program; for xpile's, the rule count, default action, mode and pin directory.\n",
-	status_opts,
-	0,
-	false,
+	CLI_COMMAND(
+		"status", "[OPTIONS] [IFACE]", "Show XDP programs on interfaces and xpile's state",
+		status_opts, .min_args = 0, .max_args = 1, .check = loader_check_iface,
+		.description =
+			"Lists every interface of this network namespace (or IFACE) with its "
+			"XDP program; for xpile's, the rule count, default action, mode and pin "
+			"directory.",
+		.examples = "xpile-loader status\nxpile-loader status --json eth0"),
 	run_status,
 };
 
-static const struct opt features_opts[] = { OPT_JSON, { 0 } };
+static const struct cli_opt features_opts[] = { OPT_JSON, { 0 } };
 
 const struct cmd cmd_features = {
-	"features",
-	"[OPTIONS] IFACE",
-	"Probe what IFACE and this kernel support",
-	"Native XDP, AF_XDP zero-copy, multi-buffer and redirect support come from the\n"
-	"kernel's netdev netlink family when it has one (>= 6.3), else from attaching a\n"
-	"trivial program. Channels come from ETHTOOL_GCHANNELS (sysfs queues otherwise).\n"
-	"The libxdp dispatcher line reports whether the kernel accepts the freplace\n"
-	"programs it needs; when it does not, xpile runs as the only XDP program.\n"
-	"RSS and ntuple lines say what 'wire' can steer in the NIC: the indirection\n"
-	"table (ETHTOOL_GRXFHINDIR) and the ntuple rule table (ETHTOOL_GRXCLSRLCNT, with\n"
-	"the rx-ntuple-filter feature from ETHTOOL_GFEATURES).\n",
-	features_opts,
-	1,
-	false,
+	CLI_COMMAND(
+		"features", "[OPTIONS] IFACE", "Probe what IFACE and this kernel support",
+		features_opts, .min_args = 1, .max_args = 1, .check = loader_check_iface,
+		.description =
+			"Native XDP, AF_XDP zero-copy, multi-buffer and redirect support come from the "
+			"kernel's netdev netlink family when it has one (>= 6.3), else from attaching a "
+			"trivial program. Channels come from ETHTOOL_GCHANNELS (sysfs queues otherwise). "
+			"The libxdp dispatcher line reports whether the kernel accepts the freplace "
+			"programs it needs; when it does not, xpile runs as the only XDP program. "
+			"RSS and ntuple lines say what 'wire' can steer in the NIC: the indirection "
+			"table (ETHTOOL_GRXFHINDIR) and the ntuple rule table (ETHTOOL_GRXCLSRLCNT, with "
+			"the rx-ntuple-filter feature from ETHTOOL_GFEATURES).",
+		.examples = "xpile-loader features eth0"),
 	run_features,
 };

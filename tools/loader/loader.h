@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* xpile-loader: one file per subcommand group, each command described by a table. */
+/* xpile-loader: one file per subcommand group, each command declared as a tools/cli table. */
 #ifndef XPILE_LOADER_H
 #define XPILE_LOADER_H
 
@@ -8,18 +8,19 @@
 #include <stdio.h>
 
 #include "xpile/ethtool.h"
+#include "cli.h"
 #include "xpile/steer.h"
 
 /* Everything any subcommand's options can set. */
 struct args {
 	const char *ifname;
-	enum xp_steer_mode mode;
-	const char *mode_str;
+	int mode; /* enum xp_steer_mode */
 	const char *pin_path;
 	const char *obj;
-	const char *dflt;
-	const char *queues;
-	const char *cores;
+	struct xp_action dflt; /* --default */
+	bool has_dflt;
+	__u32 queues[XP_WIRE_MAX], nqueues;
+	__u32 cores[XP_WIRE_MAX], ncores;
 	const char *flow; /* wire --flow TEXT */
 	const char *flow_del;
 	bool flow_list;
@@ -27,7 +28,6 @@ struct args {
 	bool force;
 	bool json;
 	bool watch;
-	bool all;
 	unsigned interval;
 	unsigned count;
 	int verbose;
@@ -35,43 +35,26 @@ struct args {
 	char **argv;
 };
 
-enum opt_kind { OPT_FLAG, OPT_STR, OPT_UINT, OPT_COUNT };
-
-struct opt {
-	const char *name;
-	char short_name;
-	enum opt_kind kind;
-	size_t off; /* offsetof(struct args, field) */
-	const char *metavar;
-	const char *help;
-};
-
+/* A command: its cli table and what runs it (the first positional argument is IFACE). */
 struct cmd {
-	const char *name;
-	const char *usage; /* after "xpile-loader NAME " */
-	const char *summary;
-	const char *description; /* paragraphs, shown by --help */
-	const struct opt *opts; /* terminated by an entry with name NULL */
-	int need_ifname; /* 1 required, 0 optional, -1 none */
-	bool rest; /* takes further positional arguments */
+	struct cli_cmd cli;
 	int (*run)(struct args *a);
 };
 
-#define OPT_PIN                                                                       \
-	{                                                                             \
-		"pin-path", 'p', OPT_STR, offsetof(struct args, pin_path), "DIR",     \
-			"Pin directory (default /sys/fs/bpf/xpile/[ns<inode>/]IFACE)" \
-	}
-#define OPT_JSON                                                                       \
-	{                                                                              \
-		"json", 'j', OPT_FLAG, offsetof(struct args, json), NULL, "Print JSON" \
-	}
+#define OPT(...) CLI_OPT(struct args, __VA_ARGS__)
+#define OPT_PIN                               \
+	OPT("pin-path", STR, pin_path, "DIR", \
+	    "Pin directory (default /sys/fs/bpf/xpile/[ns<inode>/]IFACE)", .short_name = 'p')
+#define OPT_JSON OPT("json", FLAG, json, NULL, "Print JSON", .short_name = 'j')
 
 extern const struct cmd cmd_load, cmd_unload, cmd_status, cmd_stats, cmd_rule, cmd_wire,
 	cmd_features;
 
 /* Opens the steer of a->ifname that `load` set up; prints the cause on failure. */
 int open_existing(struct args *a, struct xp_steer **s);
+/* Every command's cli check: the IFACE argument is an interface name (IFNAMSIZ). */
+int loader_check_iface(const struct cli_cmd *c, void *cfg, const struct cli_args *res, char *why,
+		       size_t len);
 int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Step-by-step output (out.c): a line per step, or with --json one object at the end. */

@@ -244,63 +244,66 @@ static int run_stats(struct args *a)
 	return 0;
 }
 
-static const struct opt rule_opts[] = { OPT_PIN, OPT_JSON, { 0 } };
+static const struct cli_opt rule_opts[] = { OPT_PIN, OPT_JSON, { 0 } };
 
 const struct cmd cmd_rule = {
-	"rule",
-	"add|del|list|replace|default IFACE ...",
-	"Add, delete, list or replace rules",
-	"  rule add IFACE [prio N] MATCH... action ACTION\n"
-	"  rule del IFACE ID\n"
-	"  rule list IFACE             rules in evaluation order with packet/byte counters\n"
-	"  rule replace IFACE FILE     swap in a whole rule file ('-': stdin) atomically\n"
-	"  rule default IFACE [parse-error] ACTION\n"
-	"\nMATCH (all optional, all must hold):\n"
-	"  queue N                 RX queue\n"
-	"  vlan N                  outer VLAN id (802.1Q or 802.1ad)\n"
-	"  ip | ipv6 | arp | ethertype N\n"
-	"  src PREFIX, dst PREFIX  IPv4 or IPv6 address[/len]\n"
-	"  tcp | udp | icmp | icmpv6 | proto N\n"
-	"  sport N[-M], dport N[-M] (TCP/UDP; later fragments have no ports)\n"
-	"ACTION: pass | drop | tx | redirect IFACE | xsk [slot N]\n"
-	"  xsk sends to the AF_XDP socket of the packet's RX queue (slot N: a named\n"
-	"  socket); with no socket there the packet goes to the kernel instead.\n"
-	"\nRules run by ascending prio (ties: insertion order); the first match acts.\n"
-	"Every change swaps the whole rule set at once: no packet sees a mix of old and\n"
-	"new rules. Rule files hold one rule per line (the text after 'rule add IFACE'),\n"
-	"'#' starts a comment.\n"
-	"\nExamples:\n"
-	"  xpile-loader rule add eth0 prio 10 udp dport 4789 action xsk\n"
-	"  xpile-loader rule add eth0 src 198.18.0.0/15 action drop\n"
-	"  xpile-loader rule replace eth0 /etc/xpile/eth0.rules\n",
-	rule_opts,
-	1,
-	true,
+	CLI_COMMAND(
+		"rule", "add|del|list|replace|default IFACE ...",
+		"Add, delete, list or replace rules", rule_opts, .min_args = 2, .max_args = -1,
+		.words_after = 2, .check = loader_check_iface,
+		.description =
+			"  rule add IFACE [prio N] MATCH... action ACTION\n"
+			"  rule del IFACE ID\n"
+			"  rule list IFACE             rules in evaluation order with packet/byte counters\n"
+			"  rule replace IFACE FILE     swap in a whole rule file ('-': stdin) atomically\n"
+			"  rule default IFACE [parse-error] ACTION\n"
+			"\n"
+			"MATCH (all optional, all must hold):\n"
+			"  queue N                 RX queue\n"
+			"  vlan N                  outer VLAN id (802.1Q or 802.1ad)\n"
+			"  ip | ipv6 | arp | ethertype N\n"
+			"  src PREFIX, dst PREFIX  IPv4 or IPv6 address[/len]\n"
+			"  tcp | udp | icmp | icmpv6 | proto N\n"
+			"  sport N[-M], dport N[-M] (TCP/UDP; later fragments have no ports)\n"
+			"ACTION: pass | drop | tx | redirect IFACE | xsk [slot N]\n"
+			"  xsk sends to the AF_XDP socket of the packet's RX queue (slot N: a named\n"
+			"  socket); with no socket there the packet goes to the kernel instead.\n"
+			"\n"
+			"Rules run by ascending prio (ties: insertion order); the first match acts. "
+			"Every change swaps the whole rule set at once: no packet sees a mix of old and "
+			"new rules. Rule files hold one rule per line (the text after 'rule add IFACE'), "
+			"'#' starts a comment. After the verb and IFACE, every word belongs to the rule "
+			"(\"prio -1\" is a rule word, not an option) except this command's options "
+			"spelled in full (--json, -j, --pin-path DIR).",
+		.examples = "xpile-loader rule add eth0 prio 10 udp dport 4789 action xsk\n"
+			    "xpile-loader rule add eth0 src 198.18.0.0/15 action drop\n"
+			    "xpile-loader rule replace eth0 /etc/xpile/eth0.rules"),
 	run_rule,
 };
 
-static const struct opt stats_opts[] = {
+static const struct cli_opt stats_opts[] = {
 	OPT_PIN,
 	OPT_JSON,
-	{ "watch", 'w', OPT_FLAG, offsetof(struct args, watch), NULL,
-	  "Print again every interval, with rates" },
-	{ "interval", 'i', OPT_UINT, offsetof(struct args, interval), "SECONDS",
-	  "Seconds between --watch reports (default 1)" },
-	{ "count", 'c', OPT_UINT, offsetof(struct args, count), "N",
-	  "Stop --watch after N reports (default: until interrupted)" },
+	OPT("watch", FLAG, watch, NULL, "Print again every interval, with rates",
+	    .short_name = 'w'),
+	OPT("interval", NUM, interval, "SECONDS",
+	    "Seconds between --watch reports, 1..3600 (default 1)", .short_name = 'i', .min = 1,
+	    .max = 3600),
+	OPT("count", NUM, count, "N", "Stop --watch after N reports (default: until interrupted)",
+	    .short_name = 'c', .min = 1),
 	{ 0 },
 };
 
 const struct cmd cmd_stats = {
-	"stats",
-	"[OPTIONS] IFACE",
-	"Show verdict, parse-error and per-rule counters",
-	"Counters are per CPU in the kernel and summed here: packets and bytes per\n"
-	"verdict (xsk_nosock: steered to a queue without a socket, so passed; default:\n"
-	"no rule matched; parse_error: truncated or malformed), per parse-error reason\n"
-	"and per rule.\n",
-	stats_opts,
-	1,
-	false,
+	CLI_COMMAND(
+		"stats", "[OPTIONS] IFACE", "Show verdict, parse-error and per-rule counters",
+		stats_opts, .min_args = 1, .max_args = 1, .check = loader_check_iface,
+		.description =
+			"Counters are per CPU in the kernel and summed here: packets and bytes "
+			"per verdict (xsk_nosock: steered to a queue without a socket, so passed; "
+			"default: no rule matched; parse_error: truncated or malformed), per "
+			"parse-error reason and per rule.",
+		.examples =
+			"xpile-loader stats eth0\nxpile-loader stats --watch --interval 2 --count 10 eth0"),
 	run_stats,
 };

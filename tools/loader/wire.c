@@ -16,34 +16,6 @@
 
 #include "loader.h"
 
-/* "0-3,6" -> list; returns count or -1. */
-static int parse_list(const char *s, unsigned *out, int max)
-{
-	char buf[256], *tok, *sp;
-	int n = 0;
-
-	snprintf(buf, sizeof(buf), "%s", s);
-	for (tok = strtok_r(buf, ",", &sp); tok; tok = strtok_r(NULL, ",", &sp)) {
-		unsigned lo, hi;
-		char extra;
-
-		if (sscanf(tok, "%u-%u%c", &lo, &hi, &extra) == 2) {
-			if (hi < lo)
-				return -1;
-		} else if (sscanf(tok, "%u%c", &lo, &extra) == 1) {
-			hi = lo;
-		} else {
-			return -1;
-		}
-		for (unsigned v = lo; v <= hi; v++) {
-			if (n >= max)
-				return -1;
-			out[n++] = v;
-		}
-	}
-	return n;
-}
-
 static int ethtool(const char *ifname, void *data)
 {
 	struct ifreq ifr = { 0 };
@@ -213,19 +185,14 @@ static void plan_json(struct out *o, const struct xp_wire_plan *p, const char *p
 static int wire_queues(struct args *a, struct out *o)
 {
 	static struct xp_wire_plan plan;
-	unsigned q[XP_WIRE_MAX], c[XP_WIRE_MAX], maxq = 0;
+	const __u32 *q = a->queues, *c = a->cores;
+	int nq = (int)a->nqueues, nc = (int)a->ncores;
 	char path[PATH_MAX];
-	int nq, nc;
+	unsigned maxq = 0;
 	bool irqs;
 
-	nq = parse_list(a->queues, q, XP_WIRE_MAX);
-	nc = parse_list(a->cores, c, XP_WIRE_MAX);
-	if (nq <= 0 || nc <= 0)
-		return fail("wire: lists look like 0-3,6 (at most %d entries)", XP_WIRE_MAX);
-	for (int i = 0; i < nc; i++)
-		if (c[i] >= (unsigned)sysconf(_SC_NPROCESSORS_CONF))
-			return fail("wire: core %u does not exist (this machine has %ld)", c[i],
-				    sysconf(_SC_NPROCESSORS_CONF));
+	/* The lists come parsed (each queue once, cores that exist); the steer program's
+	 * queue tables bound what xpile can serve. */
 	for (int i = 0; i < nq; i++) {
 		if (q[i] >= XP_STEER_MAX_QUEUES)
 			return fail("wire: queue %u: xpile serves queues 0..%d", q[i],
@@ -233,9 +200,6 @@ static int wire_queues(struct args *a, struct out *o)
 			       1;
 		if (q[i] + 1 > maxq)
 			maxq = q[i] + 1;
-		for (int j = 0; j < i; j++)
-			if (q[j] == q[i])
-				return fail("wire: queue %u listed twice in --queues", q[i]) + 1;
 	}
 	if (check_queues(a, o, maxq, false))
 		return 2;
@@ -292,10 +256,6 @@ static int run_wire(struct args *a)
 	struct out o;
 	int err;
 
-	if (!a->queues != !a->cores || (!a->queues && !a->flow && !a->flow_del && !a->flow_list))
-		return fail("wire: --queues LIST and --cores LIST go together (or give --flow, "
-			    "--flow-del or --flow-list); see 'xpile-loader wire --help'") +
-		       1;
 	if (!if_nametoindex(a->ifname))
 		return fail("interface %s not found in this network namespace", a->ifname);
 	/* All input is read, and the NIC asked whether it can, before anything changes. */
@@ -306,7 +266,7 @@ static int run_wire(struct args *a)
 		err = out_open(&o, a->json);
 	if (err)
 		return err;
-	if (a->queues)
+	if (a->nqueues)
 		err = wire_queues(a, &o);
 	if (!err)
 		err = wire_flows(a, &o, &fr);
@@ -316,49 +276,67 @@ static int run_wire(struct args *a)
 	return err;
 }
 
-static const struct opt wire_opts[] = {
-	{ "queues", 'q', OPT_STR, offsetof(struct args, queues), "LIST",
-	  "RX queues to serve, e.g. 0-3 or 0,2" },
-	{ "cores", 'c', OPT_STR, offsetof(struct args, cores), "LIST",
-	  "Cores serving them, paired in order (round-robin if fewer)" },
-	{ "no-rss", 0, OPT_FLAG, offsetof(struct args, no_rss), NULL,
-	  "Leave the RSS indirection table as it is" },
-	{ "flow", 'f', OPT_STR, offsetof(struct args, flow), "FLOW",
-	  "Add an ntuple rule: FLOW to a queue, e.g. 'udp dport 4789 queue 2'" },
-	{ "flow-del", 0, OPT_STR, offsetof(struct args, flow_del), "ID",
-	  "Delete the ntuple rule with this id" },
-	{ "flow-list", 'l', OPT_FLAG, offsetof(struct args, flow_list), NULL,
-	  "List the ntuple rules" },
+/* The lists go together, or flows are asked for; IFACE is an interface name. */
+static int wire_check(const struct cli_cmd *c, void *cfg, const struct cli_args *res, char *why,
+		      size_t len)
+{
+	const struct args *a = cfg;
+
+	if (!a->nqueues != !a->ncores ||
+	    (!a->nqueues && !a->flow && !a->flow_del && !a->flow_list)) {
+		snprintf(why, len,
+			 "--queues LIST and --cores LIST go together (or give --flow, --flow-del "
+			 "or --flow-list)");
+		return -1;
+	}
+	return loader_check_iface(c, cfg, res, why, len);
+}
+
+static const struct cli_opt wire_opts[] = {
+	OPT("queues", LIST, queues, "LIST", "RX queues to serve, e.g. 0-3 or 0,2 (each once)",
+	    .short_name = 'q', .count_off = offsetof(struct args, nqueues), .cap = XP_WIRE_MAX,
+	    .max = 4095, .flags = CLI_F_UNIQUE),
+	OPT("cores", LIST, cores, "LIST",
+	    "Cores serving them, paired in order (round-robin if fewer)", .short_name = 'c',
+	    .count_off = offsetof(struct args, ncores), .cap = XP_WIRE_MAX, .flags = CLI_F_CPUS),
+	OPT("no-rss", FLAG, no_rss, NULL, "Leave the RSS indirection table as it is"),
+	OPT("flow", STR, flow, "FLOW",
+	    "Add an ntuple rule: FLOW to a queue, e.g. 'udp dport 4789 queue 2'",
+	    .short_name = 'f'),
+	OPT("flow-del", STR, flow_del, "ID", "Delete the ntuple rule with this id"),
+	OPT("flow-list", FLAG, flow_list, NULL, "List the ntuple rules", .short_name = 'l'),
 	OPT_JSON,
 	{ 0 },
 };
 
 const struct cmd cmd_wire = {
-	"wire",
-	"[--queues LIST --cores LIST] [--flow FLOW] [--flow-del ID] [--flow-list] IFACE",
-	"Wire IFACE's queues to cores, spread flows over them, steer flows to queues",
-	"Sets the channel count through ETHTOOL_SCHANNELS when the driver allows it, pins\n"
-	"each queue's IRQ to its core through /proc/irq/N/smp_affinity_list when the\n"
-	"device has IRQs, spreads the RSS indirection table over the wired queues with\n"
-	"equal weight (ETHTOOL_SRXFHINDIR; --no-rss keeps it; 'ethtool -X IFACE default'\n"
-	"undoes it), and writes the queue -> core plan the engine reads from\n"
-	"/run/xpile/[ns<inode>/]IFACE/wire.plan. On devices without these knobs (veth)\n"
-	"it says what it skipped and still writes the plan. 'unload' removes the plan.\n"
-	"\n--flow adds an ntuple rule (ETHTOOL_SRXCLSRLINS): the NIC itself delivers the\n"
-	"flow to one queue, or drops it. FLOW takes the match words of 'rule':\n"
-	"  [ip|ipv6] [tcp|udp|icmp|icmpv6|proto N] [src PREFIX] [dst PREFIX]\n"
-	"  [sport N[-M]] [dport N[-M]] (queue N | drop) [id N]\n"
-	"IPv4 unless ipv6 or an IPv6 address is given; ports need tcp or udp and a range\n"
-	"must be an aligned block (4096-8191). id N places the rule in the NIC's table\n"
-	"(lower ids match first; default: the last free place). A NIC without ntuple\n"
-	"filters (veth) is said so in one line and nothing changes. 'unload' leaves\n"
-	"the RSS table and the flows in the NIC.\n"
-	"\nExamples:\n  xpile-loader wire eth0 --queues 0-3 --cores 2-5\n"
-	"  xpile-loader wire eth0 --flow 'udp dport 4789 queue 2'\n"
-	"  xpile-loader wire eth0 --flow 'ipv6 tcp dst 2001:db8::/64 dport 443 queue 3'\n"
-	"  xpile-loader wire eth0 --flow-list\n  xpile-loader wire eth0 --flow-del 1023\n",
-	wire_opts,
-	1,
-	false,
+	CLI_COMMAND(
+		"wire",
+		"[--queues LIST --cores LIST] [--flow FLOW] [--flow-del ID] [--flow-list] IFACE",
+		"Wire IFACE's queues to cores, spread flows over them, steer flows to queues",
+		wire_opts, .min_args = 1, .max_args = 1, .check = wire_check,
+		.description =
+			"Sets the channel count through ETHTOOL_SCHANNELS when the driver allows it, pins "
+			"each queue's IRQ to its core through /proc/irq/N/smp_affinity_list when the "
+			"device has IRQs, spreads the RSS indirection table over the wired queues with "
+			"equal weight (ETHTOOL_SRXFHINDIR; --no-rss keeps it; 'ethtool -X IFACE default' "
+			"undoes it), and writes the queue -> core plan the engine reads from "
+			"/run/xpile/[ns<inode>/]IFACE/wire.plan. On devices without these knobs (veth) "
+			"it says what it skipped and still writes the plan. 'unload' removes the plan.\n\n"
+			"--flow adds an ntuple rule (ETHTOOL_SRXCLSRLINS): the NIC itself delivers the "
+			"flow to one queue, or drops it. FLOW takes the match words of 'rule':\n"
+			" [ip|ipv6] [tcp|udp|icmp|icmpv6|proto N] [src PREFIX] [dst PREFIX]\n"
+			" [sport N[-M]] [dport N[-M]] (queue N | drop) [id N]\n"
+			"IPv4 unless ipv6 or an IPv6 address is given; ports need tcp or udp and a range "
+			"must be an aligned block (4096-8191). id N places the rule in the NIC's table "
+			"(lower ids match first; default: the last free place). A NIC without ntuple "
+			"filters (veth) is said so in one line and nothing changes. 'unload' leaves "
+			"the RSS table and the flows in the NIC.",
+		.examples =
+			"xpile-loader wire eth0 --queues 0-3 --cores 2-5\n"
+			"xpile-loader wire eth0 --flow 'udp dport 4789 queue 2'\n"
+			"xpile-loader wire eth0 --flow 'ipv6 tcp dst 2001:db8::/64 dport 443 queue 3'\n"
+			"xpile-loader wire eth0 --flow-list\n"
+			"xpile-loader wire eth0 --flow-del 1023"),
 	run_wire,
 };
