@@ -130,7 +130,7 @@ accepted "$ENGINE" run "iface=b1:1" -- --iface b0 --iface b1:1
 refused "$LOADER" load --default fly -- --default fly x0
 refused "$LOADER" load --default "follows the action" -- --default "drop now" x0
 accepted "$LOADER" load "default=xsk slot 2" -- --default "xsk slot 2" x0
-refused "$LOADER" wire "--queues LIST and --cores LIST are required" -- --queues 0 x0
+refused "$LOADER" wire "--queues LIST and --cores LIST go together" -- --queues 0 x0
 # 22 (its --help part): what each signal does.
 h=$("$ENGINE" run --help)
 for s in SIGINT SIGTERM SIGHUP SIGUSR1; do

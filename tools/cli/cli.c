@@ -769,7 +769,8 @@ int cli_parse(const struct cli_prog *p, const struct cli_cmd *c, int argc, char 
 		char *a = argv[i];
 		bool words = c->words_after > 0 && npos >= c->words_after;
 
-		if (!dashdash && !strcmp(a, "--") && !words) {
+		/* "--" ends the options; among rule words too, where it is never a word. */
+		if (!dashdash && !strcmp(a, "--")) {
 			dashdash = true;
 			continue;
 		}

@@ -41,7 +41,7 @@ static const struct cli_section sections[] = {
 	{ NULL },
 };
 
-static const struct cli_prog prog = {
+static struct cli_prog prog = {
 	.name = "xpile-loader",
 	.summary = "load the xpile XDP steer program and manage its rules and wiring",
 	.description = "Loads the xpile XDP steer program on network interfaces and manages it: "
@@ -103,11 +103,17 @@ int loader_check_iface(const struct cli_cmd *c, void *cfg, const struct cli_args
 
 int main(int argc, char **argv)
 {
+	static char version[96];
 	struct args a = { .interval = 1 };
 	const struct cli_cmd *cc;
 	const struct cmd *c;
 	struct cli_args res;
 	int rc;
+
+	/* As xdp-loader says it: "xpile-loader version X using libbpf version Y". */
+	snprintf(version, sizeof(version), "version %s using libbpf version %s", XPILE_VERSION,
+		 libbpf_version_string() + (libbpf_version_string()[0] == 'v'));
+	prog.version = version;
 
 	rc = cli_select(&prog, argc, argv, &cc);
 	if (rc != CLI_RUN)
