@@ -88,7 +88,7 @@ refused 2 "rule default parse-error: missing action: expected pass, drop, tx, re
 refused 2 "unknown action 'bogus': expected pass, drop" rule default b0 bogus
 refused 2 "rule default: unexpected 'extra' after the action" rule default b0 drop extra
 refused 2 "--default 'drop extra': 'extra' follows the action" load --default "drop extra" b0
-refused 2 "--default: redirect: no interface with index 99999" load --default "redirect 99999" b0
+refused 2 "--default 'redirect 99999': redirect: no interface with index 99999" load --default "redirect 99999" b0
 
 # Item 18: more prefixes than the trie holds (1,024 IPv6 /128): one line, no change.
 for ((i = 0; i < 1024; i++)); do printf 'dst 2001:db8:%x::%x/128 action drop\n' "$i" "$i"; done >"$XT_TMP/v6"
