@@ -148,7 +148,8 @@ struct xp_cfg {
 };
 
 #define XP_CFG_F_LEGACY 1 /* attached without libxdp's dispatcher */
-#define XP_CFG_F_ENGINE 2 /* loaded by `xpile run`, not `xpile-loader load`: the last
+#define XP_CFG_F_ENGINE \
+	2 /* loaded by `xpile run`, not `xpile-loader load`: the last
 			   * engine to leave removes it */
 
 /* Verdict counters (struct xp_stats.verdict, index enum xp_cnt). */

@@ -472,7 +472,7 @@ int xp_rules_parse_file(const char *path, struct xp_rule *rules, __u32 max, __u3
 	rc = xp_lines_init(&lr, f, RULE_LINE_MAX);
 	if (rc) {
 		if (f != stdin)
-			fclose(f);
+			(void)fclose(f); /* read only: nothing to lose */
 		return fail(err, errlen, "cannot read %s: %s", path, strerror(-rc));
 	}
 	while ((rc = xp_lines_next(&lr, &line)) > 0) {

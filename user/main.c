@@ -364,6 +364,7 @@ int main(int argc, char **argv)
 {
 	static struct run_args a; /* large: keep it off the stack */
 	static struct engine e;
+	const char *fault;
 	sigset_t stop;
 	int status;
 
@@ -371,8 +372,9 @@ int main(int argc, char **argv)
 	if (status != CLI_RUN)
 		return status;
 	e.cfg = a.c;
-	if (getenv("XPILE_FAULT")) {
-		const char *f = getenv("XPILE_FAULT");
+	fault = getenv("XPILE_FAULT");
+	if (fault) {
+		const char *f = fault;
 
 		e.cfg.fault = !strcmp(f, "lose-frame") ? ENG_FAULT_LOSE :
 			      !strcmp(f, "free-twice") ? ENG_FAULT_TWICE :
