@@ -290,6 +290,14 @@ static int set_m3_seed(struct eng_config *c, const char *v)
 		return bad("m3-seed", v, "expected a number (0 turns the dispersal off)");
 	return 0;
 }
+static int set_channels(struct eng_config *c, const char *v)
+{
+	return u32_arg("channels", v, 1, 64, &c->channels);
+}
+static int set_ranks(struct eng_config *c, const char *v)
+{
+	return u32_arg("ranks", v, 1, 16, &c->ranks);
+}
 static int set_frames(struct eng_config *c, const char *v)
 {
 	return u32_arg("frames", v, 1, 1u << 24, &c->frames);
@@ -513,6 +521,11 @@ static const struct opt opts[] = {
 	{ "m3-seed", "N",
 	  "M3 random dispersal (0, the default, turns it off): the initial fill order shuffles whole containers, and each refill takes every channel's frames from random depths of the dealer's stacks instead of its cache-warm top. Channel evenness is the same either way.",
 	  set_m3_seed, NULL },
+	{ "channels", "N",
+	  "Memory channels the interleaved stride is made prime to (1..64; default: probed from EDAC, SMBIOS or dmidecode, else 4; the start-up line says where it looked, the ready line what it resolved).",
+	  set_channels, NULL },
+	{ "ranks", "N", "Ranks per memory channel (1..16; default: probed, else 1).", set_ranks,
+	  NULL },
 	{ "hugepages", "WHEN",
 	  "auto (default: 2 MiB pages when enough are reserved) | require (fail otherwise) | never.",
 	  set_huge, NULL },
