@@ -425,7 +425,7 @@ int xp_topology_probe(const char *root, struct xp_topology *t, char *note, size_
 	struct chans *c = calloc(1, sizeof(*c));
 	__u32 mcs = 0, dimms, unnamed = 0, ch = 0, rk = 0;
 	char ex[130] = "";
-	const char *r = self ? "" : root, *from_ch = NULL, *from_rk = NULL;
+	const char *r = self ? "" : root, *from_ch = NULL, *from_rk = NULL, *src = "SMBIOS";
 	size_t used = 0;
 
 	if (!t)
@@ -460,8 +460,9 @@ int xp_topology_probe(const char *root, struct xp_topology *t, char *note, size_
 		if (!dimms && self && have_dmidecode()) {
 			NOTE("no memory devices; dmidecode -t 17: ");
 			dimms = probe_dmidecode(c, &unnamed, ex, sizeof(ex), &ran);
-			if (!ran && !dimms)
-				NOTE("failed (not root?)");
+			src = "dmidecode";
+			if (!dimms)
+				NOTE(ran ? "no memory devices" : "failed (not root?)");
 		} else if (!dimms && self) {
 			NOTE("no memory devices; dmidecode: not installed");
 		}
@@ -475,10 +476,10 @@ int xp_topology_probe(const char *root, struct xp_topology *t, char *note, size_
 			rk = rk ? rk : chan_ranks(c);
 			if (c->n && !unnamed && !ch) {
 				ch = c->n;
-				from_ch = "SMBIOS";
+				from_ch = src;
 			}
 			if (rk && !from_rk && c->n && !unnamed) {
-				from_rk = "SMBIOS";
+				from_rk = src;
 				NOTE(", %u rank(s) per channel", rk);
 			} else if (!from_rk) {
 				rk = 0;

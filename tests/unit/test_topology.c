@@ -39,8 +39,10 @@ static void put_file(const char *rel, const void *data, size_t len)
 
 	snprintf(dir, sizeof(dir), "%s", rel);
 	slash = strrchr(dir, '/');
-	*slash = 0;
-	mkdirs(dir);
+	if (slash) {
+		*slash = 0;
+		mkdirs(dir);
+	}
 	snprintf(path, sizeof(path), "%s/%s", root, rel);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	XT_REQUIRE(fd >= 0);
@@ -295,6 +297,67 @@ static void note_bounds(void)
 	}
 }
 
+/*
+ * dmidecode's text, for this machine only and only when the kernel exports neither
+ * EDAC nor type 17 entries (a fake dmidecode first on PATH); a failing one is named.
+ */
+static void dmidecode_text(void)
+{
+	static const char out[] = "# dmidecode 3.4\n"
+				  "Getting SMBIOS data from sysfs.\n"
+				  "SMBIOS 3.3.0 present.\n\n"
+				  "Handle 0x1100, DMI type 17, 92 bytes\n"
+				  "Memory Device\n"
+				  "\tSize: 32 GB\n"
+				  "\tLocator: DIMM_A1\n"
+				  "\tBank Locator: P0_Node0_Channel0_Dimm0\n"
+				  "\tRank: 2\n\n"
+				  "Handle 0x1101, DMI type 17, 92 bytes\n"
+				  "Memory Device\n"
+				  "\tSize: No Module Installed\n"
+				  "\tLocator: DIMM_A2\n"
+				  "\tBank Locator: P0_Node0_Channel0_Dimm1\n"
+				  "\tRank: Unknown\n\n"
+				  "Handle 0x1102, DMI type 17, 92 bytes\n"
+				  "Memory Device\n"
+				  "\tSize: 32 GB\n"
+				  "\tLocator: DIMM_B1\n"
+				  "\tBank Locator: P0_Node0_Channel1_Dimm0\n"
+				  "\tRank: 2\n";
+	struct xp_topology t;
+	char note[768], path[256], *old = getenv("PATH"), *saved = strdup(old ? old : "");
+
+	if (!access("/sys/devices/system/edac/mc", F_OK) ||
+	    !access("/sys/firmware/dmi/entries/17-0", F_OK)) {
+		fprintf(stderr, "  (this machine exports EDAC or type 17 entries: not run)\n");
+		free(saved);
+		return;
+	}
+	fresh_root();
+	put_text("out.txt", out);
+	snprintf(path, sizeof(path),
+		 "#!/bin/sh\n[ \"$*\" = \"-t 17\" ] || exit 9\ncat %s/out.txt\n", root);
+	put_text("bin/dmidecode", path);
+	snprintf(path, sizeof(path), "%s/bin/dmidecode", root);
+	XT_EQ(chmod(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/bin:%s", root, saved);
+	setenv("PATH", path, 1);
+	t = (struct xp_topology){ 0 };
+	XT_EQ(xp_topology_probe(NULL, &t, note, sizeof(note)), 3);
+	fprintf(stderr, "  note: %s\n", note);
+	XT_EQ(t.channels, 2);
+	XT_EQ(t.ranks, 2);
+	XT_CHECK(strstr(note,
+			"dmidecode -t 17: 2 DIMM(s) on 2 named channel(s), 2 rank(s) per channel"));
+	XT_CHECK(strstr(note, "2 channel(s) (dmidecode) x 2 rank(s) (dmidecode)"));
+	put_text("bin/dmidecode", "#!/bin/sh\necho '/dev/mem: Permission denied' >&2\nexit 1\n");
+	XT_EQ(xp_topology_probe(NULL, &t, note, sizeof(note)), 0);
+	fprintf(stderr, "  note: %s\n", note);
+	XT_CHECK(strstr(note, "dmidecode -t 17: failed (not root?) -> 4 channel(s) (default)"));
+	setenv("PATH", saved, 1);
+	free(saved);
+}
+
 /* This machine: whatever it has, the call succeeds or falls back, with a note. */
 static void this_machine(void)
 {
@@ -317,6 +380,7 @@ int main(void)
 	XT_RUN(edac_csrow_files);
 	XT_RUN(smbios_only);
 	XT_RUN(note_bounds);
+	XT_RUN(dmidecode_text);
 	XT_RUN(this_machine);
 	if (root[0]) {
 		char cmd[128];
