@@ -422,7 +422,7 @@ static void note_clean(char *s)
 int xp_topology_probe(const char *root, struct xp_topology *t, char *note, size_t note_len)
 {
 	bool self = !root || !*root || !strcmp(root, "/"), ran = false, csr = false;
-	struct chans *c = calloc(1, sizeof(*c));
+	struct chans *c;
 	__u32 mcs = 0, dimms, unnamed = 0, ch = 0, rk = 0;
 	char ex[130] = "";
 	const char *r = self ? "" : root, *from_ch = NULL, *from_rk = NULL, *src = "SMBIOS";
@@ -432,6 +432,7 @@ int xp_topology_probe(const char *root, struct xp_topology *t, char *note, size_
 		return -EINVAL;
 	if (note && note_len)
 		note[0] = 0;
+	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	probe_edac(r, c, &mcs, &csr);
