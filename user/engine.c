@@ -257,6 +257,37 @@ static int assign_workers(struct engine *e)
 	return 0;
 }
 
+/* Channels and ranks: the options, else the probe, which says where it looked. */
+static void setup_topology(struct engine *e, struct xp_topology *t)
+{
+	struct eng_config *c = &e->cfg;
+	int found;
+
+	if (c->channels && c->ranks) {
+		snprintf(e->topo_note, sizeof(e->topo_note), "from --channels and --ranks");
+	} else {
+		found = xp_topology_probe(NULL, t, e->topo_note, sizeof(e->topo_note));
+		if (found < 0)
+			snprintf(e->topo_note, sizeof(e->topo_note), "probe failed: %s",
+				 strerror(-found));
+		if (c->channels || c->ranks) {
+			size_t k = strlen(e->topo_note);
+
+			snprintf(e->topo_note + k, sizeof(e->topo_note) - k, "; --%s %u wins",
+				 c->channels ? "channels" : "ranks",
+				 c->channels ? c->channels : c->ranks);
+		}
+		/* Said with the ready line, so a start-up error stays one line. */
+		e->topo_guessed = found < 0 ||
+				  (!c->channels && !(found & XP_TOPO_FOUND_CHANNELS)) ||
+				  (!c->ranks && !(found & XP_TOPO_FOUND_RANKS));
+	}
+	if (c->channels)
+		t->channels = c->channels;
+	if (c->ranks)
+		t->ranks = c->ranks;
+}
+
 static int setup_memory(struct engine *e)
 {
 	struct eng_config *c = &e->cfg;
@@ -269,6 +300,7 @@ static int setup_memory(struct engine *e)
 	lo.headroom = c->headroom;
 	lo.nframes = c->frames;
 	lo.kind = c->layout;
+	setup_topology(e, &lo.topo);
 	if (c->hugepages != XP_HUGE_NEVER) {
 		lo.page_size = XP_PAGE_2M;
 		if (xp_layout_compute(&lo, &e->layout))
@@ -779,16 +811,22 @@ int eng_run(struct engine *e)
 		xskmap_set(e, true);
 		/* Scripts wait for this line before sending traffic. */
 		if (c->json)
-			printf("{\"type\":\"ready\",\"sockets\":%u,\"workers\":%u,\"frames\":%u,\"layout\":\"%s\",\"stride\":%u}\n",
+			printf("{\"type\":\"ready\",\"sockets\":%u,\"workers\":%u,\"frames\":%u,\"layout\":\"%s\",\"stride\":%u,\"channels\":%u,\"ranks\":%u,\"topology\":\"%s\"}\n",
 			       e->nq, e->nworkers, e->layout.nframes,
 			       e->layout.kind == XP_LAYOUT_ALIGNED ? "aligned" : "interleaved",
-			       e->layout.stride);
-		else
+			       e->layout.stride, e->layout.topo.channels, e->layout.topo.ranks,
+			       e->topo_note);
+		else if (!c->quiet || e->topo_guessed)
+			fprintf(stderr, "xpile: memory topology: %s%s\n", e->topo_note,
+				e->topo_guessed ?
+					"; give --channels and --ranks for this machine's memory" :
+					"");
+		if (!c->json)
 			fprintf(stderr,
-				"xpile: ready: %u socket(s), %u worker(s), %u frames, %s layout (stride %u)\n",
+				"xpile: ready: %u socket(s), %u worker(s), %u frames, %s layout (stride %u, %u channels x %u ranks)\n",
 				e->nq, e->nworkers, e->layout.nframes,
 				e->layout.kind == XP_LAYOUT_ALIGNED ? "aligned" : "interleaved",
-				e->layout.stride);
+				e->layout.stride, e->layout.topo.channels, e->layout.topo.ranks);
 		fflush(stdout);
 	}
 	e->start_ns = e->last_tick_ns = eng_now_ns();

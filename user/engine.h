@@ -114,6 +114,7 @@ struct eng_config {
 	enum xp_hugepages hugepages;
 	__u32 frame_size, headroom, frames, rx_ring, tx_ring, fill_ring, comp_ring, batch, cache;
 	__u64 m3_seed; /* 0: deterministic fill order, LIFO refills */
+	__u32 channels, ranks; /* memory topology; 0: probed (xp_topology_probe) */
 	bool no_need_wakeup, busy_poll, multi_buffer, multi_buffer_set, attach_existing, force;
 	bool reattach; /* put our own program back when someone removes it */
 	__u32 busy_budget, tx_budget;
@@ -142,6 +143,8 @@ struct engine {
 	struct xp_mem mem;
 	bool mem_ok;
 	struct xp_layout layout;
+	char topo_note[512]; /* where the channels and ranks came from */
+	bool topo_guessed; /* a default stands in for what the probe did not find */
 	bool unaligned;
 	bool sg_auto; /* multi-buffer turned on because an MTU exceeds a frame */
 	__u64 *handles;
