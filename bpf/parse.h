@@ -31,42 +31,38 @@ struct xp_vlan_hdr {
 	__be16 proto;
 };
 
+/* The flow key (every classifier input but the queue, which the caller sets) and what
+ * the key implies. */
 struct xp_parsed {
-	__u16 vlan; /* outer VLAN id, XP_STEER_VLAN_NONE when untagged */
-	__u16 ethertype; /* after the VLAN tags, host order */
-	__u16 sport, dport;
+	struct xp_flow_key k;
 	__u8 family; /* 4, 6 or 0 */
 	__u8 has_l4; /* l4proto is known (any IP packet) */
-	__u8 has_ports; /* TCP/UDP header present (not a later fragment) */
-	__u8 l4proto;
-	__u8 saddr[16];
-	__u8 daddr[16];
 };
 
 static __always_inline int xp_parse_ports(void *l4, void *end, struct xp_parsed *p)
 {
-	if (p->l4proto == IPPROTO_TCP) {
+	if (p->k.l4proto == IPPROTO_TCP) {
 		struct tcphdr *th = l4;
 
 		if ((void *)(th + 1) > end)
 			return XP_PERR_TCP_TRUNC;
 		if (th->doff < 5 || l4 + th->doff * 4 > end)
 			return XP_PERR_TCP_HDR;
-		p->sport = bpf_ntohs(th->source);
-		p->dport = bpf_ntohs(th->dest);
-		p->has_ports = 1;
-	} else if (p->l4proto == IPPROTO_UDP) {
+		p->k.sport = bpf_ntohs(th->source);
+		p->k.dport = bpf_ntohs(th->dest);
+		p->k.has_ports = 1;
+	} else if (p->k.l4proto == IPPROTO_UDP) {
 		struct udphdr *uh = l4;
 
 		if ((void *)(uh + 1) > end)
 			return XP_PERR_UDP_TRUNC;
-		p->sport = bpf_ntohs(uh->source);
-		p->dport = bpf_ntohs(uh->dest);
-		p->has_ports = 1;
-	} else if (p->l4proto == IPPROTO_ICMP) {
+		p->k.sport = bpf_ntohs(uh->source);
+		p->k.dport = bpf_ntohs(uh->dest);
+		p->k.has_ports = 1;
+	} else if (p->k.l4proto == IPPROTO_ICMP) {
 		if (l4 + 8 > end)
 			return XP_PERR_ICMP_TRUNC;
-	} else if (p->l4proto == IPPROTO_ICMPV6) {
+	} else if (p->k.l4proto == IPPROTO_ICMPV6) {
 		if (l4 + 8 > end)
 			return XP_PERR_ICMP6_TRUNC;
 	}
@@ -86,9 +82,9 @@ static __always_inline int xp_parse_ip4(void *l3, void *end, struct xp_parsed *p
 	if (l3 + hlen > end)
 		return XP_PERR_IP4_OPT_TRUNC;
 	p->family = 4;
-	__builtin_memcpy(p->saddr, &ih->saddr, 4);
-	__builtin_memcpy(p->daddr, &ih->daddr, 4);
-	p->l4proto = ih->protocol;
+	__builtin_memcpy(p->k.saddr, &ih->saddr, 4);
+	__builtin_memcpy(p->k.daddr, &ih->daddr, 4);
+	p->k.l4proto = ih->protocol;
 	p->has_l4 = 1;
 	/* Later fragments carry no L4 header: they match on addresses and protocol. */
 	if (ih->frag_off & bpf_htons(0x1fff))
@@ -105,8 +101,8 @@ static __always_inline int xp_parse_ip6(void *l3, void *end, struct xp_parsed *p
 	if (cur > end)
 		return XP_PERR_IP6_TRUNC;
 	p->family = 6;
-	__builtin_memcpy(p->saddr, &ih->saddr, 16);
-	__builtin_memcpy(p->daddr, &ih->daddr, 16);
+	__builtin_memcpy(p->k.saddr, &ih->saddr, 16);
+	__builtin_memcpy(p->k.daddr, &ih->daddr, 16);
 	nh = ih->nexthdr;
 	p->has_l4 = 1;
 	/* One pass per extension header and one for the upper-layer header after the
@@ -143,13 +139,13 @@ static __always_inline int xp_parse_ip6(void *l3, void *end, struct xp_parsed *p
 			nh = fh->nexthdr;
 			cur += sizeof(*fh);
 			if (fh->frag_off & bpf_htons(0xfff8)) { /* not the first fragment */
-				p->l4proto = nh;
+				p->k.l4proto = nh;
 				return XP_PARSE_OK;
 			}
 			break;
 		}
 		default:
-			p->l4proto = nh;
+			p->k.l4proto = nh;
 			if (cur > end)
 				return XP_PERR_IP6_EXT_TRUNC;
 			return xp_parse_ports(cur, end, p);
@@ -165,11 +161,11 @@ static __always_inline int xp_parse(void *data, void *end, struct xp_parsed *p)
 	void *cur = (void *)(eth + 1);
 	__u16 proto;
 
-	p->vlan = XP_STEER_VLAN_NONE;
+	/* Zeroed whole: the key is hashed and compared as words. */
+	__builtin_memset(&p->k, 0, sizeof(p->k));
+	p->k.vlan = XP_STEER_VLAN_NONE;
 	p->family = 0;
 	p->has_l4 = 0;
-	p->has_ports = 0;
-	p->l4proto = 0;
 	if (cur > end)
 		return XP_PERR_ETH_TRUNC;
 	proto = bpf_ntohs(eth->h_proto);
@@ -184,11 +180,11 @@ static __always_inline int xp_parse(void *data, void *end, struct xp_parsed *p)
 		if ((void *)(vh + 1) > end)
 			return XP_PERR_VLAN_TRUNC;
 		if (i == 0)
-			p->vlan = bpf_ntohs(vh->tci) & 0x0fff;
+			p->k.vlan = bpf_ntohs(vh->tci) & 0x0fff;
 		proto = bpf_ntohs(vh->proto);
 		cur = vh + 1;
 	}
-	p->ethertype = proto;
+	p->k.ethertype = proto;
 	if (proto == ETH_P_IP)
 		return xp_parse_ip4(cur, end, p);
 	if (proto == ETH_P_IPV6)

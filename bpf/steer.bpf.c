@@ -42,9 +42,9 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, SETS *XP_STEER_MAX_RULES);
+	__uint(max_entries, SETS);
 	__type(key, __u32);
-	__type(value, struct xp_counter);
+	__type(value, struct xp_rule_counters);
 } xp_rule_cnt SEC(".maps");
 
 struct {
@@ -60,6 +60,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct xp_stats);
 } xp_stats SEC(".maps");
+
+/* Only the program reads and writes it: not pinned, nothing in userspace to keep. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XP_FLOW_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xp_flow);
+} xp_flows SEC(".maps");
 
 /* libxdp: runs early, and later programs run after a PASS. */
 struct {
@@ -146,7 +154,7 @@ static __always_inline __u32 ctz64(__u64 x)
 static __always_inline __u32 prefix_class(const struct xp_set *t, const struct xp_parsed *p,
 					  __u32 dir, __u32 none)
 {
-	const __u8 *addr = dir ? p->daddr : p->saddr;
+	const __u8 *addr = dir ? p->k.daddr : p->k.saddr;
 	__u32 fam6 = p->family == 6, alen = fam6 ? 16 : 4;
 	__u16 e;
 
@@ -163,19 +171,90 @@ static __always_inline __u32 prefix_class(const struct xp_set *t, const struct x
 	return e & ~XP_PFX_PTR;
 }
 
+/* min(@v, @max) in a way the verifier sees: 64-bit, so clang compares and indexes with
+ * the same register (a 32-bit value gets zero-extended into a copy after the test). */
+static __always_inline __u64 upto(__u64 v, __u64 max)
+{
+	if (v > max)
+		v = max;
+	asm volatile("" : "+r"(v));
+	return v;
+}
+
+/* The first matching rule's index by the tables, or XP_FLOW_DEFAULT. */
+static __always_inline __u32 classify(const struct xp_set *t, const struct xp_parsed *p)
+{
+	const struct xp_bits *bq, *bv, *be, *bs, *bd, *bl, *bsp, *bdp;
+	__u32 cs = 0, cd = 0, used = t->cfg.used, nwords = t->cfg.nwords;
+
+	/* Unused fields keep class 0 (every rule); the others are table loads. */
+	bq = bv = be = bl = bsp = bdp = &t->bits[0];
+	if (used & XP_RF_QUEUE) {
+		__u64 q = upto(p->k.queue, XP_STEER_MAX_QUEUES);
+
+		bq = &t->bits[t->queue[q] & (XP_STEER_MAX_CLASSES - 1)];
+	}
+	if (used & XP_RF_VLAN) {
+		__u64 v = upto(p->k.vlan, XP_STEER_VLANS - 1);
+
+		bv = &t->bits[t->vlan[v] & (XP_STEER_MAX_CLASSES - 1)];
+	}
+	if (used & XP_RF_ETHTYPE)
+		be = &t->bits[t->eth[p->k.ethertype] & (XP_STEER_MAX_CLASSES - 1)];
+	if (used & XP_RF_L4PROTO)
+		bl = &t->bits[t->l4[p->has_l4 ? p->k.l4proto : XP_STEER_L4_NONE] &
+			      (XP_STEER_MAX_CLASSES - 1)];
+	if (used & XP_RF_SPORT)
+		bsp = &t->bits[(p->k.has_ports ? t->sport[p->k.sport] : t->cfg.sport_none) &
+			       (XP_STEER_MAX_CLASSES - 1)];
+	if (used & XP_RF_DPORT)
+		bdp = &t->bits[(p->k.has_ports ? t->dport[p->k.dport] : t->cfg.dport_none) &
+			       (XP_STEER_MAX_CLASSES - 1)];
+	if (used & XP_RF_SRC)
+		cs = prefix_class(t, p, 0, t->cfg.src_none);
+	if (used & XP_RF_DST)
+		cd = prefix_class(t, p, 1, t->cfg.dst_none);
+	bs = &t->bits[cs & (XP_STEER_MAX_CLASSES - 1)];
+	bd = &t->bits[cd & (XP_STEER_MAX_CLASSES - 1)];
+
+	for (__u32 i = 0; i < XP_STEER_WORDS; i++) {
+		__u64 m;
+
+		if (i >= nwords)
+			break;
+		m = bq->w[i] & bv->w[i] & be->w[i] & bs->w[i] & bd->w[i] & bl->w[i] & bsp->w[i] &
+		    bdp->w[i];
+		if (m)
+			return (i * 64 + ctz64(m)) & (XP_STEER_MAX_RULES - 1);
+	}
+	return XP_FLOW_DEFAULT;
+}
+
+/* Whether cache entry @f holds the key @k classified by the set of generation @gen. */
+static __always_inline int flow_hit(const struct xp_flow *f, const struct xp_flow_key *k, __u64 gen)
+{
+	const __u64 *a = (const __u64 *)&f->k, *b = (const __u64 *)k;
+	const __u32 *a32 = (const __u32 *)&f->k, *b32 = (const __u32 *)k;
+
+	/* One branch: the differences ORed together. */
+	return !((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3]) | (a[4] ^ b[4]) |
+		 (a32[10] ^ b32[10]) | (f->gen ^ gen));
+}
+
 static __always_inline int steer(struct xdp_md *ctx, const int frags)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
-	struct xp_bits *bq, *bv, *be, *bs, *bd, *bl, *bsp, *bdp;
-	__u32 cs = 0, cd = 0, zero = 0, set, used, nwords, idx = 0, key;
+	__u32 zero = 0, set, idx, slot, q;
+	struct xp_rule_counters *rcs;
 	struct xp_counter *rc;
 	struct xp_stats *st;
 	struct xp_parsed p;
+	struct xp_flow *f;
 	struct xp_cfg *cfg;
 	struct xp_set *t;
 	__u64 bytes;
-	int err, hit = 0;
+	int err;
 
 	cfg = bpf_map_lookup_elem(&xp_cfg, &zero);
 	st = bpf_map_lookup_elem(&xp_stats, &zero);
@@ -184,7 +263,9 @@ static __always_inline int steer(struct xdp_md *ctx, const int frags)
 	/* Read once: everything below uses this one set. */
 	set = READ_ONCE(cfg->active) & 1;
 	t = bpf_map_lookup_elem(&xp_sets, &set);
-	if (!t)
+	/* Now, not once the rule is known: off the path from the flow entry to the verdict. */
+	rcs = bpf_map_lookup_elem(&xp_rule_cnt, &set);
+	if (!t || !rcs)
 		return XDP_PASS;
 	/* Without frags the first buffer is the frame; the helper call costs ~9 ns. */
 	bytes = frags ? bpf_xdp_get_buff_len(ctx) : (__u64)(end - data);
@@ -197,65 +278,34 @@ static __always_inline int steer(struct xdp_md *ctx, const int frags)
 		count(st, XP_CNT_PARSE_ERR, bytes);
 		return act(ctx, st, &t->cfg.parse_err, bytes);
 	}
-
-	/* Unused fields keep class 0 (every rule); the others are table loads. */
-	used = t->cfg.used;
-	bq = bv = be = bl = bsp = bdp = &t->bits[0];
-	if (used & XP_RF_QUEUE) {
-		__u32 q = ctx->rx_queue_index;
-
-		bq = &t->bits[t->queue[q < XP_STEER_MAX_QUEUES ? q : XP_STEER_MAX_QUEUES] &
-			      (XP_STEER_MAX_CLASSES - 1)];
-	}
-	if (used & XP_RF_VLAN) {
-		__u32 v = p.vlan < XP_STEER_VLANS - 1 ? p.vlan : XP_STEER_VLANS - 1;
-
-		bv = &t->bits[t->vlan[v] & (XP_STEER_MAX_CLASSES - 1)];
-	}
-	if (used & XP_RF_ETHTYPE)
-		be = &t->bits[t->eth[p.ethertype] & (XP_STEER_MAX_CLASSES - 1)];
-	if (used & XP_RF_L4PROTO)
-		bl = &t->bits[t->l4[p.has_l4 ? p.l4proto : XP_STEER_L4_NONE] &
-			      (XP_STEER_MAX_CLASSES - 1)];
-	if (used & XP_RF_SPORT)
-		bsp = &t->bits[(p.has_ports ? t->sport[p.sport] : t->cfg.sport_none) &
-			       (XP_STEER_MAX_CLASSES - 1)];
-	if (used & XP_RF_DPORT)
-		bdp = &t->bits[(p.has_ports ? t->dport[p.dport] : t->cfg.dport_none) &
-			       (XP_STEER_MAX_CLASSES - 1)];
-	if (used & XP_RF_SRC)
-		cs = prefix_class(t, &p, 0, t->cfg.src_none);
-	if (used & XP_RF_DST)
-		cd = prefix_class(t, &p, 1, t->cfg.dst_none);
-	bs = &t->bits[cs & (XP_STEER_MAX_CLASSES - 1)];
-	bd = &t->bits[cd & (XP_STEER_MAX_CLASSES - 1)];
-
-	nwords = t->cfg.nwords;
-	for (__u32 i = 0; i < XP_STEER_WORDS; i++) {
-		__u64 m;
-
-		if (i >= nwords)
-			break;
-		m = bq->w[i] & bv->w[i] & be->w[i] & bs->w[i] & bd->w[i] & bl->w[i] & bsp->w[i] &
-		    bdp->w[i];
-		if (m) {
-			idx = i * 64 + ctz64(m);
-			hit = 1;
-			break;
-		}
-	}
-	if (!hit) {
+	if (!t->cfg.nrules) {
 		count(st, XP_CNT_DEFAULT, bytes);
 		return act(ctx, st, &t->cfg.dflt, bytes);
 	}
-	idx &= XP_STEER_MAX_RULES - 1;
-	key = set * XP_STEER_MAX_RULES + idx;
-	rc = bpf_map_lookup_elem(&xp_rule_cnt, &key);
-	if (rc) {
-		rc->packets++;
-		rc->bytes += bytes;
+
+	q = ctx->rx_queue_index;
+	p.k.queue = q < XP_STEER_MAX_QUEUES ? q : XP_STEER_MAX_QUEUES;
+	slot = xp_flow_hash(&p.k);
+	f = bpf_map_lookup_elem(&xp_flows, &slot);
+	if (!f)
+		return XDP_PASS;
+	if (!flow_hit(f, &p.k, t->cfg.gen) || (cfg->flags & XP_CFG_F_NOCACHE)) {
+		idx = classify(t, &p);
+		p.k.rule = idx;
+		f->k = p.k;
+		f->gen = t->cfg.gen;
+		f->act = idx == XP_FLOW_DEFAULT ? t->cfg.dflt :
+						  t->act[idx & (XP_STEER_MAX_RULES - 1)];
 	}
-	return act(ctx, st, &t->act[idx], bytes);
+	idx = f->k.rule;
+	if (idx == XP_FLOW_DEFAULT) {
+		count(st, XP_CNT_DEFAULT, bytes);
+		return act(ctx, st, &f->act, bytes);
+	}
+	rc = &rcs->r[idx & (XP_STEER_MAX_RULES - 1)];
+	rc->packets++;
+	rc->bytes += bytes;
+	return act(ctx, st, &f->act, bytes);
 }
 
 /* The default: frames fit one buffer (the kernel refuses it on devices whose MTU needs

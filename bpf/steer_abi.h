@@ -118,6 +118,7 @@ struct xp_set_cfg {
 	__u32 dport_none;
 	struct xp_action dflt; /* when no rule matches */
 	struct xp_action parse_err; /* truncated / malformed packets */
+	__u64 gen; /* > every earlier set's: flow cache entries of older sets never match */
 };
 
 /* Everything one rule set needs per packet, in one array entry (key = set) so a
@@ -148,6 +149,52 @@ struct xp_cfg {
 };
 
 #define XP_CFG_F_LEGACY 1 /* attached without libxdp's dispatcher */
+/* Flow cache hits are ignored: every packet is classified and still fills the cache,
+ * which is what a flow's first packet costs (xpile-bench xdp measures it so). */
+#define XP_CFG_F_NOCACHE 2
+
+/* Flow cache: the classification result of recent flows, per CPU, in the per-CPU array
+ * "xp_flows" indexed by xp_flow_hash() of the key. The key is every input of the
+ * classifier, so a hit gives exactly the rule the tables would; an entry counts only
+ * while its gen equals the active set's, so a replace invalidates every entry at once.
+ * Packets with a parse error are not cached. */
+#define XP_FLOW_BITS 12
+#define XP_FLOW_SLOTS (1 << XP_FLOW_BITS) /* per CPU; 64 bytes each */
+#define XP_FLOW_DEFAULT 0xffffffff /* rule index of "no rule matched" */
+
+struct xp_flow_key {
+	__u8 saddr[16]; /* network order; IPv4 in the first 4 bytes, the rest zero */
+	__u8 daddr[16];
+	__u16 sport, dport; /* host order; 0 without ports */
+	__u16 vlan; /* outer VLAN id, XP_STEER_VLAN_NONE when untagged */
+	__u16 ethertype; /* after the VLAN tags, host order; implies the IP family */
+	__u16 queue; /* RX queue, XP_STEER_MAX_QUEUES for any above */
+	__u8 l4proto; /* 0 when not IP */
+	__u8 has_ports; /* TCP/UDP header present (not a later fragment) */
+	__u32 rule; /* in a cache entry: rule index or XP_FLOW_DEFAULT; not part of the key */
+};
+
+/* The key's words: 5 u64 and the u32 after them; the rule index is left out. */
+#define XP_FLOW_KEY_W64 5
+
+struct xp_flow {
+	struct xp_flow_key k;
+	__u64 gen;
+	struct xp_action act;
+};
+
+static inline __u32 xp_flow_hash(const struct xp_flow_key *k)
+{
+	const __u64 *w = (const __u64 *)k;
+	const __u32 *w32 = (const __u32 *)k;
+	__u64 h;
+
+	/* Multiply-shift over independent words: no dependency chain between them. */
+	h = w[0] * 0x9e3779b97f4a7c15ULL + w[1] * 0xc2b2ae3d27d4eb4fULL +
+	    w[2] * 0x165667b19e3779f9ULL + w[3] * 0xd6e8feb86659fd93ULL +
+	    w[4] * 0xff51afd7ed558ccdULL + w32[10] * 0xc4ceb9fe1a85ec53ULL;
+	return (__u32)(h >> (64 - XP_FLOW_BITS));
+}
 
 /* Verdict counters (struct xp_stats.verdict, index enum xp_cnt). */
 enum xp_cnt {
@@ -165,6 +212,12 @@ enum xp_cnt {
 struct xp_counter {
 	__u64 packets;
 	__u64 bytes;
+};
+
+/* Per-rule counters of one rule set: the per-CPU array "xp_rule_cnt" has one entry per
+ * set, so the program looks it up as soon as it knows the set, not after the rule. */
+struct xp_rule_counters {
+	struct xp_counter r[XP_STEER_MAX_RULES];
 };
 
 /* Parse error reasons (struct xp_stats.perr). */

@@ -383,6 +383,15 @@ int xp_rules_compile(const int *fds, __u32 set, const struct xp_rule *rules, __u
 	class_of(&c, &all); /* class 0: fields no rule uses */
 	sc->dflt = *dflt;
 	sc->parse_err = *perr;
+	/* Past both sets' generations: cached verdicts of any earlier set never match. */
+	for (__u32 k = 0; k < XP_STEER_SETS; k++) {
+		struct xp_set_cfg o;
+
+		if (!bpf_map_lookup_elem(fds[XP_M_SETCFG], &k, &o) && o.gen >= sc->gen)
+			sc->gen = o.gen + 1;
+	}
+	if (!sc->gen)
+		sc->gen = 1;
 
 	if (sc->used & XP_RF_QUEUE)
 		err = write_array_field(t->queue, XP_RF_QUEUE, XP_STEER_MAX_QUEUES + 1, rules, n,
