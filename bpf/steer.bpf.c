@@ -184,44 +184,51 @@ static __always_inline __u64 upto(__u64 v, __u64 max)
 /* The first matching rule's index by the tables, or XP_FLOW_DEFAULT. */
 static __always_inline __u32 classify(const struct xp_set *t, const struct xp_parsed *p)
 {
+	__u32 cq = 0, cv = 0, ce = 0, cs = 0, cd = 0, cl = 0, csp = 0, cdp = 0;
+	__u32 used = t->cfg.used, cand;
 	const struct xp_bits *bq, *bv, *be, *bs, *bd, *bl, *bsp, *bdp;
-	__u32 cs = 0, cd = 0, used = t->cfg.used, nwords = t->cfg.nwords;
 
-	/* Unused fields keep class 0 (every rule); the others are table loads. */
-	bq = bv = be = bl = bsp = bdp = &t->bits[0];
-	if (used & XP_RF_QUEUE) {
-		__u64 q = upto(p->k.queue, XP_STEER_MAX_QUEUES);
-
-		bq = &t->bits[t->queue[q] & (XP_STEER_MAX_CLASSES - 1)];
-	}
-	if (used & XP_RF_VLAN) {
-		__u64 v = upto(p->k.vlan, XP_STEER_VLANS - 1);
-
-		bv = &t->bits[t->vlan[v] & (XP_STEER_MAX_CLASSES - 1)];
-	}
+	/* Unused fields keep class 0 (every rule, no anchored word); the others are table
+	 * loads. */
+	if (used & XP_RF_QUEUE)
+		cq = t->queue[upto(p->k.queue, XP_STEER_MAX_QUEUES)];
+	if (used & XP_RF_VLAN)
+		cv = t->vlan[upto(p->k.vlan, XP_STEER_VLANS - 1)];
 	if (used & XP_RF_ETHTYPE)
-		be = &t->bits[t->eth[p->k.ethertype] & (XP_STEER_MAX_CLASSES - 1)];
+		ce = t->eth[p->k.ethertype];
 	if (used & XP_RF_L4PROTO)
-		bl = &t->bits[t->l4[p->has_l4 ? p->k.l4proto : XP_STEER_L4_NONE] &
-			      (XP_STEER_MAX_CLASSES - 1)];
+		cl = t->l4[p->has_l4 ? p->k.l4proto : XP_STEER_L4_NONE];
 	if (used & XP_RF_SPORT)
-		bsp = &t->bits[(p->k.has_ports ? t->sport[p->k.sport] : t->cfg.sport_none) &
-			       (XP_STEER_MAX_CLASSES - 1)];
+		csp = p->k.has_ports ? t->sport[p->k.sport] : t->cfg.sport_none;
 	if (used & XP_RF_DPORT)
-		bdp = &t->bits[(p->k.has_ports ? t->dport[p->k.dport] : t->cfg.dport_none) &
-			       (XP_STEER_MAX_CLASSES - 1)];
+		cdp = p->k.has_ports ? t->dport[p->k.dport] : t->cfg.dport_none;
 	if (used & XP_RF_SRC)
 		cs = prefix_class(t, p, 0, t->cfg.src_none);
 	if (used & XP_RF_DST)
 		cd = prefix_class(t, p, 1, t->cfg.dst_none);
-	bs = &t->bits[cs & (XP_STEER_MAX_CLASSES - 1)];
-	bd = &t->bits[cd & (XP_STEER_MAX_CLASSES - 1)];
+#define CLS(c) ((c) & (XP_STEER_MAX_CLASSES - 1))
+	/* The only words that can hold a match (steer_abi.h). */
+	cand = t->cfg.always | t->nzw[CLS(cq)] | t->nzw[CLS(cv)] | t->nzw[CLS(ce)] |
+	       t->nzw[CLS(cs)] | t->nzw[CLS(cd)] | t->nzw[CLS(cl)] | t->nzw[CLS(csp)] |
+	       t->nzw[CLS(cdp)];
+	bq = &t->bits[CLS(cq)];
+	bv = &t->bits[CLS(cv)];
+	be = &t->bits[CLS(ce)];
+	bs = &t->bits[CLS(cs)];
+	bd = &t->bits[CLS(cd)];
+	bl = &t->bits[CLS(cl)];
+	bsp = &t->bits[CLS(csp)];
+	bdp = &t->bits[CLS(cdp)];
+#undef CLS
 
-	for (__u32 i = 0; i < XP_STEER_WORDS; i++) {
+	for (__u32 n = 0; n < XP_STEER_WORDS; n++) {
+		__u32 i;
 		__u64 m;
 
-		if (i >= nwords)
+		if (!cand)
 			break;
+		i = ctz64(cand) & (XP_STEER_WORDS - 1);
+		cand &= cand - 1;
 		m = bq->w[i] & bv->w[i] & be->w[i] & bs->w[i] & bd->w[i] & bl->w[i] & bsp->w[i] &
 		    bdp->w[i];
 		if (m)
@@ -250,6 +257,7 @@ static __always_inline int steer(struct xdp_md *ctx, const int frags)
 	struct xp_counter *rc;
 	struct xp_stats *st;
 	struct xp_parsed p;
+	const struct xp_action *a;
 	struct xp_flow *f;
 	struct xp_cfg *cfg;
 	struct xp_set *t;
@@ -289,23 +297,25 @@ static __always_inline int steer(struct xdp_md *ctx, const int frags)
 	f = bpf_map_lookup_elem(&xp_flows, &slot);
 	if (!f)
 		return XDP_PASS;
-	if (!flow_hit(f, &p.k, t->cfg.gen) || (cfg->flags & XP_CFG_F_NOCACHE)) {
+	if (flow_hit(f, &p.k, t->cfg.gen) && !(cfg->flags & XP_CFG_F_NOCACHE)) {
+		idx = f->k.rule;
+		a = &f->act;
+	} else {
 		idx = classify(t, &p);
+		a = idx == XP_FLOW_DEFAULT ? &t->cfg.dflt : &t->act[idx & (XP_STEER_MAX_RULES - 1)];
 		p.k.rule = idx;
 		f->k = p.k;
 		f->gen = t->cfg.gen;
-		f->act = idx == XP_FLOW_DEFAULT ? t->cfg.dflt :
-						  t->act[idx & (XP_STEER_MAX_RULES - 1)];
+		f->act = *a;
 	}
-	idx = f->k.rule;
 	if (idx == XP_FLOW_DEFAULT) {
 		count(st, XP_CNT_DEFAULT, bytes);
-		return act(ctx, st, &f->act, bytes);
+		return act(ctx, st, a, bytes);
 	}
 	rc = &rcs->r[idx & (XP_STEER_MAX_RULES - 1)];
 	rc->packets++;
 	rc->bytes += bytes;
-	return act(ctx, st, &f->act, bytes);
+	return act(ctx, st, a, bytes);
 }
 
 /* The default: frames fit one buffer (the kernel refuses it on devices whose MTU needs

@@ -10,6 +10,11 @@
  * that field). Rules sit in priority order, so the lowest bit set in the AND of the
  * field bitmaps is the winning rule. Identical bitmaps share one class.
  *
+ * Words to AND: each rule is anchored on one field it constrains (the most selective),
+ * and a class records in nzw the 64-rule words holding rules anchored on its field that
+ * accept its value. A matching rule is in its anchor's class, so only the words in the
+ * OR of the packet's nzw (and those of rules constraining nothing) can hold the winner.
+ *
  * Atomic replace: everything a packet reads is keyed by a rule-set index (0 or 1).
  * The program reads the active index once per packet; userspace writes the inactive
  * set, flips the index, then waits an RCU grace period before touching the old set.
@@ -118,6 +123,7 @@ struct xp_set_cfg {
 	__u32 dport_none;
 	struct xp_action dflt; /* when no rule matches */
 	struct xp_action parse_err; /* truncated / malformed packets */
+	__u32 always; /* bitmap words holding a rule that constrains no field */
 	__u64 gen; /* > every earlier set's: flow cache entries of older sets never match */
 };
 
@@ -135,6 +141,7 @@ struct xp_set {
 	__u16 vlan[XP_STEER_VLANS];
 	__u16 queue[XP_STEER_MAX_QUEUES + 1];
 	__u16 l4[XP_STEER_L4_NONE + 1];
+	__u16 nzw[XP_STEER_MAX_CLASSES]; /* per class: words holding a rule anchored there */
 };
 
 /* Global configuration (array "xp_cfg", one entry). */
