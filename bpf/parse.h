@@ -31,45 +31,50 @@ struct xp_vlan_hdr {
 	__be16 proto;
 };
 
-/* The flow key (every classifier input but the queue, which the caller sets) and what
- * the key implies. */
+/* What the classifier reads. The addresses go straight into the flow key (a u64 store
+ * per word); the caller packs the rest into it (xp_flow_l4(), xp_flow_misc()). */
 struct xp_parsed {
 	struct xp_flow_key k;
+	__u16 vlan; /* outer VLAN id, XP_STEER_VLAN_NONE when untagged */
+	__u16 ethertype; /* after the VLAN tags, host order */
+	__u16 sport, dport;
 	__u8 family; /* 4, 6 or 0 */
 	__u8 has_l4; /* l4proto is known (any IP packet) */
+	__u8 has_ports; /* TCP/UDP header present (not a later fragment) */
+	__u8 l4proto;
 };
 
 static __always_inline int xp_parse_ports(void *l4, void *end, struct xp_parsed *p)
 {
-	if (p->k.l4proto == IPPROTO_TCP) {
+	if (p->l4proto == IPPROTO_TCP) {
 		struct tcphdr *th = l4;
 
 		if ((void *)(th + 1) > end)
 			return XP_PERR_TCP_TRUNC;
 		if (th->doff < 5 || l4 + th->doff * 4 > end)
 			return XP_PERR_TCP_HDR;
-		p->k.sport = bpf_ntohs(th->source);
-		p->k.dport = bpf_ntohs(th->dest);
-		p->k.has_ports = 1;
-	} else if (p->k.l4proto == IPPROTO_UDP) {
+		p->sport = bpf_ntohs(th->source);
+		p->dport = bpf_ntohs(th->dest);
+		p->has_ports = 1;
+	} else if (p->l4proto == IPPROTO_UDP) {
 		struct udphdr *uh = l4;
 
 		if ((void *)(uh + 1) > end)
 			return XP_PERR_UDP_TRUNC;
-		p->k.sport = bpf_ntohs(uh->source);
-		p->k.dport = bpf_ntohs(uh->dest);
-		p->k.has_ports = 1;
-	} else if (p->k.l4proto == IPPROTO_ICMP) {
+		p->sport = bpf_ntohs(uh->source);
+		p->dport = bpf_ntohs(uh->dest);
+		p->has_ports = 1;
+	} else if (p->l4proto == IPPROTO_ICMP) {
 		if (l4 + 8 > end)
 			return XP_PERR_ICMP_TRUNC;
-	} else if (p->k.l4proto == IPPROTO_ICMPV6) {
+	} else if (p->l4proto == IPPROTO_ICMPV6) {
 		if (l4 + 8 > end)
 			return XP_PERR_ICMP6_TRUNC;
 	}
 	return XP_PARSE_OK;
 }
 
-static __always_inline int xp_parse_ip4(void *l3, void *end, struct xp_parsed *p)
+static __always_inline int xp_parse_ip4(void *l3, void *end, struct xp_parsed *p, const int key)
 {
 	struct iphdr *ih = l3;
 	__u32 hlen;
@@ -82,9 +87,11 @@ static __always_inline int xp_parse_ip4(void *l3, void *end, struct xp_parsed *p
 	if (l3 + hlen > end)
 		return XP_PERR_IP4_OPT_TRUNC;
 	p->family = 4;
-	__builtin_memcpy(p->k.saddr, &ih->saddr, 4);
-	__builtin_memcpy(p->k.daddr, &ih->daddr, 4);
-	p->k.l4proto = ih->protocol;
+	if (key) {
+		p->k.addr[0] = ih->saddr;
+		p->k.addr[2] = ih->daddr;
+	}
+	p->l4proto = ih->protocol;
 	p->has_l4 = 1;
 	/* Later fragments carry no L4 header: they match on addresses and protocol. */
 	if (ih->frag_off & bpf_htons(0x1fff))
@@ -92,7 +99,7 @@ static __always_inline int xp_parse_ip4(void *l3, void *end, struct xp_parsed *p
 	return xp_parse_ports(l3 + hlen, end, p);
 }
 
-static __always_inline int xp_parse_ip6(void *l3, void *end, struct xp_parsed *p)
+static __always_inline int xp_parse_ip6(void *l3, void *end, struct xp_parsed *p, const int key)
 {
 	struct ipv6hdr *ih = l3;
 	void *cur = (void *)(ih + 1);
@@ -101,8 +108,15 @@ static __always_inline int xp_parse_ip6(void *l3, void *end, struct xp_parsed *p
 	if (cur > end)
 		return XP_PERR_IP6_TRUNC;
 	p->family = 6;
-	__builtin_memcpy(p->k.saddr, &ih->saddr, 16);
-	__builtin_memcpy(p->k.daddr, &ih->daddr, 16);
+	if (key) {
+		const __u32 *a = (const __u32 *)&ih->saddr;
+
+		/* Four-byte aligned in the header: two loads per word. */
+		p->k.addr[0] = a[0] | (__u64)a[1] << 32;
+		p->k.addr[1] = a[2] | (__u64)a[3] << 32;
+		p->k.addr[2] = a[4] | (__u64)a[5] << 32;
+		p->k.addr[3] = a[6] | (__u64)a[7] << 32;
+	}
 	nh = ih->nexthdr;
 	p->has_l4 = 1;
 	/* One pass per extension header and one for the upper-layer header after the
@@ -139,13 +153,13 @@ static __always_inline int xp_parse_ip6(void *l3, void *end, struct xp_parsed *p
 			nh = fh->nexthdr;
 			cur += sizeof(*fh);
 			if (fh->frag_off & bpf_htons(0xfff8)) { /* not the first fragment */
-				p->k.l4proto = nh;
+				p->l4proto = nh;
 				return XP_PARSE_OK;
 			}
 			break;
 		}
 		default:
-			p->k.l4proto = nh;
+			p->l4proto = nh;
 			if (cur > end)
 				return XP_PERR_IP6_EXT_TRUNC;
 			return xp_parse_ports(cur, end, p);
@@ -154,18 +168,23 @@ static __always_inline int xp_parse_ip6(void *l3, void *end, struct xp_parsed *p
 	return XP_PERR_IP6_EXT_DEPTH;
 }
 
-/* Returns XP_PARSE_OK or an enum xp_perr. */
-static __always_inline int xp_parse(void *data, void *end, struct xp_parsed *p)
+/* Returns XP_PARSE_OK or an enum xp_perr. Without @key (a constant) the addresses are
+ * not read: the checks, and so the errors, are the same. */
+static __always_inline int xp_parse(void *data, void *end, struct xp_parsed *p, const int key)
 {
 	struct ethhdr *eth = data;
 	void *cur = (void *)(eth + 1);
 	__u16 proto;
 
-	/* Zeroed whole: the key is hashed and compared as words. */
-	__builtin_memset(&p->k, 0, sizeof(p->k));
-	p->k.vlan = XP_STEER_VLAN_NONE;
+	if (key) {
+		p->k.addr[0] = p->k.addr[1] = p->k.addr[2] = p->k.addr[3] = 0;
+		p->sport = p->dport = 0;
+	}
+	p->vlan = XP_STEER_VLAN_NONE;
 	p->family = 0;
 	p->has_l4 = 0;
+	p->has_ports = 0;
+	p->l4proto = 0;
 	if (cur > end)
 		return XP_PERR_ETH_TRUNC;
 	proto = bpf_ntohs(eth->h_proto);
@@ -180,15 +199,15 @@ static __always_inline int xp_parse(void *data, void *end, struct xp_parsed *p)
 		if ((void *)(vh + 1) > end)
 			return XP_PERR_VLAN_TRUNC;
 		if (i == 0)
-			p->k.vlan = bpf_ntohs(vh->tci) & 0x0fff;
+			p->vlan = bpf_ntohs(vh->tci) & 0x0fff;
 		proto = bpf_ntohs(vh->proto);
 		cur = vh + 1;
 	}
-	p->k.ethertype = proto;
+	p->ethertype = proto;
 	if (proto == ETH_P_IP)
-		return xp_parse_ip4(cur, end, p);
+		return xp_parse_ip4(cur, end, p, key);
 	if (proto == ETH_P_IPV6)
-		return xp_parse_ip6(cur, end, p);
+		return xp_parse_ip6(cur, end, p, key);
 	return XP_PARSE_OK;
 }
 

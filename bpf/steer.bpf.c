@@ -154,7 +154,7 @@ static __always_inline __u32 ctz64(__u64 x)
 static __always_inline __u32 prefix_class(const struct xp_set *t, const struct xp_parsed *p,
 					  __u32 dir, __u32 none)
 {
-	const __u8 *addr = dir ? p->k.daddr : p->k.saddr;
+	const __u8 *addr = (const __u8 *)&p->k.addr[dir ? 2 : 0];
 	__u32 fam6 = p->family == 6, alen = fam6 ? 16 : 4;
 	__u16 e;
 
@@ -182,7 +182,7 @@ static __always_inline __u64 upto(__u64 v, __u64 max)
 }
 
 /* The first matching rule's index by the tables, or XP_FLOW_DEFAULT. */
-static __always_inline __u32 classify(const struct xp_set *t, const struct xp_parsed *p)
+static __always_inline __u32 classify(const struct xp_set *t, const struct xp_parsed *p, __u32 q)
 {
 	__u32 cq = 0, cv = 0, ce = 0, cs = 0, cd = 0, cl = 0, csp = 0, cdp = 0;
 	__u32 used = t->cfg.used, cand;
@@ -191,17 +191,17 @@ static __always_inline __u32 classify(const struct xp_set *t, const struct xp_pa
 	/* Unused fields keep class 0 (every rule, no anchored word); the others are table
 	 * loads. */
 	if (used & XP_RF_QUEUE)
-		cq = t->queue[upto(p->k.queue, XP_STEER_MAX_QUEUES)];
+		cq = t->queue[upto(q, XP_STEER_MAX_QUEUES)];
 	if (used & XP_RF_VLAN)
-		cv = t->vlan[upto(p->k.vlan, XP_STEER_VLANS - 1)];
+		cv = t->vlan[upto(p->vlan, XP_STEER_VLANS - 1)];
 	if (used & XP_RF_ETHTYPE)
-		ce = t->eth[p->k.ethertype];
+		ce = t->eth[p->ethertype];
 	if (used & XP_RF_L4PROTO)
-		cl = t->l4[p->has_l4 ? p->k.l4proto : XP_STEER_L4_NONE];
+		cl = t->l4[p->has_l4 ? p->l4proto : XP_STEER_L4_NONE];
 	if (used & XP_RF_SPORT)
-		csp = p->k.has_ports ? t->sport[p->k.sport] : t->cfg.sport_none;
+		csp = p->has_ports ? t->sport[p->sport] : t->cfg.sport_none;
 	if (used & XP_RF_DPORT)
-		cdp = p->k.has_ports ? t->dport[p->k.dport] : t->cfg.dport_none;
+		cdp = p->has_ports ? t->dport[p->dport] : t->cfg.dport_none;
 	if (used & XP_RF_SRC)
 		cs = prefix_class(t, p, 0, t->cfg.src_none);
 	if (used & XP_RF_DST)
@@ -240,12 +240,20 @@ static __always_inline __u32 classify(const struct xp_set *t, const struct xp_pa
 /* Whether cache entry @f holds the key @k classified by the set of generation @gen. */
 static __always_inline int flow_hit(const struct xp_flow *f, const struct xp_flow_key *k, __u64 gen)
 {
-	const __u64 *a = (const __u64 *)&f->k, *b = (const __u64 *)k;
-	const __u32 *a32 = (const __u32 *)&f->k, *b32 = (const __u32 *)k;
-
 	/* One branch: the differences ORed together. */
-	return !((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3]) | (a[4] ^ b[4]) |
-		 (a32[10] ^ b32[10]) | (f->gen ^ gen));
+	return !((f->k.addr[0] ^ k->addr[0]) | (f->k.addr[1] ^ k->addr[1]) |
+		 (f->k.addr[2] ^ k->addr[2]) | (f->k.addr[3] ^ k->addr[3]) | (f->k.l4 ^ k->l4) |
+		 (f->k.misc ^ k->misc) | (f->gen ^ gen));
+}
+
+static __always_inline int parse_error(struct xdp_md *ctx, struct xp_stats *st,
+				       const struct xp_set *t, int err, __u64 bytes)
+{
+	__u32 reason = err < XP_PERR_MAX ? err : 0;
+
+	st->perr[reason]++;
+	count(st, XP_CNT_PARSE_ERR, bytes);
+	return act(ctx, st, &t->cfg.parse_err, bytes);
 }
 
 static __always_inline int steer(struct xdp_md *ctx, const int frags)
@@ -278,21 +286,20 @@ static __always_inline int steer(struct xdp_md *ctx, const int frags)
 	/* Without frags the first buffer is the frame; the helper call costs ~9 ns. */
 	bytes = frags ? bpf_xdp_get_buff_len(ctx) : (__u64)(end - data);
 
-	err = xp_parse(data, end, &p);
-	if (err != XP_PARSE_OK) {
-		__u32 reason = err < XP_PERR_MAX ? err : 0;
-
-		st->perr[reason]++;
-		count(st, XP_CNT_PARSE_ERR, bytes);
-		return act(ctx, st, &t->cfg.parse_err, bytes);
-	}
+	/* No rules: the default, once the frame parses; the addresses are not needed. */
 	if (!t->cfg.nrules) {
+		err = xp_parse(data, end, &p, 0);
+		if (err != XP_PARSE_OK)
+			return parse_error(ctx, st, t, err, bytes);
 		count(st, XP_CNT_DEFAULT, bytes);
 		return act(ctx, st, &t->cfg.dflt, bytes);
 	}
-
-	q = ctx->rx_queue_index;
-	p.k.queue = q < XP_STEER_MAX_QUEUES ? q : XP_STEER_MAX_QUEUES;
+	err = xp_parse(data, end, &p, 1);
+	if (err != XP_PARSE_OK)
+		return parse_error(ctx, st, t, err, bytes);
+	q = upto(ctx->rx_queue_index, XP_STEER_MAX_QUEUES);
+	p.k.l4 = xp_flow_l4(p.sport, p.dport, p.vlan, p.ethertype);
+	p.k.misc = xp_flow_misc(q, p.l4proto, p.has_ports);
 	slot = xp_flow_hash(&p.k);
 	f = bpf_map_lookup_elem(&xp_flows, &slot);
 	if (!f)
@@ -301,10 +308,14 @@ static __always_inline int steer(struct xdp_md *ctx, const int frags)
 		idx = f->k.rule;
 		a = &f->act;
 	} else {
-		idx = classify(t, &p);
+		idx = classify(t, &p, q);
 		a = idx == XP_FLOW_DEFAULT ? &t->cfg.dflt : &t->act[idx & (XP_STEER_MAX_RULES - 1)];
-		p.k.rule = idx;
-		f->k = p.k;
+		/* Word by word: a struct copy reads misc and rule as one word. */
+		for (int i = 0; i < 4; i++)
+			f->k.addr[i] = p.k.addr[i];
+		f->k.l4 = p.k.l4;
+		f->k.misc = p.k.misc;
+		f->k.rule = idx;
 		f->gen = t->cfg.gen;
 		f->act = *a;
 	}

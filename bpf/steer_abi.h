@@ -169,20 +169,29 @@ struct xp_cfg {
 #define XP_FLOW_SLOTS (1 << XP_FLOW_BITS) /* per CPU; 64 bytes each */
 #define XP_FLOW_DEFAULT 0xffffffff /* rule index of "no rule matched" */
 
+/* Each word is written whole, once per packet: a load of a word written by narrower
+ * stores cannot be forwarded from them and waits for them to retire (~10 ns here). */
 struct xp_flow_key {
-	__u8 saddr[16]; /* network order; IPv4 in the first 4 bytes, the rest zero */
-	__u8 daddr[16];
-	__u16 sport, dport; /* host order; 0 without ports */
-	__u16 vlan; /* outer VLAN id, XP_STEER_VLAN_NONE when untagged */
-	__u16 ethertype; /* after the VLAN tags, host order; implies the IP family */
-	__u16 queue; /* RX queue, XP_STEER_MAX_QUEUES for any above */
-	__u8 l4proto; /* 0 when not IP */
-	__u8 has_ports; /* TCP/UDP header present (not a later fragment) */
+	/* source, destination: 16 bytes each, network order; IPv4 in the first 4, then 0 */
+	__u64 addr[4];
+	__u64 l4; /* xp_flow_l4(): ports (0 without), VLAN id, EtherType */
+	__u32 misc; /* xp_flow_misc(): RX queue, L4 protocol, has ports */
 	__u32 rule; /* in a cache entry: rule index or XP_FLOW_DEFAULT; not part of the key */
 };
 
-/* The key's words: 5 u64 and the u32 after them; the rule index is left out. */
-#define XP_FLOW_KEY_W64 5
+/* @vlan: the outer id, XP_STEER_VLAN_NONE when untagged; @ethertype after the tags (it
+ * implies the IP family), all host order. */
+static inline __u64 xp_flow_l4(__u16 sport, __u16 dport, __u16 vlan, __u16 ethertype)
+{
+	return sport | (__u64)dport << 16 | (__u64)vlan << 32 | (__u64)ethertype << 48;
+}
+
+/* @queue: XP_STEER_MAX_QUEUES for any above; @l4proto 0 when not IP; @has_ports: a
+ * TCP/UDP header is present (not a later fragment). */
+static inline __u32 xp_flow_misc(__u16 queue, __u8 l4proto, __u8 has_ports)
+{
+	return queue | (__u32)l4proto << 16 | (__u32)has_ports << 24;
+}
 
 struct xp_flow {
 	struct xp_flow_key k;
@@ -192,14 +201,12 @@ struct xp_flow {
 
 static inline __u32 xp_flow_hash(const struct xp_flow_key *k)
 {
-	const __u64 *w = (const __u64 *)k;
-	const __u32 *w32 = (const __u32 *)k;
 	__u64 h;
 
 	/* Multiply-shift over independent words: no dependency chain between them. */
-	h = w[0] * 0x9e3779b97f4a7c15ULL + w[1] * 0xc2b2ae3d27d4eb4fULL +
-	    w[2] * 0x165667b19e3779f9ULL + w[3] * 0xd6e8feb86659fd93ULL +
-	    w[4] * 0xff51afd7ed558ccdULL + w32[10] * 0xc4ceb9fe1a85ec53ULL;
+	h = k->addr[0] * 0x9e3779b97f4a7c15ULL + k->addr[1] * 0xc2b2ae3d27d4eb4fULL +
+	    k->addr[2] * 0x165667b19e3779f9ULL + k->addr[3] * 0xd6e8feb86659fd93ULL +
+	    k->l4 * 0xff51afd7ed558ccdULL + k->misc * 0xc4ceb9fe1a85ec53ULL;
 	return (__u32)(h >> (64 - XP_FLOW_BITS));
 }
 
