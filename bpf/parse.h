@@ -37,12 +37,21 @@ struct xp_parsed {
 	struct xp_flow_key k;
 	__u16 vlan; /* outer VLAN id, XP_STEER_VLAN_NONE when untagged */
 	__u16 ethertype; /* after the VLAN tags, host order */
-	__u16 sport, dport;
+	__u32 ports; /* xp_ports(): one store, read back whole by the key */
 	__u8 family; /* 4, 6 or 0 */
 	__u8 has_l4; /* l4proto is known (any IP packet) */
 	__u8 has_ports; /* TCP/UDP header present (not a later fragment) */
 	__u8 l4proto;
 };
+
+/* The source and destination port at @l4 (TCP and UDP alike) as sport | dport << 16,
+ * host order: one 4-byte load, each half byte-swapped. */
+static __always_inline __u32 xp_ports(const void *l4)
+{
+	__u32 v = *(const __u32 *)l4;
+
+	return bpf_ntohl(v) >> 16 | bpf_ntohs(v >> 16) << 16;
+}
 
 static __always_inline int xp_parse_ports(void *l4, void *end, struct xp_parsed *p)
 {
@@ -53,16 +62,14 @@ static __always_inline int xp_parse_ports(void *l4, void *end, struct xp_parsed 
 			return XP_PERR_TCP_TRUNC;
 		if (th->doff < 5 || l4 + th->doff * 4 > end)
 			return XP_PERR_TCP_HDR;
-		p->sport = bpf_ntohs(th->source);
-		p->dport = bpf_ntohs(th->dest);
+		p->ports = xp_ports(l4);
 		p->has_ports = 1;
 	} else if (p->l4proto == IPPROTO_UDP) {
 		struct udphdr *uh = l4;
 
 		if ((void *)(uh + 1) > end)
 			return XP_PERR_UDP_TRUNC;
-		p->sport = bpf_ntohs(uh->source);
-		p->dport = bpf_ntohs(uh->dest);
+		p->ports = xp_ports(l4);
 		p->has_ports = 1;
 	} else if (p->l4proto == IPPROTO_ICMP) {
 		if (l4 + 8 > end)
@@ -178,7 +185,7 @@ static __always_inline int xp_parse(void *data, void *end, struct xp_parsed *p, 
 
 	if (key) {
 		p->k.addr[0] = p->k.addr[1] = p->k.addr[2] = p->k.addr[3] = 0;
-		p->sport = p->dport = 0;
+		p->ports = 0;
 	}
 	p->vlan = XP_STEER_VLAN_NONE;
 	p->family = 0;

@@ -199,9 +199,9 @@ static __always_inline __u32 classify(const struct xp_set *t, const struct xp_pa
 	if (used & XP_RF_L4PROTO)
 		cl = t->l4[p->has_l4 ? p->l4proto : XP_STEER_L4_NONE];
 	if (used & XP_RF_SPORT)
-		csp = p->has_ports ? t->sport[p->sport] : t->cfg.sport_none;
+		csp = p->has_ports ? t->sport[p->ports & 0xffff] : t->cfg.sport_none;
 	if (used & XP_RF_DPORT)
-		cdp = p->has_ports ? t->dport[p->dport] : t->cfg.dport_none;
+		cdp = p->has_ports ? t->dport[p->ports >> 16] : t->cfg.dport_none;
 	if (used & XP_RF_SRC)
 		cs = prefix_class(t, p, 0, t->cfg.src_none);
 	if (used & XP_RF_DST)
@@ -298,7 +298,7 @@ static __always_inline int steer(struct xdp_md *ctx, const int frags)
 	if (err != XP_PARSE_OK)
 		return parse_error(ctx, st, t, err, bytes);
 	q = upto(ctx->rx_queue_index, XP_STEER_MAX_QUEUES);
-	p.k.l4 = xp_flow_l4(p.sport, p.dport, p.vlan, p.ethertype);
+	p.k.l4 = xp_flow_l4(p.ports, p.ports >> 16, p.vlan, p.ethertype);
 	p.k.misc = xp_flow_misc(q, p.l4proto, p.has_ports);
 	slot = xp_flow_hash(&p.k);
 	f = bpf_map_lookup_elem(&xp_flows, &slot);
