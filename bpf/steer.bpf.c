@@ -279,9 +279,7 @@ static __always_inline int steer(struct xdp_md *ctx, const int frags)
 	/* Read once: everything below uses this one set. */
 	set = READ_ONCE(cfg->active) & 1;
 	t = bpf_map_lookup_elem(&xp_sets, &set);
-	/* Now, not once the rule is known: off the path from the flow entry to the verdict. */
-	rcs = bpf_map_lookup_elem(&xp_rule_cnt, &set);
-	if (!t || !rcs)
+	if (!t)
 		return XDP_PASS;
 	/* Without frags the first buffer is the frame; the helper call costs ~9 ns. */
 	bytes = frags ? bpf_xdp_get_buff_len(ctx) : (__u64)(end - data);
@@ -294,6 +292,10 @@ static __always_inline int steer(struct xdp_md *ctx, const int frags)
 		count(st, XP_CNT_DEFAULT, bytes);
 		return act(ctx, st, &t->cfg.dflt, bytes);
 	}
+	/* Now, not once the rule is known: off the path from the flow entry to the verdict. */
+	rcs = bpf_map_lookup_elem(&xp_rule_cnt, &set);
+	if (!rcs)
+		return XDP_PASS;
 	err = xp_parse(data, end, &p, 1);
 	if (err != XP_PARSE_OK)
 		return parse_error(ctx, st, t, err, bytes);
