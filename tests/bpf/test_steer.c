@@ -720,6 +720,57 @@ static void test_flow_cache_collision(void)
 	close(fd);
 }
 
+/* The winner in the third 64-rule word, constraining one field (each in turn) or none:
+ * that word is ANDed only because the field's class says it holds a rule anchored there
+ * (steer_abi.h). The 130 rules before it never match the packet. */
+static void test_words_per_anchor(void)
+{
+	static const char *const target[] = {
+		"queue 1",
+		"vlan 5",
+		"ip",
+		"src 198.18.0.1/32",
+		"dst 198.18.0.2/32",
+		"udp",
+		"sport 1000",
+		"dport 2000",
+		"",
+		"src 198.18.0.0/15 udp",
+		"vlan 5 dport 1990-2010",
+	};
+	static struct xp_rule r[131];
+	char err[128];
+
+	set_default(XP_ACT_PASS);
+	build(&(struct pkt_spec){ .nvlan = 1,
+				  .vlan = { 5 },
+				  .family = 4,
+				  .l4 = IPPROTO_UDP,
+				  .sport = 1000,
+				  .dport = 2000 });
+	for (size_t t = 0; t < sizeof(target) / sizeof(target[0]); t++) {
+		char buf[128], *argv[16], *sp;
+		int argc = 0;
+
+		for (int i = 0; i < 130; i++) {
+			char port[16], *fa[] = { "vlan", "4000", "dport", port, "action", "drop" };
+
+			snprintf(port, sizeof(port), "%d", 3000 + i);
+			XT_REQUIRE(!xp_rule_parse(6, fa, &r[i], err, sizeof(err)));
+		}
+		snprintf(buf, sizeof(buf), "%s action tx", target[t]);
+		for (char *w = strtok_r(buf, " ", &sp); w && argc < 16;
+		     w = strtok_r(NULL, " ", &sp))
+			argv[argc++] = w;
+		XT_REQUIRE(!xp_rule_parse(argc, argv, &r[130], err, sizeof(err)));
+		XT_EQ(xp_steer_rules_replace(st, r, 131), 0);
+		if (run_q(P.buf, P.len, 1) != XDP_TX)
+			fprintf(stderr, "  winner '%s' at rule 130 missed\n", target[t]);
+		XT_EQ(run_q(P.buf, P.len, 1), XDP_TX);
+		XT_EQ(run_q(P.buf, P.len, 1), XDP_TX); /* from the cache */
+	}
+}
+
 /* Random rule sets against a plain first-match scan over the rules: every field, several
  * 64-rule words, with and without cache hits, every packet's verdict and every rule's
  * count. */
@@ -1041,6 +1092,7 @@ int main(void)
 	XT_RUN(test_flow_cache_replace);
 	XT_RUN(test_flow_cache_counters);
 	XT_RUN(test_flow_cache_collision);
+	XT_RUN(test_words_per_anchor);
 	XT_RUN(test_random_rules_vs_reference);
 	XT_RUN(test_single_buffer_program);
 	return xt_done();
