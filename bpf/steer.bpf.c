@@ -2,9 +2,11 @@
 /*
  * xp_steer: parse, classify against the active rule set, act, count.
  *
- * Classification is a handful of table lookups and an AND of their bitmaps (see
- * steer_abi.h), so its cost does not grow with the number of rules. Lookups for fields
- * no rule uses are skipped. Two entry points: xp_steer for frames in one buffer, and
+ * Classification is a handful of table lookups and an AND of their bitmaps over the
+ * words the anchored classes name (see steer_abi.h), so its cost barely grows with the
+ * number of rules. Lookups for fields no rule uses are skipped. A per-CPU flow cache
+ * in front of it gives a flow's later packets the same rule without the tables; with
+ * no rules the frame is only checked. Two entry points: xp_steer for frames in one buffer, and
  * xp_steer_frags (xdp.frags) for multi-buffer jumbo frames, which classifies from the
  * first buffer and counts the whole frame.
  */
