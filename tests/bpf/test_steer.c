@@ -600,9 +600,12 @@ static void test_flow_cache_replace(void)
 	build(UDP4(1, 7));
 	XT_EQ(run_n(&P, 1000), XDP_DROP);
 	XT_EQ(run(&P), XDP_DROP);
+	RULES("udp dport 7 action pass");
+	XT_EQ(run(&P), XDP_PASS);
+	XT_EQ(rule_packets(0), 1); /* the new rule's, not the default */
 	RULES("udp dport 7 action tx");
 	XT_EQ(run(&P), XDP_TX);
-	XT_EQ(rule_packets(0), 1);
+	XT_EQ(rule_packets(0), 1); /* a new rule (new id), a new counter */
 	RULES("udp dport 8 action tx");
 	XT_EQ(run(&P), XDP_PASS); /* no rule now: the default */
 	set_default(XP_ACT_DROP);
