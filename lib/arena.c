@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * Arena (see xpile/region.h): a memfd mapping that reserves address space only, and a
- * lazy iBuddy over its offsets. A carve is backed with fallocate() on the memfd, which
- * fails cleanly when hugepages run short, where touching a MAP_NORESERVE hugetlb
- * mapping would raise SIGBUS.
+ * lazy iBuddy over its offsets. A carve is backed and mapped by one
+ * madvise(MADV_POPULATE_WRITE), under the mapping's mbind() policy, which fails cleanly
+ * when hugepages run short where touching a MAP_NORESERVE hugetlb mapping would raise
+ * SIGBUS; kernels before 5.14 get fallocate() on the memfd, then a touch per page.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +19,9 @@
 #include "opts_internal.h"
 #include "xpile/region.h"
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
 #define XP_MPOL_BIND 2
 #define XP_MAX_NODES 1024
 #define XP_NODE_WORDS (XP_MAX_NODES / (8 * sizeof(unsigned long)))
@@ -166,8 +170,17 @@ int xp_arena_alloc(struct xp_arena *a, __u64 bytes, __u32 hint, struct xp_arena_
 			goto fail;
 		}
 	}
-	err = fallocate_on(a->mem.fd, off, size, a->mem.numa_node);
+	err = madvise(base, size, MADV_POPULATE_WRITE) ? -errno : 0;
+	if (err == -EINVAL) {
+		err = fallocate_on(a->mem.fd, off, size, a->mem.numa_node);
+		/* Map every page now rather than fault on the data path. */
+		for (__u64 o = 0; !err && o < size; o += a->mem.page_size)
+			((volatile char *)base)[o] = 0;
+	}
 	if (err) {
+		/* What was populated before the shortage goes back. */
+		fallocate(a->mem.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off,
+			  (off_t)size);
 		if (a->mem.hugepages)
 			xp_err("arena: %ld free 2 MiB hugepages, %llu needed; reserve them with: "
 			       "echo %ld > /proc/sys/vm/nr_hugepages\n",
@@ -179,9 +192,6 @@ int xp_arena_alloc(struct xp_arena *a, __u64 bytes, __u32 hint, struct xp_arena_
 		err = -ENOMEM;
 		goto fail;
 	}
-	/* Map every page now rather than fault on the data path. */
-	for (__u64 o = 0; o < size; o += a->mem.page_size)
-		((volatile char *)base)[o] = 0;
 	__atomic_fetch_add(&a->backed, size, __ATOMIC_RELAXED);
 	*out = (struct xp_arena_buf){ .base = base, .off = off, .size = size, .nchunks = (__u32)n };
 	return 0;
