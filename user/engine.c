@@ -317,12 +317,12 @@ static int setup_memory(struct engine *e)
 		if (c->hugepages == XP_HUGE_REQUIRE ||
 		    avail >= (long)(e->layout.area_size / XP_PAGE_2M))
 			page = XP_PAGE_2M;
-		else if (!c->quiet)
-			fprintf(stderr,
-				"xpile: %ld free 2 MiB hugepages, %llu needed for the UMEM; using 4 KiB pages (for hugepages: echo %ld > /proc/sys/vm/nr_hugepages)\n",
-				avail > 0 ? avail : 0,
-				(unsigned long long)(e->layout.area_size / XP_PAGE_2M),
-				xp_hugepages_wanted(e->layout.area_size));
+		else {
+			/* Said once set-up succeeded (print_sockets()). */
+			e->huge_free = avail > 0 ? avail : 0;
+			e->huge_need = (__u32)(e->layout.area_size / XP_PAGE_2M);
+			e->huge_want = xp_hugepages_wanted(e->layout.area_size);
+		}
 	}
 	lo.page_size = page;
 	if (xp_layout_compute(&lo, &e->layout))
@@ -647,6 +647,10 @@ static void print_sockets(struct engine *e)
 
 	if (e->sg_auto && !c->quiet && !c->json)
 		fprintf(stderr, "xpile: MTU exceeds a frame: multi-buffer (XDP_USE_SG) on\n");
+	if (e->huge_need && !c->quiet)
+		fprintf(stderr,
+			"xpile: %ld free 2 MiB hugepages, %u needed for the UMEM; using 4 KiB pages (for hugepages: echo %ld > /proc/sys/vm/nr_hugepages)\n",
+			e->huge_free, e->huge_need, e->huge_want);
 	for (i = 0; i < e->nq; i++) {
 		const struct eng_q *q = &e->qs[i];
 		const struct xp_xsk *x = q->xsk;

@@ -149,6 +149,9 @@ struct engine {
 	} arenas[ENG_MAX_PORTS];
 	__u32 narenas;
 	__u32 page_size; /* UMEM page size chosen at set-up */
+	/* --hugepages auto fell back to 4 KiB pages: free, needed, the nr_hugepages to set */
+	long huge_free, huge_want;
+	__u32 huge_need;
 	struct xp_arena_buf umem_buf;
 	struct xp_mem mem;
 	bool mem_ok;
