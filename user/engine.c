@@ -965,7 +965,7 @@ int eng_run(struct engine *e)
 		while (!__atomic_load_n(&e->qs[i].c.fill_posted, __ATOMIC_RELAXED) &&
 		       eng_now_ns() < deadline)
 			usleep(100);
-	if (!status && (c->json || c->verbose))
+	if (!status && c->mode->needs_rx && (c->json || c->verbose))
 		report_slices(e);
 	if (!status) {
 		xskmap_set(e, true);
