@@ -168,7 +168,8 @@ int xp_mem_alloc(const struct xp_mem_opts *opts, struct xp_mem *out)
 	if (!m.base) {
 		m.size = (o->size + XP_PAGE_4K - 1) & ~(__u64)(XP_PAGE_4K - 1);
 		err = xp_memfd_map(m.size, false, false, &m.base, &m.fd);
-		if (err) {
+		if (err || !m.base) {
+			err = err ?: -ENOMEM;
 			m.base = NULL;
 			xp_err("memfd mapping of %llu bytes: %s\n", (unsigned long long)m.size,
 			       strerror(-err));

@@ -35,7 +35,7 @@ static void snap(struct mem_snap *s)
 	if (f) {
 		if (fscanf(f, "%lu %lu", &size, &res) != 2)
 			size = res = 0;
-		fclose(f);
+		(void)fclose(f); /* read only: nothing to lose */
 	}
 	s->vsz = (__u64)size * 4096;
 	s->rss = (__u64)res * 4096;
@@ -44,7 +44,7 @@ static void snap(struct mem_snap *s)
 	while (f && fgets(line, sizeof(line), f))
 		s->maps++;
 	if (f)
-		fclose(f);
+		(void)fclose(f); /* read only: nothing to lose */
 }
 
 static __u64 fd_backed(int fd)
