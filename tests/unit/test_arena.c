@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "xpile/log.h"
@@ -132,6 +133,29 @@ static void test_memfd_shared(void)
 	XT_EQ(m.fd, -1);
 }
 
+/* A carve of a node's arena has its pages on that node (node 0 exists everywhere). */
+static void test_numa_bind(void)
+{
+	struct xp_arena_opts o = { .sz = sizeof(o), .size = 16 * MiB, .numa_node = 0 };
+	struct xp_arena_buf b;
+	struct xp_arena *a;
+	int node = -1;
+
+	o.hugepages = XP_HUGE_NEVER;
+	XT_REQUIRE(xp_arena_create(&o, &a) == 0);
+	XT_EQ(xp_arena_mem(a)->numa_node, 0);
+	XT_REQUIRE(xp_arena_alloc(a, 3 * MiB, 0, &b) == 0);
+	/* get_mempolicy(MPOL_F_NODE | MPOL_F_ADDR): the node the page really is on. */
+	XT_EQ(syscall(SYS_get_mempolicy, &node, NULL, 0, (char *)b.base + 2 * MiB, 3), 0);
+	XT_EQ(node, 0);
+	XT_EQ(xp_arena_free(a, &b), 0);
+	xp_arena_destroy(a);
+	o.numa_node = 4000;
+	XT_REQUIRE(xp_arena_create(&o, &a) == 0);
+	XT_EQ(xp_arena_alloc(a, 4096, 0, &b), -EINVAL);
+	xp_arena_destroy(a);
+}
+
 static void test_full_and_bad(void)
 {
 	struct xp_arena_opts o = { .sz = sizeof(o), .size = 6 * MiB, .numa_node = -1 };
@@ -250,6 +274,7 @@ int main(void)
 	xp_set_log_fn(capture);
 	XT_RUN(test_lazy_carves);
 	XT_RUN(test_memfd_shared);
+	XT_RUN(test_numa_bind);
 	XT_RUN(test_full_and_bad);
 	XT_RUN(test_hugepages);
 	XT_RUN(test_auto_fallback);

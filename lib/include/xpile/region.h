@@ -125,7 +125,8 @@ XP_API void xp_arena_destroy(struct xp_arena *a);
 /*
  * Carves @bytes, backed and faulted in on the arena's node. -ENOMEM: no offset range
  * that long is free, or the pages are missing (hugepages: logged with the
- * `echo N > /proc/sys/vm/nr_hugepages` that fixes it); -EINVAL: @bytes 0 or NULL @out.
+ * `echo N > /proc/sys/vm/nr_hugepages` that fixes it); -EINVAL: @bytes 0 or NULL @out;
+ * mbind()'s negative errno when the arena's node cannot be bound (logged).
  */
 XP_API int xp_arena_alloc(struct xp_arena *a, __u64 bytes, __u32 hint, struct xp_arena_buf *out);
 /* Gives a carve's pages back to the kernel and its range to the region; -EINVAL if
