@@ -363,10 +363,11 @@ static int setup_memory(struct engine *e)
 
 /*
  * M3 per-core containers: worker i starts with slice i of the fill order
- * (xp_layout_core_slice()), which covers every channel and cache set evenly. The whole
- * pool goes to the workers' dealers, each its own slice, put last-first so the slice's
- * first frames are on top of the dealer's channel stacks and go to the fill rings
- * first; what the dealer spills stays in its cache and its home stripe.
+ * (xp_layout_core_slice()), which covers every channel and cache set evenly. Every
+ * frame leaves the pool and goes back to its worker's slice: the head of the slice into
+ * the dealer's channel stacks, last frame first so its first frames are dealt first,
+ * the rest into the worker's cache, which flushes what it cannot hold to its home
+ * stripe. Frames in a dealer or a cache are free frames: the ledger does not change.
  */
 static int deal_slices(struct engine *e)
 {
