@@ -19,6 +19,7 @@
 #include "xpile/deal.h"
 #include "xpile/ledger.h"
 #include "xpile/pile.h"
+#include "xpile/region.h"
 #include "xpile/steer.h"
 #include "xpile/umem.h"
 #include "xpile/xsk.h"
@@ -79,6 +80,7 @@ struct eng_worker {
 	struct xp_cache *cache;
 	struct xp_deal *deal; /* in front of cache: refills even over channels */
 	struct xp_ledger_acct *acct;
+	__u32 slice_first, slice_count; /* its M3 slice of the fill order (xpile/layout.h) */
 	__u64 next_tx_ns; /* txonly rate limit */
 	__u32 parked_gen; /* last audit generation this worker parked for */
 	bool done; /* txonly: sent its share and got every completion back */
@@ -140,6 +142,18 @@ struct engine {
 	__u32 nq;
 	struct eng_worker workers[ENG_MAX_WORKERS];
 	__u32 nworkers;
+	/* One arena per NUMA node; the UMEM is a carve of its port's node's arena, and e->mem
+	 * describes that carve (base, size, page size, node, the arena's memfd). */
+	struct {
+		int node;
+		struct xp_arena *a;
+	} arenas[ENG_MAX_PORTS];
+	__u32 narenas;
+	__u32 page_size; /* UMEM page size chosen at set-up */
+	/* --hugepages auto fell back to 4 KiB pages: free, needed, the nr_hugepages to set */
+	long huge_free, huge_want;
+	__u32 huge_need;
+	struct xp_arena_buf umem_buf;
 	struct xp_mem mem;
 	bool mem_ok;
 	struct xp_layout layout;
@@ -172,6 +186,8 @@ struct engine {
 #define ENG_BAD_INPUT 2
 #define ENG_PORT_FAILED 4 /* eng_run(): a port failed while running (watch.c) */
 int eng_setup(struct engine *e); /* 0, ENG_SETUP_FAILED or ENG_BAD_INPUT */
+/* Carves @bytes for a large buffer from the arena of NUMA node @node (-1: none). */
+int eng_carve(struct engine *e, int node, __u64 bytes, struct xp_arena_buf *out);
 int eng_run(struct engine *e); /* returns the process exit status */
 void eng_teardown(struct engine *e);
 __u64 eng_now_ns(void);
