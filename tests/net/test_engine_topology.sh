@@ -5,7 +5,7 @@
 # the engine says what its probe looked at and found (on a VM: nothing, 4 x 1 assumed,
 # with the options that would fix it). Bad values are one line and exit 2.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
 source tests/lib/engine.sh
 eng_require

@@ -143,7 +143,7 @@ out:
 
 int bench_region_umems(__u32 n, __u64 bytes, __u32 runs, enum xp_hugepages hp)
 {
-	struct umems_fig fa[101], fm[101];
+	struct umems_fig fa[101] = { 0 }, fm[101] = { 0 }; /* runs == 0 prints zeros */
 	double ua[101], um[101];
 	long hp0 = xp_hugepages_free();
 
