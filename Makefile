@@ -154,7 +154,7 @@ ifeq ($(SAN),fuzz)
 CC        := $(CLANG)
 SAN_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
              -fno-omit-frame-pointer
-fuzz-bins: $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/%)
+fuzz-bins: $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/%) $(BPF_OBJS)
 $(BUILD)/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(BUILD)/libxpile.a
 	$(CC) $(XP_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(XP_LDLIBS)
 endif

@@ -67,13 +67,13 @@ static int replay_dir(const char *dir, int *count)
 
 static int replay_path(const char *path, int *count)
 {
-	struct stat st;
+	struct stat sb;
 
-	if (stat(path, &st)) {
+	if (stat(path, &sb)) {
 		fprintf(stderr, "replay: %s: %s\n", path, strerror(errno));
 		return -1;
 	}
-	if (S_ISDIR(st.st_mode))
+	if (S_ISDIR(sb.st_mode))
 		return replay_dir(path, count);
 	(*count)++;
 	return replay_file(path);
