@@ -14,6 +14,8 @@
  *          every line, read whole, parses to the rule returned for it; a refusal names
  *          its line, and that line is wrong read whole (or holds a NUL, or is longer
  *          or has more words than a documented limit).
+ *   struct: a rule built field by field, as the language can say it, formats to text
+ *          that parses back to it.
  */
 #include <errno.h>
 #include <sched.h>
@@ -169,10 +171,10 @@ static void check_file(const uint8_t *d, size_t n)
 				copy[i] = ' ';
 		copy[eff] = 0;
 		argc = split(copy, argv, MAX_WORDS);
-		/* Over a limit: a NUL before any '#', a raw line over 1023 bytes (fgets splits
+		/* Over a limit: a NUL before any '#', a raw line of 1023 bytes or more (fgets(1024) splits
 		 * it, comment and all), more than 64 words. It tags whatever goes wrong from
 		 * here on. */
-		bool l_nul = memchr(line, 0, eff) != NULL, l_lng = len > 1023, l_many = argc > 64;
+		bool l_nul = memchr(line, 0, eff) != NULL, l_lng = len >= 1023, l_many = argc > 64;
 		bool lim = l_nul || l_lng || l_many;
 
 		nul |= l_nul;
@@ -237,6 +239,73 @@ static void check_file(const uint8_t *d, size_t n)
 			 excused ? " (over a limit)" : "");
 }
 
+/* Any rule the language can say (fields it does not constrain zeroed) formats to text
+ * that parses back to it. */
+static void check_struct(const uint8_t *d, size_t n)
+{
+	struct fuzz_in in = { d, n };
+	struct xp_rule r, r2;
+	char fmt[512], *argv[MAX_WORDS], err[256];
+	int argc;
+
+	memset(&r, 0, sizeof(r));
+	r.prio = fuzz_u8(&in) & 1 ? fuzz_u32(&in) : fuzz_u8(&in);
+	r.fields = fuzz_u8(&in);
+	if (r.fields & XP_RF_QUEUE)
+		r.queue = fuzz_u8(&in);
+	if (r.fields & XP_RF_VLAN)
+		r.vlan = fuzz_u16(&in) & 0x0fff;
+	if (r.fields & XP_RF_ETHTYPE)
+		r.ethertype = fuzz_u16(&in);
+	if (r.fields & (XP_RF_SRC | XP_RF_DST)) {
+		r.family = fuzz_u8(&in) & 1 ? 6 : 4;
+		if (fuzz_u8(&in) & 1) {
+			r.fields |= XP_RF_ETHTYPE;
+			r.ethertype = r.family == 4 ? 0x0800 : 0x86dd;
+		}
+	}
+	if (r.fields & XP_RF_SRC) {
+		r.src_len = fuzz_u8(&in) % (r.family == 4 ? 33 : 129);
+		for (int i = 0; i < (r.family == 4 ? 4 : 16); i++)
+			r.src[i] = fuzz_u8(&in);
+	}
+	if (r.fields & XP_RF_DST) {
+		r.dst_len = fuzz_u8(&in) % (r.family == 4 ? 33 : 129);
+		for (int i = 0; i < (r.family == 4 ? 4 : 16); i++)
+			r.dst[i] = fuzz_u8(&in);
+	}
+	if (r.fields & XP_RF_L4PROTO)
+		r.l4proto = fuzz_u8(&in);
+	if (r.fields & XP_RF_SPORT) {
+		r.sport_lo = fuzz_u16(&in);
+		r.sport_hi = fuzz_u8(&in) & 1 ? r.sport_lo : fuzz_u16(&in);
+	}
+	if (r.fields & XP_RF_DPORT) {
+		r.dport_lo = fuzz_u16(&in);
+		r.dport_hi = fuzz_u8(&in) & 1 ? r.dport_lo : fuzz_u16(&in);
+	}
+	r.action.kind = fuzz_u8(&in) % XP_ACT_MAX;
+	if (r.action.kind == XP_ACT_REDIRECT)
+		r.action.ifindex = fuzz_u8(&in) & 1 ? 1 : fuzz_u32(&in);
+	if (r.action.kind == XP_ACT_XSK && fuzz_u8(&in) & 1) {
+		r.action.flags = XP_ACT_F_SLOT;
+		r.action.slot = fuzz_u8(&in) % XP_STEER_XSK_SLOTS;
+	}
+	/* what the language cannot say: a contradiction, an empty range, no interface */
+	if (((r.fields & XP_RF_ETHTYPE) && (r.fields & (XP_RF_SRC | XP_RF_DST)) &&
+	     r.ethertype != (r.family == 4 ? 0x0800 : 0x86dd)) ||
+	    r.sport_lo > r.sport_hi || r.dport_lo > r.dport_hi ||
+	    (r.action.kind == XP_ACT_REDIRECT && !r.action.ifindex))
+		return;
+	FUZZ_CHECK(xp_rule_format(&r, fmt, sizeof(fmt)) > 0, "format");
+	argc = split(fmt, argv, MAX_WORDS);
+	err[0] = 0;
+	FUZZ_CHECK(!xp_rule_parse(argc, argv, &r2, err, sizeof(err)),
+		   "formatted rule does not parse: %s", err);
+	xp_rule_format(&r, fmt, sizeof(fmt));
+	FUZZ_CHECK(!memcmp(&r, &r2, sizeof(r)), "'%s' parses to another rule", fmt);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	/* Own network namespace when allowed: interface names and indexes ("redirect")
@@ -255,6 +324,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (data[0] & 1) {
 		check_file(data + 1, size - 1);
+		return 0;
+	}
+	if (data[0] & 2) {
+		check_struct(data + 1, size - 1);
 		return 0;
 	}
 	memcpy(text, data + 1, size - 1);

@@ -13,8 +13,12 @@
  * redirect, xsk, xsk slot). No AF_XDP socket is registered, so XSK verdicts are the
  * documented fallback: PASS, counted under xsk_nosock and pass.
  *
- * Input: byte 0 picks the RX queue and raw (the rest is the frame) or generated (the
- * rest drives a frame builder, a cut and a few byte flips).
+ * Both entry points run: xp_steer (single buffer, counts data_end - data) on one veth
+ * and xp_steer_frags (counts bpf_xdp_get_buff_len()) on the other, frames of one
+ * buffer (multi-buffer frames are not generated).
+ *
+ * Input: byte 0 picks the RX queue, the program, and raw (the rest is the frame) or
+ * generated (the rest drives a frame builder, a cut and a few byte flips).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -60,17 +64,24 @@ static const char *const rule_text[] = {
 };
 #define NRULES (sizeof(rule_text) / sizeof(rule_text[0]))
 
-static struct xp_steer *st;
+/* Both entry points: xp_steer on xpf0, xp_steer_frags (xdp.frags) on xpf1. */
+static struct target {
+	const char *ifname;
+	int frags;
+	struct xp_steer *st;
+	int ifindex;
+} targets[2] = { { "xpf0", -1, NULL, 0 }, { "xpf1", 1, NULL, 0 } }, *tgt = &targets[0];
 static struct xp_rule rules[NRULES];
 static const struct xp_action dflt = { .kind = XP_ACT_TX }, perr_act = { .kind = XP_ACT_DROP };
-static int ifindex;
 static unsigned long known_ip6_ext6;
 
 static void cleanup(void)
 {
-	if (st)
-		xp_steer_close(st, true);
-	st = NULL;
+	for (int i = 0; i < 2; i++) {
+		if (targets[i].st)
+			xp_steer_close(targets[i].st, true);
+		targets[i].st = NULL;
+	}
 }
 
 /* ---- the reference, from docs/steer.md ---- */
@@ -501,13 +512,13 @@ static __u32 gen_frame(struct fuzz_in *in, __u8 *b)
 static int prog_run(const __u8 *b, __u32 len, __u32 queue, int *retval)
 {
 	struct xdp_md ctx = { .data_end = len,
-			      .ingress_ifindex = ifindex,
+			      .ingress_ifindex = tgt->ifindex,
 			      .rx_queue_index = queue };
 	static __u8 out[MAX_FRAME + 512];
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = b, .data_size_in = len, .data_out = out,
 		    .data_size_out = sizeof(out), .ctx_in = &ctx, .ctx_size_in = sizeof(ctx),
 		    .repeat = 1);
-	int err = bpf_prog_test_run_opts(xp_steer_prog_fd(st), &o);
+	int err = bpf_prog_test_run_opts(xp_steer_prog_fd(tgt->st), &o);
 
 	*retval = (int)o.retval;
 	return err;
@@ -523,8 +534,9 @@ static void snap_read(struct snap *sn)
 	struct xp_rule got[NRULES];
 	__u32 n = 0;
 
-	FUZZ_CHECK(!xp_steer_stats_read(st, &sn->s), "stats read");
-	FUZZ_CHECK(!xp_steer_rules_get(st, got, sn->rc, NRULES, &n) && n == NRULES, "rules get");
+	FUZZ_CHECK(!xp_steer_stats_read(tgt->st, &sn->s), "stats read");
+	FUZZ_CHECK(!xp_steer_rules_get(tgt->st, got, sn->rc, NRULES, &n) && n == NRULES,
+		   "rules get");
 }
 
 static const char *const verdict_names[XP_CNT_MAX] = { "pass",	   "drop",	 "tx",
@@ -534,7 +546,8 @@ static const char *const verdict_names[XP_CNT_MAX] = { "pass",	   "drop",	 "tx",
 static void dump(const __u8 *b, __u32 len, __u32 queue, const struct ref *r, const struct expect *e,
 		 int retval, const struct snap *a, const struct snap *z)
 {
-	fprintf(stderr, "frame (%u bytes, queue %u):", len, queue);
+	fprintf(stderr, "frame (%u bytes, queue %u, %s):", len, queue,
+		tgt->frags > 0 ? "xp_steer_frags" : "xp_steer");
 	for (__u32 i = 0; i < len && i < 160; i++)
 		fprintf(stderr, "%s%02x", i % 32 ? "" : "\n  ", b[i]);
 	fprintf(stderr,
@@ -602,11 +615,43 @@ static void check_frame(const __u8 *b, __u32 len, __u32 queue)
 		   r.family == 6 && r.n6ext == 6 ? " [steer-ip6-ext6]" : "");
 }
 
+static int open_target(struct target *t)
+{
+	struct xp_steer_opts o = { .sz = sizeof(o), .ifname = t->ifname, .frags = t->frags };
+	struct xp_rule got[NRULES];
+	__u32 n = 0;
+	int rc;
+
+	t->ifindex = (int)if_nametoindex(t->ifname);
+	rc = xp_steer_open(&o, &t->st);
+	if (rc) {
+		/* a load or verifier failure is a failure, never a skip */
+		fprintf(stderr, "fuzz_steer: cannot load the steer program on %s: %s\n", t->ifname,
+			strerror(-rc));
+		return -1;
+	}
+	if (xp_steer_rules_replace(t->st, rules, NRULES) ||
+	    xp_steer_default_set(t->st, &dflt, &perr_act)) {
+		fprintf(stderr, "fuzz_steer: cannot install the rules on %s\n", t->ifname);
+		return -1;
+	}
+	/* What is in force is what the reference uses (ids assigned, order kept). */
+	if (xp_steer_rules_get(t->st, got, NULL, NRULES, &n) || n != NRULES)
+		return -1;
+	for (__u32 i = 0; i < NRULES; i++) {
+		rules[i].id = got[i].id;
+		if (memcmp(&rules[i], &got[i], sizeof(got[i]))) {
+			fprintf(stderr, "fuzz_steer: rule %u in force differs from '%s'\n", i,
+				rule_text[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int setup(void)
 {
-	struct xp_steer_opts o = { .sz = sizeof(o), .ifname = "xpf0", .frags = -1 };
 	char err[256];
-	int rc;
 
 	if (geteuid()) {
 		fprintf(stderr, "SKIP: fuzz_steer needs root (BPF_PROG_TEST_RUN, a veth)\n");
@@ -635,7 +680,6 @@ static int setup(void)
 		fprintf(stderr, "fuzz_steer: cannot create a veth pair (iproute2?)\n");
 		return -1;
 	}
-	ifindex = (int)if_nametoindex("xpf0");
 	for (__u32 i = 0; i < NRULES; i++) {
 		char buf[256], *argv[32], *sp, *t;
 		int argc = 0;
@@ -648,33 +692,11 @@ static int setup(void)
 			return -1;
 		}
 	}
-	rc = xp_steer_open(&o, &st);
-	if (rc) {
-		/* a load or verifier failure is a failure, never a skip */
-		fprintf(stderr, "fuzz_steer: cannot load the steer program: %s\n", strerror(-rc));
-		return -1;
-	}
 	atexit(cleanup);
 	xp_fuzz_on_fail = cleanup;
-	if (xp_steer_rules_replace(st, rules, NRULES) ||
-	    xp_steer_default_set(st, &dflt, &perr_act)) {
-		fprintf(stderr, "fuzz_steer: cannot install the rules\n");
-		return -1;
-	}
-	/* What is in force is what the reference uses (ids assigned, order kept). */
-	struct xp_rule got[NRULES];
-	__u32 n = 0;
-
-	if (xp_steer_rules_get(st, got, NULL, NRULES, &n) || n != NRULES)
-		return -1;
-	for (__u32 i = 0; i < NRULES; i++) {
-		rules[i].id = got[i].id;
-		if (memcmp(&rules[i], &got[i], sizeof(got[i]))) {
-			fprintf(stderr, "fuzz_steer: rule %u in force differs from '%s'\n", i,
-				rule_text[i]);
+	for (int i = 0; i < 2; i++)
+		if (open_target(&targets[i]))
 			return -1;
-		}
-	}
 	return 0;
 }
 
@@ -693,6 +715,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct fuzz_in in = { data, size };
 	__u8 k = fuzz_u8(&in);
 	__u32 queue = k & (NQUEUES - 1), len;
+
+	tgt = &targets[k >> 3 & 1];
 
 	if (k & 4) { /* raw */
 		len = in.n < MAX_FRAME ? (__u32)in.n : MAX_FRAME;
