@@ -147,7 +147,9 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TLIB_OBJS) $(BUILD)/libxpile.a
 # runs each for N seconds (default 20) from its seed corpus tests/fuzz/corpus/NAME/,
 # failing on any crash or broken property; FUZZ=NAME runs one. The corpora are also
 # replayed by the regular suites (tests/unit/test_fuzz_*.c, tests/bpf/test_fuzz_*.c).
-FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+# fuzz_cli needs tools/cli (the command-line framework); without it there is nothing to fuzz.
+FUZZ_SRCS := $(filter-out $(if $(wildcard tools/cli/cli.c),,tests/fuzz/fuzz_cli.c),\
+             $(wildcard tests/fuzz/fuzz_*.c))
 SECONDS   ?= 20
 FUZZ      ?=
 ifeq ($(SAN),fuzz)

@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 /* Called before abort(): a target holding kernel state (pins) releases it here. */
-static void (*xp_fuzz_on_fail)(void);
+static void (*xp_fuzz_on_fail)(void) __attribute__((unused));
 
 #define FUZZ_CHECK(cond, ...)                                                                   \
 	do {                                                                                    \

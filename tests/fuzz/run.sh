@@ -32,6 +32,10 @@ for n in "${names[@]}"; do
 		failed=1
 		continue
 	fi
+	if [ "$n" = cli ] && [ ! -f tools/cli/cli.c ]; then
+		echo "fuzz $n: not applicable (tools/cli is not in this tree)"
+		continue
+	fi
 	if [ "$n" = steer ] && [ "$(id -u)" != 0 ]; then
 		echo "fuzz $n: SKIP (needs root: BPF_PROG_TEST_RUN)"
 		skipped=$((skipped + 1))
