@@ -162,7 +162,7 @@ $(BUILD)/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(BUILD)/libxpile.a
 	$(CC) $(XP_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(XP_LDLIBS)
 endif
 
-fuzz:
+fuzz: deps
 	$(MAKE) SAN=fuzz fuzz-bins
 	tests/fuzz/run.sh $(SECONDS) $(FUZZ)
 

@@ -96,7 +96,9 @@ static void check_words(char *text)
 		snprintf(alt, sizeof(alt), hex ? "0x0%s" : "0%s", digits);
 		argv[i] = alt;
 		rc = xp_rule_parse(argc, argv, &r2, err, sizeof(err));
-		FUZZ_CHECK_KNOWN("rule-octal", !rc && !memcmp(&r, &r2, sizeof(r)),
+		/* a word over the parser's 31-byte limit may be refused, never misread */
+		FUZZ_CHECK_KNOWN("rule-octal",
+				 (rc && strlen(alt) > 31) || (!rc && !memcmp(&r, &r2, sizeof(r))),
 				 "word %d '%s' written '%s' gives another rule (or none: %s)", i,
 				 keep, alt, rc ? err : "");
 		snprintf(alt, sizeof(alt), "+%s", keep);

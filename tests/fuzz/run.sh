@@ -9,7 +9,7 @@
 # root (steer) is skipped without it, and that skip fails the run when CI=true.
 #   usage: tests/fuzz/run.sh [SECONDS] [NAME...]
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 
 secs=${1:-20}
 shift || true
@@ -55,7 +55,7 @@ for n in "${names[@]}"; do
 		grep -E 'PROPERTY BROKEN|ERROR: (Address|Undefined|libFuzzer)|runtime error|SUMMARY|Test unit written' "$log" | head -8
 		failed=1
 	else
-		echo "fuzz $n: ok, ${secs}s, ${execs:-?} executions, ${cov:-cov ?}, corpus $(ls "$work" | wc -l) + $(ls "$seeds" | wc -l) seeds"
+		echo "fuzz $n: ok, ${secs}s, ${execs:-?} executions, ${cov:-cov ?}, corpus $(find "$work" -type f | wc -l) + $(find "$seeds" -type f | wc -l) seeds"
 	fi
 done
 echo "fuzz: $ran run, $failed failed, $skipped skipped"
