@@ -183,22 +183,26 @@ static void check_file(const uint8_t *d, size_t n)
 		lng |= l_lng;
 		many |= l_many;
 
-		if (!argc && !lim)
-			continue;
-		if (k >= FILE_RULES) {
-			bad_line = lineno;
-			break;
-		}
-		if (lim) {
-			/* Either refused here, or read whole and right. */
-			if (rc && !bad_line) {
+		/* Over a limit, a line may be refused (the refusal naming it), or else must be
+		 * read whole and right like any other. */
+		if (lim && rc && !bad_line) {
+			char here[32];
+
+			snprintf(here, sizeof(here), "line %u:", lineno);
+			if (strstr(err, here)) {
 				bad_line = lineno;
 				excused = true;
 				break;
 			}
 		}
+		if (!argc)
+			continue;
+		if (k >= FILE_RULES) {
+			bad_line = lineno;
+			break;
+		}
 		lerr[0] = 0;
-		if (!argc || xp_rule_parse(argc, argv, &r, lerr, sizeof(lerr))) {
+		if (xp_rule_parse(argc, argv, &r, lerr, sizeof(lerr))) {
 			bad_line = lineno;
 			break;
 		}

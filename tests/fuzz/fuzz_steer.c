@@ -70,8 +70,14 @@ static struct target {
 	int frags;
 	struct xp_steer *st;
 	int ifindex;
-} targets[2] = { { "xpf0", -1, NULL, 0 }, { "xpf1", 1, NULL, 0 } }, *tgt = &targets[0];
-static struct xp_rule rules[NRULES];
+	int set; /* sets[set] is in force */
+	unsigned long execs;
+	struct xp_rule inforce[NRULES]; /* as read back: evaluation order, ids */
+} targets[2] = { { .ifname = "xpf0", .frags = -1 }, { .ifname = "xpf1", .frags = 1 } },
+  *tgt = &targets[0];
+/* Set 0 is rule_text; set 1 the same rules in reverse priority with other actions. Every
+ * 4096 frames a target switches sets: cached verdicts of the old set must not count. */
+static struct xp_rule sets[2][NRULES];
 static const struct xp_action dflt = { .kind = XP_ACT_TX }, perr_act = { .kind = XP_ACT_DROP };
 static unsigned long known_ext7;
 
@@ -319,9 +325,9 @@ static void ref_classify(const __u8 *b, __u32 len, __u32 queue, struct expect *e
 		return;
 	}
 	for (__u32 i = 0; i < NRULES; i++)
-		if (ref_match(&rules[i], r, queue)) {
+		if (ref_match(&tgt->inforce[i], r, queue)) {
 			e->rule = (int)i;
-			ref_act(&rules[i].action, e);
+			ref_act(&tgt->inforce[i].action, e);
 			return;
 		}
 	e->verdict[XP_CNT_DEFAULT]++;
@@ -565,8 +571,12 @@ static void dump(const __u8 *b, __u32 len, __u32 queue, const struct ref *r, con
 				(unsigned long long)e->perr[i],
 				(unsigned long long)(z->s.parse_err[i] - a->s.parse_err[i]));
 	for (__u32 i = 0; i < NRULES; i++)
-		if (z->rc[i].packets != a->rc[i].packets)
-			fprintf(stderr, "  rule %u (%s) counted\n", i, rule_text[i]);
+		if (z->rc[i].packets != a->rc[i].packets) {
+			char txt[512];
+
+			xp_rule_format(&tgt->inforce[i], txt, sizeof(txt));
+			fprintf(stderr, "  rule %u (%s, set %d) counted\n", i, txt, tgt->set);
+		}
 }
 
 static void check_frame(const __u8 *b, __u32 len, __u32 queue)
@@ -616,11 +626,20 @@ static void check_frame(const __u8 *b, __u32 len, __u32 queue)
 		   ext7 ? " [steer-ip6-ext7]" : "");
 }
 
+static int use_set(struct target *t, int set)
+{
+	__u32 n = 0;
+
+	if (xp_steer_rules_replace(t->st, sets[set], NRULES) ||
+	    xp_steer_rules_get(t->st, t->inforce, NULL, NRULES, &n) || n != NRULES)
+		return -1;
+	t->set = set;
+	return 0;
+}
+
 static int open_target(struct target *t)
 {
 	struct xp_steer_opts o = { .sz = sizeof(o), .ifname = t->ifname, .frags = t->frags };
-	struct xp_rule got[NRULES];
-	__u32 n = 0;
 	int rc;
 
 	t->ifindex = (int)if_nametoindex(t->ifname);
@@ -631,17 +650,16 @@ static int open_target(struct target *t)
 			strerror(-rc));
 		return -1;
 	}
-	if (xp_steer_rules_replace(t->st, rules, NRULES) ||
-	    xp_steer_default_set(t->st, &dflt, &perr_act)) {
+	if (xp_steer_default_set(t->st, &dflt, &perr_act) || use_set(t, 0)) {
 		fprintf(stderr, "fuzz_steer: cannot install the rules on %s\n", t->ifname);
 		return -1;
 	}
-	/* What is in force is what the reference uses (ids assigned, order kept). */
-	if (xp_steer_rules_get(t->st, got, NULL, NRULES, &n) || n != NRULES)
-		return -1;
+	/* What is in force is what rule_text says (ids assigned, order kept). */
 	for (__u32 i = 0; i < NRULES; i++) {
-		rules[i].id = got[i].id;
-		if (memcmp(&rules[i], &got[i], sizeof(got[i]))) {
+		struct xp_rule want = sets[0][i];
+
+		want.id = t->inforce[i].id;
+		if (memcmp(&want, &t->inforce[i], sizeof(want))) {
 			fprintf(stderr, "fuzz_steer: rule %u in force differs from '%s'\n", i,
 				rule_text[i]);
 			return -1;
@@ -688,9 +706,23 @@ static int setup(void)
 		snprintf(buf, sizeof(buf), "%s", rule_text[i]);
 		for (t = strtok_r(buf, " ", &sp); t && argc < 32; t = strtok_r(NULL, " ", &sp))
 			argv[argc++] = t;
-		if (xp_rule_parse(argc, argv, &rules[i], err, sizeof(err))) {
+		if (xp_rule_parse(argc, argv, &sets[0][i], err, sizeof(err))) {
 			fprintf(stderr, "fuzz_steer: rule '%s': %s\n", rule_text[i], err);
 			return -1;
+		}
+		sets[1][i] = sets[0][i];
+		sets[1][i].prio = 100 - sets[0][i].prio;
+		switch (sets[0][i].action.kind) {
+		case XP_ACT_PASS:
+			sets[1][i].action.kind = XP_ACT_DROP;
+			break;
+		case XP_ACT_DROP:
+			sets[1][i].action.kind = XP_ACT_TX;
+			break;
+		case XP_ACT_TX:
+		case XP_ACT_XSK:
+			memset(&sets[1][i].action, 0, sizeof(sets[1][i].action)); /* pass */
+			break;
 		}
 	}
 	atexit(cleanup);
@@ -718,6 +750,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	__u32 queue = k & (NQUEUES - 1), len;
 
 	tgt = &targets[k >> 3 & 1];
+	if (!(++tgt->execs % 4096))
+		FUZZ_CHECK(!use_set(tgt, !tgt->set), "rule set replace on %s", tgt->ifname);
 
 	if (k & 4) { /* raw */
 		len = in.n < MAX_FRAME ? (__u32)in.n : MAX_FRAME;
