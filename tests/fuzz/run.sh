@@ -29,7 +29,7 @@ for n in "${names[@]}"; do
 	bin=build/fuzz/fuzz_$n seeds=tests/fuzz/corpus/$n work=build/fuzz/corpus/$n
 	if [ ! -x "$bin" ]; then
 		echo "fuzz: $bin is not built; run: make SAN=fuzz fuzz-bins" >&2
-		failed=1
+		failed=$((failed + 1))
 		continue
 	fi
 	if [ "$n" = cli ] && [ ! -f tools/cli/cli.c ]; then
@@ -53,7 +53,7 @@ for n in "${names[@]}"; do
 	if [ $rc -ne 0 ]; then
 		echo "fuzz $n: FAILED (exit $rc) after ${execs:-?} executions; log $log:"
 		grep -E 'PROPERTY BROKEN|ERROR: (Address|Undefined|libFuzzer)|runtime error|SUMMARY|Test unit written' "$log" | head -8
-		failed=1
+		failed=$((failed + 1))
 	else
 		echo "fuzz $n: ok, ${secs}s, ${execs:-?} executions, ${cov:-cov ?}, corpus $(find "$work" -type f | wc -l) + $(find "$seeds" -type f | wc -l) seeds"
 	fi
