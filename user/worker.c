@@ -62,7 +62,7 @@ static inline bool desc_ok(const struct engine *e, const struct xdp_desc *d)
 	__u64 handle = xp_layout_handle(&e->layout, d->addr);
 	__u64 data = xp_layout_data(&e->layout, d->addr);
 
-	return handle < e->layout.area_size && data >= handle &&
+	return handle <= e->layout.area_size - e->layout.chunk_size && data >= handle &&
 	       data + d->len <= handle + e->layout.chunk_size && d->len <= e->layout.chunk_size;
 }
 
@@ -70,7 +70,7 @@ __u32 eng_rx(struct eng_worker *w, struct eng_q *q, struct xdp_desc *out, __u32 
 {
 	struct engine *e = w->e;
 	struct xp_ring *rx = &q->xsk->rx;
-	__u32 n, idx, i, k = 0, bad = 0, last = 0, ring_last = 0;
+	__u32 n, idx, i, k = 0, bad = 0, bad_last = 0, last = 0, ring_last = 0;
 	__u64 bytes = 0, bytes_last = 0;
 
 	n = xp_ring_cons_peek(rx, max, &idx);
@@ -89,6 +89,7 @@ __u32 eng_rx(struct eng_worker *w, struct eng_q *q, struct xdp_desc *out, __u32 
 			last = k;
 			ring_last = i + 1;
 			bytes_last = bytes;
+			bad_last = bad;
 			q->c.rx_packets++;
 		}
 	}
@@ -98,6 +99,7 @@ __u32 eng_rx(struct eng_worker *w, struct eng_q *q, struct xdp_desc *out, __u32 
 		rx->cached_cons -= n - ring_last;
 		k = last;
 		bytes = bytes_last;
+		bad = bad_last; /* the rest are read, and counted, again next time */
 	}
 	q->c.rx_bytes += bytes;
 	q->c.rx_descs += k;
