@@ -246,19 +246,21 @@ static bool drained(struct eng_worker *w)
 }
 
 /* Test hook: the ledger must catch a frame that vanishes and one that is freed while
- * still in a fill ring; the exit audit then fails and the engine exits 3. */
+ * still in a fill ring, while running (the live audit) and at exit (exit status 3).
+ * Fired once, as soon as the fill ring holds frames (txonly: at once). */
 static void inject_fault(struct eng_worker *w)
 {
 	struct xp_ring *fill;
 	__u64 h;
 
 	if (w->e->cfg.fault == ENG_FAULT_LOSE) {
-		xp_deal_get(w->deal, &h, 1);
+		w->fault_done = !xp_deal_get(w->deal, &h, 1);
 	} else if (w->e->cfg.fault == ENG_FAULT_TWICE && w->nq) {
 		fill = &w->q[0]->xsk->fill;
-		if (fill->cached_prod != *fill->consumer) {
+		if (fill->cached_prod != __atomic_load_n(fill->consumer, __ATOMIC_ACQUIRE)) {
 			h = *xp_ring_addr(fill, fill->cached_prod - 1);
 			xp_deal_put(w->deal, &h, 1);
+			w->fault_done = true;
 		}
 	}
 }
@@ -348,6 +350,10 @@ void *eng_worker_main(void *arg)
 	spin_init(&sp);
 
 	for (;;) {
+		/* Between turns this worker holds no frame: the live audit's cut. */
+		if (__builtin_expect(__atomic_load_n(&e->cut_gen, __ATOMIC_ACQUIRE) != w->cut.gen,
+				     0))
+			eng_cut_take(w);
 		if (__atomic_load_n(&e->paused, __ATOMIC_ACQUIRE))
 			park(w);
 		if (__atomic_load_n(&e->stop, __ATOMIC_ACQUIRE)) {
@@ -371,6 +377,8 @@ void *eng_worker_main(void *arg)
 				xp_xsk_wake_rx(q->xsk);
 			work += m->poll(w, q);
 		}
+		if (__builtin_expect(e->cfg.fault && !w->fault_done, 0))
+			inject_fault(w);
 		if (w->done)
 			break;
 		if (work) {
@@ -389,7 +397,7 @@ void *eng_worker_main(void *arg)
 	}
 	if (sp.fd >= 0)
 		close(sp.fd);
-	inject_fault(w);
+	__atomic_store_n(&w->exited, true, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&e->finished, 1, __ATOMIC_ACQ_REL);
 	return NULL;
 }
