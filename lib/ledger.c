@@ -8,6 +8,11 @@
 #include "opts_internal.h"
 #include "xpile/ledger.h"
 
+/* Each account on lines of its own: workers moving frames never share a cache line. */
+struct acct_slot {
+	struct xp_ledger_acct a;
+} __attribute__((aligned(128)));
+
 struct xp_ledger {
 	__u32 nframes;
 	__u32 max_accts;
@@ -20,7 +25,7 @@ struct xp_ledger {
 	__u64 bad; /* bad transitions (atomic) */
 	__u64 (*handle_of)(void *ctx, __u64 addr);
 	void *ctx;
-	struct xp_ledger_acct *accts;
+	struct acct_slot *accts;
 };
 
 static const char *const place_names[XP_PLACE_MAX] = {
@@ -92,9 +97,10 @@ int xp_ledger_create(const struct xp_ledger_opts *opts, struct xp_ledger **out)
 	l->debug = o->debug;
 	l->handle_of = o->handle_of;
 	l->ctx = o->ctx;
-	l->accts = calloc(l->max_accts, sizeof(*l->accts));
+	l->accts = aligned_alloc(128, sizeof(*l->accts) * l->max_accts);
 	if (!l->accts)
 		goto nomem;
+	memset(l->accts, 0, sizeof(*l->accts) * l->max_accts);
 	memcpy(sorted, o->handles, sizeof(__u64) * o->nframes);
 	qsort(sorted, o->nframes, sizeof(__u64), cmp_u64);
 	err = pick_shift(sorted, o->nframes, &l->shift);
@@ -145,7 +151,7 @@ int xp_ledger_acct_new(struct xp_ledger *l, struct xp_ledger_acct **out)
 
 	if (l->naccts >= l->max_accts)
 		return -ENOSPC;
-	a = &l->accts[l->naccts++];
+	a = &l->accts[l->naccts++].a;
 	a->ledger = l;
 	a->state = l->state;
 	a->nslots = l->nslots;
@@ -230,7 +236,7 @@ __u64 xp_ledger_moved(const struct xp_ledger *l)
 	__u64 sum = 0;
 
 	for (__u32 a = 0; a < l->naccts; a++)
-		sum += __atomic_load_n(&l->accts[a].moved, __ATOMIC_RELAXED);
+		sum += __atomic_load_n(&l->accts[a].a.moved, __ATOMIC_RELAXED);
 	return sum;
 }
 
@@ -296,7 +302,7 @@ int xp_ledger_audit(struct xp_ledger *l, const __s64 observed[XP_PLACE_MAX],
 	r->place[XP_PLACE_FREE] = l->nframes;
 	for (__u32 a = 0; a < l->naccts; a++)
 		for (int p = 0; p < XP_PLACE_MAX; p++)
-			r->place[p] += l->accts[a].n[p];
+			r->place[p] += l->accts[a].a.n[p];
 	check_places(l, observed, r);
 	for (int p = 0; p < XP_PLACE_MAX; p++)
 		if (r->state[p] != r->place[p])
