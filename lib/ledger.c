@@ -214,6 +214,15 @@ __u32 xp_ledger_check(struct xp_ledger_acct *a, enum xp_place from, enum xp_plac
 	return bad;
 }
 
+void xp_ledger_stray(struct xp_ledger_acct *a, __u64 addr, enum xp_place to)
+{
+	if (a->debug)
+		return;
+	if (log_bad(a->ledger))
+		xp_err("ledger: move to %s of %#llx: not a frame of this UMEM\n", xp_place_name(to),
+		       (unsigned long long)addr);
+}
+
 __u32 xp_ledger_frames_in(struct xp_ledger *l, enum xp_place p, __u64 *out, __u32 max)
 {
 	__u32 n = 0;
@@ -330,7 +339,9 @@ int xp_ledger_audit_live(struct xp_ledger *l, const struct xp_ledger_cut *cuts, 
 		moved += cuts[a].moved;
 	}
 	check_places(l, observed, r);
-	/* Read after the scan: every frame whose byte differs from the cut moved since. */
+	/* Read after the scan: every frame whose byte differs from the cut moved since,
+	 * and its move was counted before its byte was written. */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	r->slack = xp_ledger_moved(l) - moved;
 	for (int p = 0; p < XP_PLACE_MAX; p++) {
 		__s64 d = r->state[p] - r->place[p];

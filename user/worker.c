@@ -23,6 +23,7 @@ __u32 eng_refill(struct eng_worker *w, struct eng_q *q)
 	__u32 batch = w->e->cfg.batch, total = 0, n, idx, i;
 	__u32 held = (__u32)(q->c.fill_posted - q->c.rx_descs), cap = w->e->fill_cap;
 	__u32 room = held < cap ? cap - held : 0;
+	struct xp_ledger_map m = xp_ledger_map_get(w->acct);
 
 	while (total < room && (n = xp_ring_prod_free(fill, batch)) > 0) {
 		if (n > batch)
@@ -38,9 +39,12 @@ __u32 eng_refill(struct eng_worker *w, struct eng_q *q)
 			break;
 		}
 		xp_ring_prod_reserve(fill, n, &idx);
-		for (i = 0; i < n; i++)
+		xp_ledger_count(w->acct, XP_PLACE_FREE, XP_PLACE_FILL, w->scratch, n,
+				sizeof(__u64));
+		for (i = 0; i < n; i++) {
 			*xp_ring_addr(fill, idx + i) = w->scratch[i];
-		xp_ledger_move(w->acct, XP_PLACE_FREE, XP_PLACE_FILL, w->scratch, n);
+			xp_ledger_mark(&m, w->scratch[i], XP_PLACE_FILL);
+		}
 		total += n;
 		if (total >= 4 * batch)
 			break;
@@ -70,6 +74,7 @@ __u32 eng_rx(struct eng_worker *w, struct eng_q *q, struct xdp_desc *out, __u32 
 {
 	struct engine *e = w->e;
 	struct xp_ring *rx = &q->xsk->rx;
+	struct xp_ledger_map m = xp_ledger_map_get(w->acct);
 	__u32 n, idx, i, k = 0, bad = 0, last = 0, ring_last = 0;
 	__u64 bytes = 0, bytes_last = 0;
 
@@ -103,18 +108,24 @@ __u32 eng_rx(struct eng_worker *w, struct eng_q *q, struct xdp_desc *out, __u32 
 	q->c.rx_descs += k;
 	xp_ring_cons_release(rx);
 	q->c.bad_descs += bad;
-	xp_ledger_move_strided(w->acct, XP_PLACE_FILL, XP_PLACE_APP, out, k, sizeof(*out));
+	/* Counted once k is known, and before the bytes (xp_ledger_count()). */
+	xp_ledger_count(w->acct, XP_PLACE_FILL, XP_PLACE_APP, out, k, sizeof(*out));
+	for (i = 0; i < k; i++)
+		xp_ledger_mark(&m, out[i].addr, XP_PLACE_APP);
 	return k;
 }
 
 void eng_free_descs(struct eng_worker *w, const struct xdp_desc *d, __u32 n)
 {
 	const struct xp_layout *l = &w->e->layout;
+	struct xp_ledger_map m = xp_ledger_map_get(w->acct);
 	__u32 i;
 
-	for (i = 0; i < n; i++)
+	xp_ledger_count(w->acct, XP_PLACE_APP, XP_PLACE_FREE, d, n, sizeof(*d));
+	for (i = 0; i < n; i++) {
 		w->scratch[i] = xp_layout_handle(l, d[i].addr);
-	xp_ledger_move(w->acct, XP_PLACE_APP, XP_PLACE_FREE, w->scratch, n);
+		xp_ledger_mark(&m, d[i].addr, XP_PLACE_FREE);
+	}
 	xp_deal_put(w->deal, w->scratch, n);
 }
 
@@ -135,6 +146,7 @@ void eng_kick(struct eng_q *q)
 __u32 eng_tx(struct eng_worker *w, struct eng_q *q, const struct xdp_desc *d, __u32 n)
 {
 	struct xp_ring *tx = &q->xsk->tx;
+	struct xp_ledger_map m;
 	__u32 got, idx, i, pkts = 0;
 	__u64 bytes = 0;
 
@@ -159,12 +171,14 @@ __u32 eng_tx(struct eng_worker *w, struct eng_q *q, const struct xdp_desc *d, __
 	if (!got)
 		return 0;
 	xp_ring_prod_reserve(tx, got, &idx);
+	m = xp_ledger_map_get(w->acct);
+	xp_ledger_count(w->acct, XP_PLACE_APP, XP_PLACE_TX, d, got, sizeof(*d));
 	for (i = 0; i < got; i++) {
 		*xp_ring_desc(tx, idx + i) = d[i];
+		xp_ledger_mark(&m, d[i].addr, XP_PLACE_TX);
 		bytes += d[i].len;
 		pkts += !(d[i].options & XDP_PKT_CONTD);
 	}
-	xp_ledger_move_strided(w->acct, XP_PLACE_APP, XP_PLACE_TX, d, got, sizeof(*d));
 	xp_ring_prod_submit(tx);
 	q->tx_inflight += got;
 	q->c.tx_posted += got;
@@ -179,6 +193,7 @@ __u32 eng_complete(struct eng_worker *w, struct eng_q *q)
 {
 	const struct engine *e = w->e;
 	struct xp_ring *comp = &q->xsk->comp;
+	struct xp_ledger_map m = xp_ledger_map_get(w->acct);
 	__u32 n, idx, i, k = 0;
 
 	if (!q->tx_inflight)
@@ -196,7 +211,9 @@ __u32 eng_complete(struct eng_worker *w, struct eng_q *q)
 	if (n)
 		xp_ring_cons_release(comp);
 	if (k) {
-		xp_ledger_move(w->acct, XP_PLACE_TX, XP_PLACE_FREE, w->scratch, k);
+		xp_ledger_count(w->acct, XP_PLACE_TX, XP_PLACE_FREE, w->scratch, k, sizeof(__u64));
+		for (i = 0; i < k; i++)
+			xp_ledger_mark(&m, w->scratch[i], XP_PLACE_FREE);
 		xp_deal_put(w->deal, w->scratch, k);
 	}
 	q->tx_inflight -= n;

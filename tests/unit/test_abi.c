@@ -7,7 +7,8 @@
  * - read or written in place by inline code compiled into the caller: xp_cache
  *   (the cache hit paths), xp_deal (xp_deal_put), xp_xsk and xp_ring (the ring
  *   helpers), xp_layout and xp_topology (address arithmetic), xp_ledger_acct
- *   (xp_ledger_move), xp_ledger_cut (xp_ledger_cut_take), xp_lines;
+ *   (xp_ledger_move), xp_ledger_map (xp_ledger_mark), xp_ledger_cut
+ *   (xp_ledger_cut_take), xp_lines;
  * - filled or read across the call boundary: every opts struct (append-only under the
  *   rule of xpile/opts.h), the stats, info, report, plan and feature structs.
  *
@@ -183,6 +184,11 @@ static const struct pin pins[] = {
 	F(xp_ledger_opts, debug, 24),
 	F(xp_ledger_opts, handle_of, 32),
 	F(xp_ledger_opts, ctx, 40),
+	S(xp_ledger_map, 32, 8),
+	F(xp_ledger_map, state, 0),
+	F(xp_ledger_map, nslots, 8),
+	F(xp_ledger_map, shift, 16),
+	F(xp_ledger_map, acct, 24),
 	S(xp_ledger_report, 344, 8),
 	F(xp_ledger_report, place, 0),
 	F(xp_ledger_report, state, 32),

@@ -198,6 +198,34 @@ static void bytes_catch(void)
 	xp_ledger_destroy(l);
 }
 
+/* A move in two halves (the engine's ring loops): the same bytes and counts as one
+ * move, and a stray address counted once, with or without debug. */
+static void halves(void)
+{
+	for (int debug = 0; debug < 2; debug++) {
+		struct xp_ledger *l = make(debug);
+		struct xp_ledger_acct *a;
+		struct xp_ledger_map m;
+		struct xp_ledger_report r;
+		__u64 far = 1ull << 30;
+
+		XT_REQUIRE(l && xp_ledger_acct_new(l, &a) == 0);
+		xp_set_log_fn(NULL);
+		m = xp_ledger_map_get(a);
+		xp_ledger_count(a, XP_PLACE_FREE, XP_PLACE_FILL, handles, 6, sizeof(__u64));
+		for (int i = 0; i < 6; i++)
+			xp_ledger_mark(&m, handles[i], XP_PLACE_FILL);
+		XT_EQ(xp_ledger_audit(l, NULL, &r), 0);
+		XT_EQ(r.state[XP_PLACE_FILL], 6);
+		XT_EQ(xp_ledger_moved(l), 6);
+		xp_ledger_count(a, XP_PLACE_FREE, XP_PLACE_FILL, &far, 1, sizeof(__u64));
+		xp_ledger_mark(&m, far, XP_PLACE_FILL);
+		XT_EQ(xp_ledger_audit(l, NULL, &r), -EUCLEAN);
+		XT_EQ(r.bad_transitions, 1);
+		xp_ledger_destroy(l);
+	}
+}
+
 /* The live audit: exact on the cut, the bytes within the frames moved since. */
 static void live(void)
 {
@@ -277,6 +305,7 @@ int main(void)
 	XT_RUN(bad_transitions);
 	XT_RUN(aligned_offsets);
 	XT_RUN(bytes_catch);
+	XT_RUN(halves);
 	XT_RUN(live);
 	XT_RUN(bad_options);
 	return xt_done();

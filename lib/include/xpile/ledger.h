@@ -109,34 +109,74 @@ XP_API const char *xp_place_name(enum xp_place p);
 XP_API __u32 xp_ledger_check(struct xp_ledger_acct *a, enum xp_place from, enum xp_place to,
 			     const __u64 *addrs, __u32 n, size_t stride);
 
+/* Cold part of xp_ledger_mark(): an address beyond the last slot is never written; it
+ * counts (and logs) as a bad transition. Nothing in debug mode, where the check has
+ * dealt with it. */
+XP_API void xp_ledger_stray(struct xp_ledger_acct *a, __u64 addr, enum xp_place to);
+
+/*
+ * A move in two halves, for callers that already loop over the frames (a ring copy):
+ * xp_ledger_count() once per batch (the counts; debug mode: also the check and the
+ * bytes), then xp_ledger_mark() per frame inside the caller's loop (the byte: a mask,
+ * a shift, a bound and a store) through a map taken from the account once per batch
+ * (a local copy, so the byte stores cannot make the compiler reload the account).
+ * The count must come first: a live audit that sees a byte changed must also see the
+ * move counted (its bound, xp_ledger_audit_live()).
+ */
+struct xp_ledger_map {
+	__u8 *state;
+	__u64 nslots; /* 0 in debug mode: the check writes the bytes */
+	__u32 shift;
+	struct xp_ledger_acct *acct;
+};
+
+static inline struct xp_ledger_map xp_ledger_map_get(struct xp_ledger_acct *a)
+{
+	struct xp_ledger_map m = { a->state, a->debug ? 0 : a->nslots, a->shift, a };
+
+	return m;
+}
+
+static inline void xp_ledger_mark(const struct xp_ledger_map *m, __u64 addr, enum xp_place to)
+{
+	__u64 s = (addr & XP_LEDGER_ADDR_MASK) >> m->shift;
+
+	if (__builtin_expect(s < m->nslots, 1))
+		__atomic_store_n(&m->state[s], (__u8)to, __ATOMIC_RELAXED);
+	else
+		xp_ledger_stray(m->acct, addr, to);
+}
+
+/* The counts half of a move of @n frames @from -> @to (addresses as for
+ * xp_ledger_move_strided(), read only in debug mode). */
+static inline void xp_ledger_count(struct xp_ledger_acct *a, enum xp_place from, enum xp_place to,
+				   const void *addrs, __u32 n, size_t stride)
+{
+	a->n[from] -= n;
+	a->n[to] += n;
+	a->moved += n;
+	/* The count before the bytes (a compiler barrier on x86). */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	if (__builtin_expect(a->debug, 0))
+		xp_ledger_check(a, from, to, (const __u64 *)addrs, n, stride);
+}
+
 /*
  * Records that @n frames moved @from -> @to. @addrs are their ring addresses (upper
  * bits allowed), @stride the byte distance between consecutive addresses (8 for a
  * __u64 array, sizeof(struct xdp_desc) for descriptors). Each frame's state byte is
- * written (a shift and a store); debug mode checks it first. An address beyond the
- * last slot is never written: it counts as a bad transition.
+ * written; debug mode checks it first.
  */
 static inline void xp_ledger_move_strided(struct xp_ledger_acct *a, enum xp_place from,
 					  enum xp_place to, const void *addrs, __u32 n,
 					  size_t stride)
 {
+	struct xp_ledger_map m = xp_ledger_map_get(a);
 	const char *p = (const char *)addrs;
 
-	a->n[from] -= n;
-	a->n[to] += n;
-	a->moved += n;
-	if (__builtin_expect(a->debug, 0)) {
-		xp_ledger_check(a, from, to, (const __u64 *)addrs, n, stride);
-		return;
-	}
-	for (__u32 i = 0; i < n; i++, p += stride) {
-		__u64 s = (*(const __u64 *)p & XP_LEDGER_ADDR_MASK) >> a->shift;
-
-		if (__builtin_expect(s < a->nslots, 1))
-			__atomic_store_n(&a->state[s], (__u8)to, __ATOMIC_RELAXED);
-		else
-			xp_ledger_check(a, from, to, (const __u64 *)p, 1, stride);
-	}
+	xp_ledger_count(a, from, to, addrs, n, stride);
+	for (__u32 i = 0; i < n; i++, p += stride)
+		xp_ledger_mark(&m, *(const __u64 *)p, to);
 }
 
 /* xp_ledger_move_strided() over a plain array of ring addresses. */
