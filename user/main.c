@@ -189,10 +189,10 @@ static const struct cli_opt
 		    "KIND", "pile (default: lock-free stack of bulks) | ring (MPMC ring).",
 		    .names = pool_names),
 		OPT("ledger-debug", FLAG, c.ledger_debug, NULL,
-		    "Check each transition against the frame's state byte (a frame moved from a place it is not in is reported where it happens); the allocator runs in debug mode too. The state bytes themselves are always kept.",
+		    "Check every move against the frame's state byte (kept anyway) and report a bad one where it happens; debug allocator.",
 		    .section = "Ledger"),
 		OPT("audit", FLAG, c.audit_each_interval, NULL,
-		    "Also audit the ledger stop-the-world at every stats interval (the live audit runs every interval anyway, without pausing). SIGUSR1 audits once."),
+		    "Also audit stop-the-world every interval (the live audit runs anyway). SIGUSR1 audits once."),
 		OPT("attach-existing", FLAG, c.attach_existing, NULL,
 		    "Use the steer program and maps `xpile-loader load` pinned; do not load or detach anything.",
 		    .section = "XDP program"),
@@ -241,9 +241,9 @@ static const struct
 				  "    l2fwd    swap the MAC addresses and send back out of the same queue\n"
 				  "    fwd      two ports joined as a wire: queue N of one to queue N of the other" },
 				{ "OUTPUT",
-				  "Text: one live line per port/queue on stderr every --interval (packets and bits per second, totals, drops, kernel counters) and an allocator line, then a summary, the allocator figures and the ledger audit; every interval also a live ledger line. Before traffic: {\"type\":\"socket\",...} per socket (mode chosen) and {\"type\":\"ready\",...}. With --json, stdout gets one object per line: {\"type\":\"interval\"|\"summary\", \"time\", \"port\", \"queue\", \"mode\", \"zerocopy\", \"rx_packets\", \"tx_packets\", \"rx_bytes\", \"tx_bytes\", \"rx_pps\", \"tx_pps\", \"rx_bps\", \"tx_bps\", \"tx_dropped\", \"bad_descs\", \"fill_starved\", \"tx_kicks\", and the kernel's XDP_STATISTICS: \"rx_dropped\", \"rx_invalid_descs\", \"tx_invalid_descs\", \"rx_ring_full\", \"rx_fill_ring_empty_descs\", \"tx_ring_empty_descs\"}, with {\"type\":\"allocator\",\"when\":\"interval\"|\"exit\",...} (pile and cache figures) after each round and {\"type\":\"ledger\",\"when\":\"live\"|\"audit\"|\"exit\",\"ok\":true|false,\"frames\",\"free\",\"fill\",\"kernel_rx\",\"rx\",\"app\",\"tx\",\"kernel_tx\",\"completion\",\"total\",...} every interval, at audits and at exit." },
+				  "Text: one live line per port/queue on stderr every --interval (packets and bits per second, totals, drops, kernel counters) and allocator and ledger lines, then a summary, the allocator figures and the ledger audit. Before traffic: {\"type\":\"socket\",...} per socket (mode chosen) and {\"type\":\"ready\",...}. With --json, stdout gets one object per line: {\"type\":\"interval\"|\"summary\", \"time\", \"port\", \"queue\", \"mode\", \"zerocopy\", \"rx_packets\", \"tx_packets\", \"rx_bytes\", \"tx_bytes\", \"rx_pps\", \"tx_pps\", \"rx_bps\", \"tx_bps\", \"tx_dropped\", \"bad_descs\", \"fill_starved\", \"tx_kicks\", and the kernel's XDP_STATISTICS: \"rx_dropped\", \"rx_invalid_descs\", \"tx_invalid_descs\", \"rx_ring_full\", \"rx_fill_ring_empty_descs\", \"tx_ring_empty_descs\"}, with {\"type\":\"allocator\",\"when\":\"interval\"|\"exit\",...} after every round and {\"type\":\"ledger\",\"when\":\"live\"|\"audit\"|\"exit\",...} (FRAME LEDGER)." },
 				{ "FRAME LEDGER",
-				  "Every UMEM frame is always in exactly one place: free (pile or a core's cache), fill (fill ring, kernel, RX ring), app (being processed) or tx (TX ring, kernel, completion ring), and its state byte says which. Every --interval a live audit, without pausing the workers, checks the ledger against each worker's own cut of its allocator and of its fill, RX, TX and completion ring indices, and prints where the frames are. SIGUSR1 (or --audit) audits stop-the-world. At exit the engine stops receiving, drains, closes its sockets, takes every frame back and proves each is in the pile exactly once, frame by frame. A discrepancy, live or at exit, is reported as frames lost or held twice and makes the exit status 3." },
+				  "Every UMEM frame is in exactly one place, which its state byte names: free (pile or a cache), fill (fill ring, kernel, RX ring), app (being processed) or tx (TX ring, kernel, completion ring). A live audit every --interval checks it against the allocator and the indices of every ring, no pausing; SIGUSR1 (or --audit) audits stop-the-world; at exit all frames are proven back in the pile. Any discrepancy (lost or held twice): status 3." },
 				{ "SIGNALS",
 				  "    SIGINT, SIGTERM, SIGHUP  stop: detach the sockets from the steer map (packets\n"
 				  "                             fall back to the kernel), drain, audit, return every\n"
@@ -251,7 +251,7 @@ static const struct
 				  "    SIGUSR1                  audit the ledger now and keep running\n"
 				  "    SIGPIPE                  ignored: a closed output pipe only fails the writes" },
 				{ "ENVIRONMENT",
-				  "XPILE_BPF_DIR: where steer.o is (default: next to the binary, then the install directory). XPILE_FAULT=lose-frame|free-twice: test hook; once running every worker loses one frame, or frees one still in a fill ring, so the live and the exit ledger audits must fail (exit status 3)." },
+				  "XPILE_BPF_DIR: where steer.o is (default: next to the binary, then the install directory). XPILE_FAULT=lose-frame|free-twice: test hook; once running, each worker loses one frame, or frees one still in a fill ring: the live and exit audits fail (status 3)." },
 				{ "EXIT STATUS",
 				  "0 success; 1 set-up error (one line names the cause and the fix); 2 bad "
 				  "usage (one line names the option, the value and what is accepted); 3 the "
