@@ -33,7 +33,7 @@
 
 #include "engine.h"
 
-#define CUT_WAIT_NS 200000000ull
+#define CUT_WAIT_NS 1000000000ull
 #define CUT_ROUNDS 4
 
 static __u32 load_idx(const __u32 *p)
@@ -251,7 +251,7 @@ int eng_audit_live(struct engine *e)
 	for (round = 0; round < CUT_ROUNDS && !steady; round++) {
 		if (!cut_round(e)) {
 			fprintf(stderr,
-				"xpile: live audit skipped: a worker did not reach a loop turn within 200 ms\n");
+				"xpile: live audit skipped: a worker did not reach a loop turn within 1 s\n");
 			return 0;
 		}
 		steady = pile_steady(e, &pile);
