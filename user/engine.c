@@ -615,8 +615,9 @@ static int audit_quiescent(struct engine *e, const char *when)
 		if (e->cfg.verbose)
 			fprintf(f,
 				"ledger: fill = %lld in fill rings + %lld in the kernel + %lld in RX rings; tx = %lld in TX rings + %lld in the kernel + %lld in completion rings\n",
-				(long long)s.fill_ring, (long long)s.kernel_rx, (long long)s.rx_ring,
-				(long long)s.tx_ring, (long long)s.kernel_tx, (long long)s.comp_ring);
+				(long long)s.fill_ring, (long long)s.kernel_rx,
+				(long long)s.rx_ring, (long long)s.tx_ring, (long long)s.kernel_tx,
+				(long long)s.comp_ring);
 	}
 	/* A live audit that failed fails the run, whatever the exit state shows. */
 	if (!strcmp(when, "exit") && e->live_failures) {
