@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # The ledger is not decoration, and it is live:
-#  - under traffic (rxdrop fed by txonly; fwd with ping and iperf3) every interval's
-#    "ledger" line is ok and its places (free, fill ring, kernel, RX ring, app, TX
-#    ring, kernel, completion ring) sum to --frames; a stop-the-world audit (SIGUSR1)
-#    under traffic is ok too;
+#  - under traffic (rxdrop fed by txonly, on one worker and on two; fwd with ping and
+#    iperf3) every interval's "ledger" line is ok and its places (free, fill ring,
+#    kernel, RX ring, app, TX ring, kernel, completion ring) sum to --frames; a
+#    stop-the-world audit (SIGUSR1) under traffic is ok too;
 #  - with a frame made to vanish, or freed while still in a fill ring (XPILE_FAULT
 #    test hook, fired while running), the live audit reports it (lost / held twice)
 #    before exit, the exit audit names the frame, and the engine exits 3.
@@ -62,6 +62,23 @@ grep '"when":"live"' "$XT_TMP/RX.json" | grep -vq '"slack":0,' ||
 grep -q '"type":"ledger","when":"audit","ok":true' "$XT_TMP/RX.json" ||
 	xt_fail "SIGUSR1 audit under traffic missing or not ok"
 eng_ledger_ok "$XT_TMP/RX.json" || xt_fail "rxdrop exit ledger not clean"
+
+# --- two workers (2 queues, cores 0 and 1): the cut is still one state of the engine. ---
+eng_ns G g
+eng_ns S s
+eng_veth "$G" g0 "$S" s0 2
+SMAC=$(ip -n "$S" -o link show s0 | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)
+eng_start MQ "$S" --iface s0:0-1 --mode rxdrop --cores 0,1 --interval 0.1
+ip netns exec "$G" timeout 30 "$XPILE" run --iface g0:0-1 --mode txonly --cores 0,1 --count "$K" \
+	--rate 60000 --flows 16 --dst-mac "$SMAC" --interval 0.1 --json >"$XT_TMP/mqtx.json" \
+	2>"$XT_TMP/mqtx.err" || { cat "$XT_TMP/mqtx.err"; xt_fail "txonly on 2 queues exited non-zero"; }
+eng_stop "$MQ" || { rc=$?; cat "$XT_TMP/MQ.err"; xt_fail "rxdrop on 2 workers exited $rc"; }
+n=$(live_lines_ok "$XT_TMP/MQ.json") || xt_fail "rxdrop, 2 workers: $n"
+m=$(live_lines_ok "$XT_TMP/mqtx.json") || xt_fail "txonly, 2 workers: $m"
+checked=$(grep '"when":"live"' "$XT_TMP/MQ.json" | grep -c '"free_checked":true')
+echo "2 workers: rxdrop $n live lines ok ($checked with the free count checked), txonly $m"
+[ "$n" -ge 5 ] && [ "$checked" -ge 1 ] || xt_fail "2 workers: $n live lines, $checked checked free"
+eng_ledger_ok "$XT_TMP/MQ.json" || xt_fail "rxdrop, 2 workers: exit ledger not clean"
 
 # --- faults: caught by the live audit, not just at exit. ---
 run() { # fault debug -> exit status; output in $XT_TMP/out, $XT_TMP/err
