@@ -121,6 +121,7 @@ endef
 # Every binary parses its command line with tools/cli (one framework, see cli.h).
 $(BUILD)/obj/user/%.o $(BUILD)/obj/tools/%.o: XP_CFLAGS += -Itools/cli
 $(eval $(call prog,xpile,$(ENGINE_SRCS) $(CLI_SRCS)))
+$(BUILD)/xpile: XP_LDLIBS += -luring
 $(eval $(call prog,xpile-loader,$(LOADER_SRCS) $(CLI_SRCS)))
 $(eval $(call prog,xpile-bench,$(BENCH_SRCS) $(CLI_SRCS)))
 

@@ -551,6 +551,7 @@ int eng_setup(struct engine *e)
 							   4 * (c->batch > 32 ? c->batch : 32));
 	}
 	err = size_fills(e);
+	err = err ?: eng_capture_setup(e);
 	err = err ?: setup_memory(e);
 	err = err ?: setup_frames(e);
 	err = err ?: setup_sockets(e, sg);
@@ -791,8 +792,11 @@ int eng_run(struct engine *e)
 	pthread_sigmask(SIG_BLOCK, &set, NULL); /* workers inherit the mask */
 	print_sockets(e);
 	eng_watch_start(e);
-
-	for (i = 0; i < e->nworkers; i++) {
+	if (eng_capture_start(e)) {
+		e->stop = 1;
+		status = 1;
+	}
+	for (i = 0; !status && i < e->nworkers; i++) {
 		if (pthread_create(&e->workers[i].thread, NULL, eng_worker_main, &e->workers[i])) {
 			fail("cannot start the worker of core %d", e->workers[i].core);
 			e->stop = 1;
@@ -874,6 +878,7 @@ int eng_run(struct engine *e)
 	for (i = 0; i < e->nworkers; i++)
 		if (e->workers[i].started)
 			pthread_join(e->workers[i].thread, NULL);
+	eng_capture_stop(e);
 	if (e->nq && e->qs[e->nq - 1].xsk)
 		eng_stats_tick(e, true);
 	/* --count promises packets on the wire: what the kernel never took is a failure. */
@@ -957,6 +962,7 @@ void eng_teardown(struct engine *e)
 	}
 	if (e->umem && xp_umem_destroy(e->umem))
 		fprintf(stderr, "xpile: UMEM still in use at exit\n");
+	eng_capture_destroy(e);
 	xp_ledger_destroy(e->ledger);
 	xp_pool_destroy(e->pool);
 	free(e->handles);

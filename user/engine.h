@@ -23,6 +23,8 @@
 #include "xpile/umem.h"
 #include "xpile/xsk.h"
 
+#include "capture.h"
+
 #define ENG_MAX_PORTS 8
 #define ENG_MAX_QUEUES 64
 #define ENG_MAX_WORKERS 64
@@ -79,6 +81,7 @@ struct eng_worker {
 	struct xp_cache *cache;
 	struct xp_deal *deal; /* in front of cache: refills even over channels */
 	struct xp_ledger_acct *acct;
+	struct eng_cap_ring *cap; /* --capture: this worker's ring (capture.h), else NULL */
 	__u64 next_tx_ns; /* txonly rate limit */
 	__u32 parked_gen; /* last audit generation this worker parked for */
 	bool done; /* txonly: sent its share and got every completion back */
@@ -124,6 +127,12 @@ struct eng_config {
 	enum xp_pool_backend pool_backend;
 	/* XPILE_FAULT (tests): at stop, each worker loses one frame or frees one twice. */
 	enum { ENG_FAULT_NONE, ENG_FAULT_LOSE, ENG_FAULT_TWICE } fault;
+	/* --capture (capture.h) */
+	const char *capture; /* FILE, "-" for stdout, NULL: none */
+	struct xp_rule capture_rule;
+	bool capture_rule_set;
+	int capture_dir; /* ENG_CAP_RX | ENG_CAP_TX */
+	__u32 snaplen, capture_buffer;
 	/* txonly */
 	__u32 pkt_size, flows;
 	__u64 count, rate;
@@ -151,6 +160,7 @@ struct engine {
 	struct xp_pool *pool;
 	struct xp_umem *umem;
 	struct xp_ledger *ledger;
+	struct eng_capture *cap; /* --capture, else NULL */
 	__u8 tx_template[10240];
 	__u32 tx_len;
 	/* Control, written by the main thread. */

@@ -104,6 +104,8 @@ __u32 eng_rx(struct eng_worker *w, struct eng_q *q, struct xdp_desc *out, __u32 
 	xp_ring_cons_release(rx);
 	q->c.bad_descs += bad;
 	xp_ledger_move_strided(w->acct, XP_PLACE_FILL, XP_PLACE_APP, out, k, sizeof(*out));
+	if (w->cap)
+		eng_capture_batch(w, q, out, k, ENG_CAP_RX);
 	return k;
 }
 
@@ -158,6 +160,8 @@ __u32 eng_tx(struct eng_worker *w, struct eng_q *q, const struct xdp_desc *d, __
 	}
 	if (!got)
 		return 0;
+	if (w->cap)
+		eng_capture_batch(w, q, d, got, ENG_CAP_TX);
 	xp_ring_prod_reserve(tx, got, &idx);
 	for (i = 0; i < got; i++) {
 		*xp_ring_desc(tx, idx + i) = d[i];
@@ -373,6 +377,8 @@ void *eng_worker_main(void *arg)
 		}
 		if (w->done)
 			break;
+		if (!work && w->cap)
+			eng_capture_idle(w); /* a quiet worker's frames still reach the file */
 		if (work) {
 			idle = 0;
 			idle_since = 0;

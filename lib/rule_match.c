@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * One rule against one frame in user space, with the steer program's own parser
+ * (bpf/parse.h), so --capture-rule and --punt mean what the same text means in
+ * `xpile-loader rule`: a field a rule names must match, an unnamed one is a wildcard,
+ * and a frame the parser refuses (truncated, malformed) matches no rule (the program
+ * applies its parse-error action to it instead).
+ */
+#include <stdbool.h>
+#include <string.h>
+
+/* parse.h is written for the BPF target: its loop hints mean nothing to gcc. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunknown-pragmas"
+#include "parse.h"
+#pragma GCC diagnostic pop
+
+#include "xpile/steer.h"
+
+static bool prefix_eq(const __u8 *a, const __u8 *b, __u32 bits)
+{
+	__u32 bytes = bits / 8, rest = bits % 8;
+
+	if (memcmp(a, b, bytes))
+		return false;
+	return !rest || !((a[bytes] ^ b[bytes]) & (0xff00u >> rest));
+}
+
+int xp_rule_match(const struct xp_rule *r, const void *frame, __u32 len, __u32 queue)
+{
+	struct xp_parsed p;
+	__u32 f = r->fields;
+
+	if ((f & XP_RF_QUEUE) && queue != r->queue)
+		return 0;
+	if (xp_parse((void *)frame, (__u8 *)frame + len, &p) != XP_PARSE_OK)
+		return 0;
+	if ((f & XP_RF_VLAN) && p.vlan != r->vlan)
+		return 0;
+	if ((f & XP_RF_ETHTYPE) && p.ethertype != r->ethertype)
+		return 0;
+	if ((f & (XP_RF_SRC | XP_RF_DST)) && p.family != r->family)
+		return 0;
+	if ((f & XP_RF_SRC) && !prefix_eq(p.saddr, r->src, r->src_len))
+		return 0;
+	if ((f & XP_RF_DST) && !prefix_eq(p.daddr, r->dst, r->dst_len))
+		return 0;
+	if ((f & XP_RF_L4PROTO) && (!p.has_l4 || p.l4proto != r->l4proto))
+		return 0;
+	if ((f & XP_RF_SPORT) && (!p.has_ports || p.sport < r->sport_lo || p.sport > r->sport_hi))
+		return 0;
+	if ((f & XP_RF_DPORT) && (!p.has_ports || p.dport < r->dport_lo || p.dport > r->dport_hi))
+		return 0;
+	return 1;
+}
