@@ -207,6 +207,8 @@ static struct eng_cap_ring *ring_new(struct engine *e, struct eng_capture *c)
 		ring_free(r);
 		return NULL;
 	}
+	/* Touched now: a page fault on the worker's path costs more than 30 copies. */
+	memset(r->mem, 0, (size_t)r->nchunks * size);
 	return r;
 }
 
@@ -355,6 +357,11 @@ void eng_capture_batch(struct eng_worker *w, const struct eng_q *q, const struct
 	}
 }
 
+__u64 eng_capture_dropped(const struct eng_worker *w)
+{
+	return w->cap ? __atomic_load_n(&w->cap->dropped, __ATOMIC_RELAXED) : 0;
+}
+
 void eng_capture_idle(struct eng_worker *w)
 {
 	struct eng_cap_ring *r = w->cap;
@@ -364,6 +371,14 @@ void eng_capture_idle(struct eng_worker *w)
 }
 
 /* ---- the capture thread ---- */
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
 
 static void chunk_release(struct eng_cap_ring *r)
 {
@@ -526,8 +541,8 @@ static void *capture_main(void *arg)
 
 		/* A reader that stopped reading must not hold the engine's exit. */
 		if (stopping && !deadline)
-			deadline = eng_now_ns() + CAP_STOP_NS;
-		if (deadline && eng_now_ns() > deadline) {
+			deadline = mono_ns() + CAP_STOP_NS;
+		if (deadline && mono_ns() > deadline) {
 			fprintf(stderr,
 				"xpile: capture: %s: the reader did not take the last chunks within %llu s; %u write(s) abandoned\n",
 				c->name, CAP_STOP_NS / 1000000000ull, c->inflight);

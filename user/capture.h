@@ -43,5 +43,7 @@ void eng_capture_destroy(struct engine *e);
 void eng_capture_batch(struct eng_worker *w, const struct eng_q *q, const struct xdp_desc *d,
 		       __u32 n, unsigned int dir);
 void eng_capture_idle(struct eng_worker *w);
+/* Frames this worker could not capture (ring full); any thread. */
+__u64 eng_capture_dropped(const struct eng_worker *w);
 
 #endif /* XPILE_CAPTURE_H */

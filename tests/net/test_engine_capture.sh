@@ -62,7 +62,7 @@ run_capture() { # file snaplen
 		--capture "$1" --snaplen "$2" --capture-dir rx
 	send_frames
 	eng_wait_sum 5 "$XT_TMP/ENG.json" rx_packets interval "$K" || true
-	eng_stop "$ENG" || { cat "$XT_TMP/ENG.err"; xt_fail "engine exited with status $?"; }
+	eng_stop "$ENG" || { rc=$?; cat "$XT_TMP/ENG.err"; xt_fail "engine exited with status $rc"; }
 	eng_ledger_ok "$XT_TMP/ENG.json" || xt_fail "ledger not clean"
 	grep -q "\"type\":\"capture\".*\"frames\":$K,.*\"capture_dropped\":0" "$XT_TMP/ENG.json" ||
 		{ grep 'capture\|summary' "$XT_TMP/ENG.json"; cat "$XT_TMP/ENG.err"; xt_fail "capture summary does not say $K frames, 0 dropped"; }
@@ -86,7 +86,7 @@ eng_start ENG "$B" --iface b0 --mode rxdrop --ledger-debug --capture "$XT_TMP/ru
 ip netns exec "$A" bash -c 'for p in 5555 5556 5555 53 5555; do printf x >/dev/udp/198.18.7.2/$p; done'
 send_frames
 eng_wait_sum 5 "$XT_TMP/ENG.json" rx_packets interval $((K + 5)) || true
-eng_stop "$ENG" || { cat "$XT_TMP/ENG.err"; xt_fail "engine (--capture-rule) exited with status $?"; }
+eng_stop "$ENG" || { rc=$?; cat "$XT_TMP/ENG.err"; xt_fail "engine (--capture-rule) exited with status $rc"; }
 eng_ledger_ok "$XT_TMP/ENG.json" || xt_fail "ledger not clean (--capture-rule)"
 n=$(tshark -r "$XT_TMP/rule.pcapng" -Y 'udp.dstport == 5555' 2>/dev/null | wc -l)
 all=$(capinfos -M -c "$XT_TMP/rule.pcapng" | awk -F': *' '/Number of packets/ {print $2}')
@@ -109,7 +109,7 @@ send_frames
 # Streamed: tcpdump has the frames while the engine still runs (idle flush, 1 ms).
 xt_wait_for 5 bash -c "[ \$(grep -c 'ICMP echo request' '$XT_TMP/td.out') -ge $K ]" ||
 	{ cat "$XT_TMP/td.err"; xt_fail "tcpdump got $(grep -c 'ICMP echo request' "$XT_TMP/td.out") of $K frames while the engine ran"; }
-eng_stop "$P" || { cat "$XT_TMP/P.err"; xt_fail "engine (--capture -) exited with status $?"; }
+eng_stop "$P" || { rc=$?; cat "$XT_TMP/P.err"; xt_fail "engine (--capture -) exited with status $rc"; }
 wait "$TD" || { cat "$XT_TMP/td.err"; xt_fail "tcpdump -r - failed"; }
 [ "$(grep -c 'ICMP echo request' "$XT_TMP/td.out")" = "$K" ] || xt_fail "tcpdump -r - read $(grep -c 'ICMP echo request' "$XT_TMP/td.out") frames, want $K"
 grep -q 'ledger.*ok\|audit.*ok\|ledger: ok' "$XT_TMP/P.err" || grep -qi 'ledger' "$XT_TMP/P.err" ||
@@ -130,7 +130,7 @@ before=$(eng_sum "$XT_TMP/ENG.json" rx_packets interval)
 ip netns exec "$A" ping -c 50 -i 0.002 -s 100 -W 0.01 198.18.7.2 >/dev/null 2>&1
 eng_wait_sum 5 "$XT_TMP/ENG.json" rx_packets interval $((before + 1)) ||
 	xt_fail "the engine stopped receiving after the capture failed"
-eng_stop "$ENG" || { cat "$XT_TMP/ENG.err"; xt_fail "engine exited with status $? after the disk filled"; }
+eng_stop "$ENG" || { rc=$?; cat "$XT_TMP/ENG.err"; xt_fail "engine exited with status $rc after the disk filled"; }
 [ "$(grep -c 'No space left' "$XT_TMP/ENG.err")" = 1 ] || { cat "$XT_TMP/ENG.err"; xt_fail "the full disk was told more than once"; }
 eng_ledger_ok "$XT_TMP/ENG.json" || xt_fail "ledger not clean after the disk filled"
 rx=$(eng_sum "$XT_TMP/ENG.json" rx_packets)

@@ -33,16 +33,33 @@ static int match(const char *text, const struct pkt_spec *s, __u32 len_cut, __u3
 	return xp_rule_match(&r, P.buf, len_cut ? len_cut : P.len, queue);
 }
 
-static const struct pkt_spec udp4 = { .family = 4, .src = "198.18.1.1", .dst = "198.18.2.2",
-				      .l4 = IPPROTO_UDP, .sport = 1234, .dport = 5555,
+static const struct pkt_spec udp4 = { .family = 4,
+				      .src = "198.18.1.1",
+				      .dst = "198.18.2.2",
+				      .l4 = IPPROTO_UDP,
+				      .sport = 1234,
+				      .dport = 5555,
 				      .payload = 10 };
-static const struct pkt_spec tcp6 = { .family = 6, .src = "2001:db8::1", .dst = "2001:db8::2",
-				      .l4 = IPPROTO_TCP, .sport = 80, .dport = 40000 };
-static const struct pkt_spec vlan_udp4 = { .nvlan = 1, .vlan = { 100 }, .family = 4,
-					   .src = "198.18.1.1", .dst = "198.18.2.2",
-					   .l4 = IPPROTO_UDP, .sport = 1, .dport = 5555 };
-static const struct pkt_spec frag4 = { .family = 4, .src = "198.18.1.1", .dst = "198.18.2.2",
-				       .l4 = IPPROTO_UDP, .frag = 10, .payload = 8 };
+static const struct pkt_spec tcp6 = { .family = 6,
+				      .src = "2001:db8::1",
+				      .dst = "2001:db8::2",
+				      .l4 = IPPROTO_TCP,
+				      .sport = 80,
+				      .dport = 40000 };
+static const struct pkt_spec vlan_udp4 = { .nvlan = 1,
+					   .vlan = { 100 },
+					   .family = 4,
+					   .src = "198.18.1.1",
+					   .dst = "198.18.2.2",
+					   .l4 = IPPROTO_UDP,
+					   .sport = 1,
+					   .dport = 5555 };
+static const struct pkt_spec frag4 = { .family = 4,
+				       .src = "198.18.1.1",
+				       .dst = "198.18.2.2",
+				       .l4 = IPPROTO_UDP,
+				       .frag = 10,
+				       .payload = 8 };
 static const struct pkt_spec arp = { .family = 0, .ethertype = 0x0806, .payload = 28 };
 
 static void test_fields(void)
