@@ -24,6 +24,7 @@
 #include "xpile/xsk.h"
 
 #include "capture.h"
+#include "uring_wait.h"
 
 #define ENG_MAX_PORTS 8
 #define ENG_MAX_QUEUES 64
@@ -82,6 +83,7 @@ struct eng_worker {
 	struct xp_deal *deal; /* in front of cache: refills even over channels */
 	struct xp_ledger_acct *acct;
 	struct eng_cap_ring *cap; /* --capture: this worker's ring (capture.h), else NULL */
+	struct eng_uwait *uwait; /* idle wait on io_uring (uring_wait.h), NULL: poll() */
 	__u64 next_tx_ns; /* txonly rate limit */
 	__u32 parked_gen; /* last audit generation this worker parked for */
 	bool done; /* txonly: sent its share and got every completion back */
@@ -124,6 +126,7 @@ struct eng_config {
 	const char *pin_path;
 	bool ledger_debug, audit_each_interval;
 	bool spin; /* never sleep in poll() when idle */
+	int idle_wait; /* enum eng_idle_wait */
 	enum xp_pool_backend pool_backend;
 	/* XPILE_FAULT (tests): at stop, each worker loses one frame or frees one twice. */
 	enum { ENG_FAULT_NONE, ENG_FAULT_LOSE, ENG_FAULT_TWICE } fault;
@@ -169,6 +172,7 @@ struct engine {
 	volatile int paused;
 	volatile __u32 parked; /* workers parked for the current generation */
 	volatile __u32 finished; /* workers that returned */
+	int wait_told; /* the idle wait in use was said (uring_wait.c) */
 	__u64 start_ns;
 	__u64 last_tick_ns;
 	__u64 next_watch_ns;

@@ -64,6 +64,12 @@ static const struct cli_name dir_names[] = {
 	CLI_NAME("both", ENG_CAP_BOTH),
 	{ 0 },
 };
+static const struct cli_name wait_names[] = {
+	CLI_NAME("auto", ENG_WAIT_AUTO),
+	CLI_NAME("uring", ENG_WAIT_URING),
+	CLI_NAME("poll", ENG_WAIT_POLL),
+	{ 0 },
+};
 static const struct cli_name pool_names[] = {
 	CLI_NAME("pile", XP_POOL_PILE),
 	CLI_NAME("ring", XP_POOL_RING),
@@ -180,6 +186,11 @@ static const struct cli_opt opts[] = {
 	    .excl = 2),
 	OPT("spin", FLAG, c.spin, NULL,
 	    "Never sleep when idle (lowest latency, one core at 100%). By default a worker with no work for ~50 us sleeps in poll() (woken by traffic, 1 ms at most), and sleeps at once while its core is shared with a busy task such as the queue's NAPI thread (seen as the worker waiting for its CPU), which spinning would starve."),
+	OPT("idle-wait", ENUM, c.idle_wait, "HOW",
+	    "How an idle worker sleeps: uring (a multishot poll armed once per socket, one "
+	    "io_uring_enter for all of them), poll (poll() over its sockets), auto (the "
+	    "default: uring where io_uring is allowed, else poll). The start says which.",
+	    .names = wait_names),
 	OPT("layout", ENUM, c.layout, "KIND",
 	    "interleaved (default: padded stride, unaligned chunks) | aligned (classic power-of-two chunks).",
 	    .section = "UMEM and frames", .names = layout_names),

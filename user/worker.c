@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -223,19 +222,6 @@ static void park(struct eng_worker *w)
 		usleep(100);
 }
 
-static void idle_wait(struct eng_worker *w)
-{
-	struct pollfd pfd[ENG_MAX_QUEUES];
-	__u32 i;
-
-	for (i = 0; i < w->nq; i++) {
-		pfd[i].fd = w->q[i]->xsk->fd;
-		pfd[i].events = POLLIN;
-		pfd[i].revents = 0;
-	}
-	poll(pfd, w->nq, 1);
-}
-
 static bool drained(struct eng_worker *w)
 {
 	__u32 i;
@@ -350,6 +336,10 @@ void *eng_worker_main(void *arg)
 	CPU_SET(w->core, &set);
 	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 	spin_init(&sp);
+	if (eng_uwait_init(w)) {
+		e->fault_status = ENG_SETUP_FAILED;
+		__atomic_store_n(&e->stop, 1, __ATOMIC_RELEASE);
+	}
 
 	for (;;) {
 		if (__atomic_load_n(&e->paused, __ATOMIC_ACQUIRE))
@@ -388,13 +378,14 @@ void *eng_worker_main(void *arg)
 			if (!idle_since) {
 				idle_since = now;
 			} else if (now - idle_since >= spin_window(&sp, now)) {
-				idle_wait(w);
+				eng_uwait_sleep(w, 1);
 				idle_since = 0;
 			}
 		}
 	}
 	if (sp.fd >= 0)
 		close(sp.fd);
+	eng_uwait_fini(w);
 	inject_fault(w);
 	__atomic_fetch_add(&e->finished, 1, __ATOMIC_ACQ_REL);
 	return NULL;

@@ -123,6 +123,7 @@ mount -t tmpfs -o size=64k xpile-cap "$XT_TMP/full" || xt_skip "cannot mount a t
 xt_on_exit "umount '$XT_TMP/full' 2>/dev/null"
 eng_start ENG "$B" --iface b0 --mode rxdrop --ledger-debug --capture "$XT_TMP/full/c.pcapng" \
 	--capture-dir rx
+sleep 0.5 # the restart window, see send_frames
 ip netns exec "$A" ping -c 300 -i 0.002 -s 1400 -W 0.01 198.18.7.2 >/dev/null 2>&1
 xt_wait_for 5 grep -q 'No space left' "$XT_TMP/ENG.err" ||
 	{ cat "$XT_TMP/ENG.err"; xt_fail "no line about the full disk"; }
