@@ -126,7 +126,6 @@ $(BUILD)/xpile: XP_LDLIBS += -luring
 $(BUILD)/xpile-bench: $(BUILD)/obj/user/capture.o $(BUILD)/obj/user/pcapng.o
 # (listed after libxpile.a, so the library comes again after them)
 $(BUILD)/xpile-bench: XP_LDLIBS += $(BUILD)/libxpile.a -luring
-$(BUILD)/obj/tools/bench/capture.o: XP_CFLAGS += -Iuser
 $(eval $(call prog,xpile-loader,$(LOADER_SRCS) $(CLI_SRCS)))
 $(eval $(call prog,xpile-bench,$(BENCH_SRCS) $(CLI_SRCS)))
 

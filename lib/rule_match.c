@@ -28,7 +28,7 @@ static bool prefix_eq(const __u8 *a, const __u8 *b, __u32 bits)
 
 int xp_rule_match(const struct xp_rule *r, const void *frame, __u32 len, __u32 queue)
 {
-	struct xp_parsed p;
+	struct xp_parsed p = { 0 }; /* the parser leaves the fields of absent layers alone */
 	__u32 f = r->fields;
 
 	if ((f & XP_RF_QUEUE) && queue != r->queue)

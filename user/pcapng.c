@@ -28,7 +28,8 @@ static void put(struct blk *b, const void *v, size_t n)
 		b->full = 1;
 		return;
 	}
-	memcpy(b->p + b->off, v, n);
+	if (n)
+		memcpy(b->p + b->off, v, n);
 	b->off += n;
 }
 

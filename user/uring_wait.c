@@ -103,7 +103,14 @@ int eng_uwait_init(struct eng_worker *w)
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
-	err = io_uring_queue_init(UW_ENTRIES, &u->ring, 0);
+	/* Deferred task work: a socket's wake-up while the worker runs only marks its poll
+	 * (the completion is made when the worker next waits). With the default mode every
+	 * wake-up interrupts the busy worker to run task work: 1.4x the CPU per packet of
+	 * poll() at 4 sockets, measured. COOP_TASKRUN (no interrupt) on kernels before 6.1. */
+	err = io_uring_queue_init(UW_ENTRIES, &u->ring,
+				  IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN);
+	if (err == -EINVAL)
+		err = io_uring_queue_init(UW_ENTRIES, &u->ring, IORING_SETUP_COOP_TASKRUN);
 	if (err) {
 		free(u);
 		if (e->cfg.idle_wait == ENG_WAIT_URING) {
