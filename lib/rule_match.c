@@ -26,6 +26,30 @@ static bool prefix_eq(const __u8 *a, const __u8 *b, __u32 bits)
 	return !rest || !((a[bytes] ^ b[bytes]) & (0xff00u >> rest));
 }
 
+#define MATCH_HEAD 256u /* enough for Ethernet, two tags, IPv4 with options and TCP */
+#define MATCH_MAX 4096u /* a frame's first buffer is at most one UMEM chunk */
+
+/* The parser reads headers in place, as in the kernel, where an IPv4 header 14 bytes
+ * into a frame is only 2-byte aligned: in C that is undefined, so the headers are
+ * copied to a buffer that puts the L3 header on 4 bytes. A frame whose headers run past
+ * MATCH_HEAD (long IPv6 extension chains) is parsed again from a whole copy, so the
+ * result is always the program's. */
+static int parse_aligned(const void *frame, __u32 len, struct xp_parsed *p)
+{
+	__u8 buf[MATCH_MAX + 2] __attribute__((aligned(8)));
+	__u32 n = len < MATCH_HEAD ? len : MATCH_HEAD;
+	int rc;
+
+	if (len > MATCH_MAX)
+		len = MATCH_MAX;
+	memcpy(buf + 2, frame, n);
+	rc = xp_parse(buf + 2, buf + 2 + n, p);
+	if (rc == XP_PARSE_OK || n == len)
+		return rc;
+	memcpy(buf + 2, frame, len);
+	return xp_parse(buf + 2, buf + 2 + len, p);
+}
+
 int xp_rule_match(const struct xp_rule *r, const void *frame, __u32 len, __u32 queue)
 {
 	struct xp_parsed p = { 0 }; /* the parser leaves the fields of absent layers alone */
@@ -33,7 +57,7 @@ int xp_rule_match(const struct xp_rule *r, const void *frame, __u32 len, __u32 q
 
 	if ((f & XP_RF_QUEUE) && queue != r->queue)
 		return 0;
-	if (xp_parse((void *)frame, (__u8 *)frame + len, &p) != XP_PARSE_OK)
+	if (parse_aligned(frame, len, &p) != XP_PARSE_OK)
 		return 0;
 	if ((f & XP_RF_VLAN) && p.vlan != r->vlan)
 		return 0;
