@@ -556,6 +556,7 @@ int eng_setup(struct engine *e)
 	err = err ?: setup_frames(e);
 	err = err ?: setup_sockets(e, sg);
 	err = err ?: setup_steer(e);
+	err = err ?: eng_tap_setup(e);
 	if (err)
 		return err == -ENG_BAD_INPUT ? ENG_BAD_INPUT : ENG_SETUP_FAILED;
 	register_users(e);
@@ -630,7 +631,8 @@ static int audit_quiescent(struct engine *e, const char *when)
 	obs[XP_PLACE_FREE] = (__s64)xp_pool_avail(e->pool) + xp_pool_cached(e->pool);
 	for (__u32 i = 0; i < e->nworkers; i++)
 		obs[XP_PLACE_FREE] += e->workers[i].deal ? xp_deal_count(e->workers[i].deal) : 0;
-	obs[XP_PLACE_APP] = 0; /* workers hold nothing between loop turns */
+	/* Workers hold nothing between loop turns but the frames in their TAP rings. */
+	obs[XP_PLACE_APP] = (__s64)eng_tap_held(e);
 	err = xp_ledger_audit(e->ledger, obs, &r);
 	if (!err && e->cfg.ledger_debug && xp_pool_audit(e->pool))
 		err = -EUCLEAN;
@@ -879,6 +881,7 @@ int eng_run(struct engine *e)
 		if (e->workers[i].started)
 			pthread_join(e->workers[i].thread, NULL);
 	eng_capture_stop(e);
+	eng_tap_report(e);
 	if (e->nq && e->qs[e->nq - 1].xsk)
 		eng_stats_tick(e, true);
 	/* --count promises packets on the wire: what the kernel never took is a failure. */
@@ -963,6 +966,7 @@ void eng_teardown(struct engine *e)
 	if (e->umem && xp_umem_destroy(e->umem))
 		fprintf(stderr, "xpile: UMEM still in use at exit\n");
 	eng_capture_destroy(e);
+	eng_tap_destroy(e);
 	xp_ledger_destroy(e->ledger);
 	xp_pool_destroy(e->pool);
 	free(e->handles);

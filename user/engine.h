@@ -25,6 +25,7 @@
 
 #include "capture.h"
 #include "uring_wait.h"
+#include "tap.h"
 
 #define ENG_MAX_PORTS 8
 #define ENG_MAX_QUEUES 64
@@ -66,6 +67,7 @@ struct eng_port {
 	__u32 queues[ENG_MAX_QUEUES];
 	unsigned char mac[6];
 	struct xp_steer *steer;
+	struct eng_tap *tap; /* --host-tap, else NULL */
 	bool steer_borrowed; /* found attached: not ours to remove */
 	/* Main thread (watch.c): what was last seen, so each change is told once. */
 	bool link_up, gone, prog_lost, pins_told, registered;
@@ -84,6 +86,7 @@ struct eng_worker {
 	struct xp_ledger_acct *acct;
 	struct eng_cap_ring *cap; /* --capture: this worker's ring (capture.h), else NULL */
 	struct eng_uwait *uwait; /* idle wait on io_uring (uring_wait.h), NULL: poll() */
+	struct eng_tap_w *tapw; /* --host-tap: this worker's TAP ring (tap.h), else NULL */
 	__u64 next_tx_ns; /* txonly rate limit */
 	__u32 parked_gen; /* last audit generation this worker parked for */
 	bool done; /* txonly: sent its share and got every completion back */
@@ -136,6 +139,13 @@ struct eng_config {
 	bool capture_rule_set;
 	int capture_dir; /* ENG_CAP_RX | ENG_CAP_TX */
 	__u32 snaplen, capture_buffer;
+	/* --host-tap (tap.h) */
+	struct {
+		char port[16], name[16];
+	} taps[ENG_MAX_PORTS];
+	__u32 ntaps;
+	struct xp_rule punt_rule;
+	bool punt_rule_set;
 	/* txonly */
 	__u32 pkt_size, flows;
 	__u64 count, rate;
@@ -164,6 +174,8 @@ struct engine {
 	struct xp_umem *umem;
 	struct xp_ledger *ledger;
 	struct eng_capture *cap; /* --capture, else NULL */
+	struct eng_tap *taps[ENG_MAX_PORTS]; /* --host-tap */
+	__u32 ntaps;
 	__u8 tx_template[10240];
 	__u32 tx_len;
 	/* Control, written by the main thread. */

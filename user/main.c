@@ -123,6 +123,21 @@ static int parse_capture_rule(const struct cli_opt *o, const char *v, void *cfg,
 	return 0;
 }
 
+static int parse_host_tap(const struct cli_opt *o, const char *v, void *cfg, char *why, size_t len)
+{
+	return eng_tap_opt(&((struct run_args *)cfg)->c, v, why, len);
+}
+
+static int parse_punt(const struct cli_opt *o, const char *v, void *cfg, char *why, size_t len)
+{
+	struct eng_config *c = &((struct run_args *)cfg)->c;
+
+	if (eng_capture_rule_parse(v, &c->punt_rule, why, len))
+		return -1;
+	c->punt_rule_set = true;
+	return 0;
+}
+
 #define OPT(...) CLI_OPT(struct run_args, __VA_ARGS__)
 
 static const struct cli_opt opts[] = {
@@ -245,6 +260,17 @@ static const struct cli_opt opts[] = {
 	    "Capture ring per worker, 128k..1G (default 4M), in chunks of up to 256 KiB "
 	    "written as they fill.",
 	    .min = 128u << 10, .max = 1u << 30),
+	OPT("host-tap", FUNC, c.taps, "PORT[=NAME]",
+	    "Give the host a TAP interface on PORT (default name xp-PORT, the port's MAC and "
+	    "MTU, up, removed at exit): frames for the port's MAC go up to it, broadcast and "
+	    "multicast as a copy (forwarded too), and what the host sends on it leaves on "
+	    "PORT. On io_uring; never stalls a worker (punt_dropped, inject_dropped). Repeat "
+	    "for more ports.",
+	    .section = "Host interfaces", .flags = CLI_F_REPEAT, .parse = parse_host_tap),
+	OPT("punt", FUNC, c.punt_rule, "RULE",
+	    "Frames of a --host-tap port matching RULE (the steer rule language without an "
+	    "action, e.g. 'udp dport 5555') go to its TAP too, instead of the mode.",
+	    .parse = parse_punt),
 	OPT("attach-existing", FLAG, c.attach_existing, NULL,
 	    "Use the steer program and maps `xpile-loader load` pinned; do not load or detach anything.",
 	    .section = "XDP program"),
@@ -400,6 +426,8 @@ static int parse(int argc, char **argv, struct run_args *a)
 			&prog, cmd,
 			"--capture - and --json both write to stdout: give --capture a file");
 	}
+	if (c->punt_rule_set && !c->ntaps)
+		return cli_usage_error(&prog, cmd, "--punt needs --host-tap PORT");
 	c->verbose = a->verbose > 0;
 	c->multi_buffer_set = cli_given(&res, "multi-buffer") || cli_given(&res, "no-multi-buffer");
 	c->dst_mac_set = cli_given(&res, "dst-mac");

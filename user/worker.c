@@ -105,6 +105,8 @@ __u32 eng_rx(struct eng_worker *w, struct eng_q *q, struct xdp_desc *out, __u32 
 	xp_ledger_move_strided(w->acct, XP_PLACE_FILL, XP_PLACE_APP, out, k, sizeof(*out));
 	if (w->cap)
 		eng_capture_batch(w, q, out, k, ENG_CAP_RX);
+	if (w->tapw)
+		k = eng_tap_rx(w, q, out, k); /* what is for the host leaves the batch */
 	return k;
 }
 
@@ -365,6 +367,8 @@ void *eng_worker_main(void *arg)
 				xp_xsk_wake_rx(q->xsk);
 			work += m->poll(w, q);
 		}
+		if (w->tapw)
+			work += eng_tap_poll(w);
 		if (w->done)
 			break;
 		if (!work && w->cap)
@@ -386,6 +390,7 @@ void *eng_worker_main(void *arg)
 	if (sp.fd >= 0)
 		close(sp.fd);
 	eng_uwait_fini(w);
+	eng_tap_stop(w); /* every frame in io_uring back before the worker goes */
 	inject_fault(w);
 	__atomic_fetch_add(&e->finished, 1, __ATOMIC_ACQ_REL);
 	return NULL;
