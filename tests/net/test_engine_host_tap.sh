@@ -4,7 +4,8 @@
 # the engine's namespace holding 198.18.5.3. h1 pings the host (ARP goes up as a
 # broadcast copy, the reply comes down by inject), an iperf3 TCP stream h1 -> host runs
 # while h1 <-> h2 pings through fwd keep working; the counters say what went up and
-# down, the ledger is clean and the TAP is gone at exit.
+# down; the TAP deleted under traffic is told once and fwd goes on; the ledger is clean
+# and the TAP is gone at exit.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
@@ -40,6 +41,20 @@ wait "$P"
 grep -q '40 received' "$XT_TMP/ping2" || { cat "$XT_TMP/ping2"; xt_fail "fwd lost pings while the host took a TCP stream"; }
 got=$(grep -o '"bytes":[[:space:]]*[0-9]*' "$XT_TMP/iperf" | tail -1 | grep -o '[0-9]*$')
 [ "${got:-0}" -gt 1000000 ] || xt_fail "iperf3 to the host moved only ${got:-0} bytes"
+
+# The TAP deleted under traffic: one line, fwd goes on.
+ip netns exec "$H1" ping -c 40 -i 0.05 -W 2 198.18.5.2 >"$XT_TMP/ping3" 2>&1 &
+P=$!
+ip netns exec "$H1" ping -c 20 -i 0.02 -W 0.1 "$HOST" >/dev/null 2>&1 &
+P2=$!
+sleep 0.3
+ip -n "$E" link del xp-e1 || xt_fail "cannot delete xp-e1"
+wait "$P"
+wait "$P2"
+grep -q '40 received' "$XT_TMP/ping3" || { cat "$XT_TMP/ping3"; xt_fail "fwd lost pings when the TAP was deleted"; }
+xt_wait_for 3 grep -q 'host TAP xp-e1:' "$XT_TMP/ENG.err" || { cat "$XT_TMP/ENG.err"; xt_fail "no line about the deleted TAP"; }
+[ "$(grep -c 'host TAP xp-e1:.*stop' "$XT_TMP/ENG.err")" = 1 ] || { cat "$XT_TMP/ENG.err"; xt_fail "the deleted TAP was told more than once"; }
+echo "host tap deleted: $(grep 'host TAP xp-e1:' "$XT_TMP/ENG.err" | head -c 200); 40/40 pings through fwd"
 
 eng_stop "$ENG" || { rc=$?; cat "$XT_TMP/ENG.err"; xt_fail "engine exited with status $rc"; }
 eng_ledger_ok "$XT_TMP/ENG.json" || { grep ledger "$XT_TMP/ENG.json" | tail -3; xt_fail "ledger not clean"; }
