@@ -484,6 +484,17 @@ void eng_tap_stop(struct eng_worker *w)
 	}
 }
 
+__u32 eng_tap_wait_fds(const struct eng_worker *w, int *fds, __u32 max)
+{
+	const struct engine *e = w->e;
+	__u32 n = 0;
+
+	for (__u32 i = 0; i < e->ntaps && n < max; i++)
+		if (e->taps[i]->inq->w == w && !e->taps[i]->gone)
+			fds[n++] = e->taps[i]->fd;
+	return n;
+}
+
 __u64 eng_tap_held(const struct engine *e)
 {
 	__u64 n = 0;

@@ -15,7 +15,7 @@
  * Never waits: with no room in the ring a punt is dropped and counted (punt_dropped);
  * an inject that finds the TX ring full is counted (inject_dropped). Frames in flight
  * in io_uring are "app" in the ledger (held by the engine) and all come back at exit.
- * Inject is seen by the worker's loop, so an idle worker takes up to 1 ms (its sleep).
+ * The TAPs a worker injects for are in its idle wait (uring_wait.c) with its sockets.
  */
 #ifndef XPILE_TAP_H
 #define XPILE_TAP_H
@@ -42,6 +42,8 @@ __u32 eng_tap_poll(struct eng_worker *w);
 /* At stop: cancels the reads and waits for every frame in flight (bounded). */
 void eng_tap_stop(struct eng_worker *w);
 __u64 eng_tap_held(const struct engine *e); /* frames in io_uring, for audits */
+/* The TAPs @w injects for, so its idle sleep wakes when the host sends: their count. */
+__u32 eng_tap_wait_fds(const struct eng_worker *w, int *fds, __u32 max);
 void eng_tap_report(struct engine *e); /* the counters, at exit */
 
 #endif /* XPILE_TAP_H */

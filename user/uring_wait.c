@@ -22,11 +22,25 @@
 
 #define UW_ENTRIES 128u /* SQ; the CQ is twice that */
 
+/* Entries 0..nq-1 are the worker's sockets, then the TAPs it injects for. */
+#define UW_MAX (ENG_MAX_QUEUES + ENG_MAX_PORTS)
+
 struct eng_uwait {
 	struct io_uring ring;
 	__u32 n;
-	bool armed[ENG_MAX_QUEUES];
+	int fd[UW_MAX];
+	bool armed[UW_MAX];
 };
+
+/* What the worker waits on: its sockets, then its TAPs (tap.c). */
+static __u32 wait_fds(const struct eng_worker *w, int *fd)
+{
+	__u32 i;
+
+	for (i = 0; i < w->nq; i++)
+		fd[i] = w->q[i]->xsk->fd;
+	return i + (w->tapw ? eng_tap_wait_fds(w, fd + i, ENG_MAX_PORTS) : 0);
+}
 
 /* Which wait is in use, once per engine: a text line, or a JSON object with --json. */
 static void say_once(struct engine *e, int core, bool uring, const char *why)
@@ -54,12 +68,12 @@ static void arm(struct eng_worker *w)
 	for (i = 0; i < u->n; i++) {
 		struct io_uring_sqe *sqe;
 
-		if (u->armed[i])
+		if (u->armed[i] || u->fd[i] < 0)
 			continue;
 		sqe = io_uring_get_sqe(&u->ring);
 		if (!sqe)
 			break;
-		io_uring_prep_poll_multishot(sqe, w->q[i]->xsk->fd, POLLIN);
+		io_uring_prep_poll_multishot(sqe, u->fd[i], POLLIN);
 		io_uring_sqe_set_data64(sqe, i);
 		u->armed[i] = true;
 		k++;
@@ -122,7 +136,7 @@ int eng_uwait_init(struct eng_worker *w)
 		say_once(e, w->core, false, strerror(-err)); /* io_uring unavailable */
 		return 0;
 	}
-	u->n = w->nq;
+	u->n = wait_fds(w, u->fd);
 	w->uwait = u;
 	arm(w);
 	say_once(e, w->core, true,
@@ -142,20 +156,35 @@ void eng_uwait_sleep(struct eng_worker *w, int timeout_ms)
 {
 	struct eng_uwait *u = w->uwait;
 	struct __kernel_timespec ts = { .tv_nsec = (long long)timeout_ms * 1000000 };
-	struct pollfd pfd[ENG_MAX_QUEUES];
+	struct pollfd pfd[UW_MAX];
 	struct io_uring_cqe *cqe;
-	__u32 i;
+	int fd[UW_MAX];
+	__u32 i, n;
 
 	if (!u) {
-		for (i = 0; i < w->nq; i++) {
-			pfd[i].fd = w->q[i]->xsk->fd;
+		n = wait_fds(w, fd);
+		for (i = 0; i < n; i++) {
+			pfd[i].fd = fd[i];
 			pfd[i].events = POLLIN;
 			pfd[i].revents = 0;
 		}
-		poll(pfd, w->nq, timeout_ms);
+		poll(pfd, n, timeout_ms);
 		return;
 	}
 	drain(u);
+	/* A TAP that went away (tap.c stopped it) is not armed again: its fd would report
+	 * an error at every arming and the worker would never sleep. */
+	if (u->n > w->nq) {
+		n = wait_fds(w, fd);
+		for (i = w->nq; i < u->n; i++) {
+			__u32 j = w->nq;
+
+			while (j < n && fd[j] != u->fd[i])
+				j++;
+			if (j == n)
+				u->fd[i] = -1;
+		}
+	}
 	arm(w);
 	if (rx_pending(w))
 		return;

@@ -28,6 +28,7 @@ sleep 0.5 # an engine started again on the same veth may miss its first ~150 ms
 
 ip netns exec "$H1" ping -c 10 -i 0.05 -W 2 "$HOST" >"$XT_TMP/ping" 2>&1
 grep -q '10 received' "$XT_TMP/ping" || { cat "$XT_TMP/ping" "$XT_TMP/ENG.err"; xt_fail "the host behind the TAP does not answer pings"; }
+rtt=$(grep -o 'rtt [^=]*= [0-9.]*/[0-9.]*' "$XT_TMP/ping" | cut -d/ -f5)
 
 # iperf3 h1 -> host while h1 pings h2 through fwd.
 ip netns exec "$E" iperf3 -s -1 -p 5212 -B "$HOST" >/dev/null 2>&1 &
@@ -54,7 +55,12 @@ wait "$P2"
 grep -q '40 received' "$XT_TMP/ping3" || { cat "$XT_TMP/ping3"; xt_fail "fwd lost pings when the TAP was deleted"; }
 xt_wait_for 3 grep -q 'host TAP xp-e1:' "$XT_TMP/ENG.err" || { cat "$XT_TMP/ENG.err"; xt_fail "no line about the deleted TAP"; }
 [ "$(grep -c 'host TAP xp-e1:.*stop' "$XT_TMP/ENG.err")" = 1 ] || { cat "$XT_TMP/ENG.err"; xt_fail "the deleted TAP was told more than once"; }
-echo "host tap deleted: $(grep 'host TAP xp-e1:' "$XT_TMP/ENG.err" | head -c 200); 40/40 pings through fwd"
+# Idle with the TAP gone, the worker sleeps (its fd is no longer in the wait).
+c0=$(awk '{print $14 + $15}' "/proc/$ENG/stat")
+sleep 1
+c1=$(awk '{print $14 + $15}' "/proc/$ENG/stat")
+[ $((c1 - c0)) -lt $(($(getconf CLK_TCK) / 2)) ] || xt_fail "the idle engine used $((c1 - c0)) ticks in 1 s with its TAP gone"
+echo "host tap deleted: $(grep 'host TAP xp-e1:' "$XT_TMP/ENG.err" | head -c 200); 40/40 pings through fwd; idle: $((c1 - c0)) ticks in 1 s"
 
 eng_stop "$ENG" || { rc=$?; cat "$XT_TMP/ENG.err"; xt_fail "engine exited with status $rc"; }
 eng_ledger_ok "$XT_TMP/ENG.json" || { grep ledger "$XT_TMP/ENG.json" | tail -3; xt_fail "ledger not clean"; }
@@ -66,5 +72,5 @@ for f in punted copied injected; do
 done
 ! ip -n "$E" link show xp-e1 >/dev/null 2>&1 || xt_fail "xp-e1 left behind"
 eng_no_xdp "$E" e1 && eng_no_xdp "$E" e2 || xt_fail "XDP program left attached"
-echo "host tap: 10/10 pings to the host, iperf3 $got bytes to it, 40/40 pings through fwd meanwhile; $line"
+echo "host tap: 10/10 pings to the host (avg rtt $rtt ms), iperf3 $got bytes to it, 40/40 pings through fwd meanwhile; $line"
 echo ok
