@@ -121,6 +121,11 @@ endef
 # Every binary parses its command line with tools/cli (one framework, see cli.h).
 $(BUILD)/obj/user/%.o $(BUILD)/obj/tools/%.o: XP_CFLAGS += -Itools/cli
 $(eval $(call prog,xpile,$(ENGINE_SRCS) $(CLI_SRCS)))
+$(BUILD)/xpile: XP_LDLIBS += -luring
+# `xpile-bench capture` times the engine's own capture path (user/capture.c).
+$(BUILD)/xpile-bench: $(BUILD)/obj/user/capture.o $(BUILD)/obj/user/pcapng.o
+# (listed after libxpile.a, so the library comes again after them)
+$(BUILD)/xpile-bench: XP_LDLIBS += $(BUILD)/libxpile.a -luring
 $(eval $(call prog,xpile-loader,$(LOADER_SRCS) $(CLI_SRCS)))
 $(eval $(call prog,xpile-bench,$(BENCH_SRCS) $(CLI_SRCS)))
 

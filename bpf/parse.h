@@ -62,7 +62,7 @@ static __always_inline int xp_parse_ports(void *l4, void *end, struct xp_parsed 
 
 		if ((void *)(th + 1) > end)
 			return XP_PERR_TCP_TRUNC;
-		if (th->doff < 5 || l4 + th->doff * 4 > end)
+		if (th->doff < 5 || l4 + (__u64)th->doff * 4 > end)
 			return XP_PERR_TCP_HDR;
 	} else if (proto == IPPROTO_UDP) {
 		struct udphdr *uh = l4;
@@ -148,7 +148,7 @@ static __always_inline int xp_parse_ip6(void *l3, void *end, struct xp_parsed *p
 			if ((void *)(eh + 2) > end)
 				return XP_PERR_IP6_EXT_TRUNC;
 			nh = eh[0];
-			cur += (eh[1] + 1) * 8;
+			cur += (__u64)(eh[1] + 1) * 8;
 			break;
 		case IPPROTO_AH:
 			if (i == XP_IP6_MAX_EXT) /* a seventh: too deep before it is read */
@@ -156,7 +156,7 @@ static __always_inline int xp_parse_ip6(void *l3, void *end, struct xp_parsed *p
 			if ((void *)(eh + 2) > end)
 				return XP_PERR_IP6_EXT_TRUNC;
 			nh = eh[0];
-			cur += (eh[1] + 2) * 4;
+			cur += (__u64)(eh[1] + 2) * 4;
 			break;
 		case IPPROTO_FRAGMENT: {
 			struct frag_hdr {

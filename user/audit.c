@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "tap.h"
 
 #define CUT_WAIT_NS 1000000000ull
 #define CUT_ROUNDS 4
@@ -78,6 +79,7 @@ static void cut_fill(struct eng_worker *w)
 	 * the pile count of the last cut holds for every cut taken before it. */
 	w->cut.ticket = __atomic_fetch_add(&e->cut_ticket, 1, __ATOMIC_SEQ_CST);
 	w->cut.pile = xp_pool_avail(e->pool);
+	w->cut.app = eng_tap_worker_held(w);
 }
 
 void eng_cut_take(struct eng_worker *w)
@@ -260,6 +262,7 @@ int eng_audit_live(struct engine *e)
 	for (i = 0; i < e->nworkers; i++) {
 		cuts[i] = e->workers[i].cut.led;
 		allocator += (__s64)e->workers[i].cut.allocator;
+		obs[XP_PLACE_APP] += (__s64)e->workers[i].cut.app;
 		for (__u32 k = 0; k < e->workers[i].nq; k++)
 			eng_split_add(&s, e->workers[i].q[k]);
 	}

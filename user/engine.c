@@ -662,10 +662,12 @@ int eng_setup(struct engine *e)
 							   4 * (c->batch > 32 ? c->batch : 32));
 	}
 	err = size_fills(e);
+	err = err ?: eng_capture_setup(e);
 	err = err ?: setup_memory(e);
 	err = err ?: setup_frames(e);
 	err = err ?: setup_sockets(e, sg);
 	err = err ?: setup_steer(e);
+	err = err ?: eng_tap_setup(e);
 	if (err)
 		return err == -ENG_BAD_INPUT ? ENG_BAD_INPUT : ENG_SETUP_FAILED;
 	register_users(e);
@@ -727,7 +729,8 @@ static int audit_quiescent(struct engine *e, const char *when)
 	obs[XP_PLACE_FREE] = (__s64)xp_pool_avail(e->pool) + xp_pool_cached(e->pool);
 	for (__u32 i = 0; i < e->nworkers; i++)
 		obs[XP_PLACE_FREE] += e->workers[i].deal ? xp_deal_count(e->workers[i].deal) : 0;
-	obs[XP_PLACE_APP] = 0; /* workers hold nothing between loop turns */
+	/* Workers hold nothing between loop turns but the frames in their TAP rings. */
+	obs[XP_PLACE_APP] = (__s64)eng_tap_held(e);
 	for (__u32 i = 0; i < e->nq; i++) {
 		eng_cut_ring(&e->qs[i]);
 		eng_split_add(&s, &e->qs[i]);
@@ -998,8 +1001,11 @@ int eng_run(struct engine *e)
 	pthread_sigmask(SIG_BLOCK, &set, NULL); /* workers inherit the mask */
 	print_sockets(e);
 	eng_watch_start(e);
-
-	for (i = 0; i < e->nworkers; i++) {
+	if (eng_capture_start(e)) {
+		e->stop = 1;
+		status = 1;
+	}
+	for (i = 0; !status && i < e->nworkers; i++) {
 		if (pthread_create(&e->workers[i].thread, NULL, eng_worker_main, &e->workers[i])) {
 			fail("cannot start the worker of core %d", e->workers[i].core);
 			e->stop = 1;
@@ -1085,6 +1091,8 @@ int eng_run(struct engine *e)
 	for (i = 0; i < e->nworkers; i++)
 		if (e->workers[i].started)
 			pthread_join(e->workers[i].thread, NULL);
+	eng_capture_stop(e);
+	eng_tap_report(e);
 	if (e->nq && e->qs[e->nq - 1].xsk)
 		eng_stats_tick(e, true);
 	/* --count promises packets on the wire: what the kernel never took is a failure. */
@@ -1168,6 +1176,8 @@ void eng_teardown(struct engine *e)
 	}
 	if (e->umem && xp_umem_destroy(e->umem))
 		fprintf(stderr, "xpile: UMEM still in use at exit\n");
+	eng_capture_destroy(e);
+	eng_tap_destroy(e);
 	xp_ledger_destroy(e->ledger);
 	xp_pool_destroy(e->pool);
 	free(e->handles);

@@ -24,6 +24,10 @@
 #include "xpile/umem.h"
 #include "xpile/xsk.h"
 
+#include "capture.h"
+#include "uring_wait.h"
+#include "tap.h"
+
 #define ENG_MAX_PORTS 8
 #define ENG_MAX_QUEUES 64
 #define ENG_MAX_WORKERS 64
@@ -71,6 +75,7 @@ struct eng_port {
 	__u32 queues[ENG_MAX_QUEUES];
 	unsigned char mac[6];
 	struct xp_steer *steer;
+	struct eng_tap *tap; /* --host-tap, else NULL */
 	bool steer_borrowed; /* found attached: not ours to remove */
 	/* Main thread (watch.c): what was last seen, so each change is told once. */
 	bool link_up, gone, prog_lost, pins_told, registered;
@@ -81,6 +86,7 @@ struct eng_cut {
 	struct xp_ledger_cut led;
 	__u64 allocator; /* frames in its cache and dealer */
 	__u64 pile_ops; /* its cache's slow paths so far: every pile access is one */
+	__u64 app; /* frames it holds at the cut: those in its TAP ring's io_uring */
 	__u32 pile; /* the pile's count */
 	__u32 ticket; /* order of the cuts in a round */
 	__u32 gen; /* round this cut answers; published last */
@@ -98,6 +104,9 @@ struct eng_worker {
 	struct xp_deal *deal; /* in front of cache: refills even over channels */
 	struct xp_ledger_acct *acct;
 	__u32 slice_first, slice_count; /* its M3 slice of the fill order (xpile/layout.h) */
+	struct eng_cap_ring *cap; /* --capture: this worker's ring (capture.h), else NULL */
+	struct eng_uwait *uwait; /* idle wait on io_uring (uring_wait.h), NULL: poll() */
+	struct eng_tap_w *tapw; /* --host-tap: this worker's TAP ring (tap.h), else NULL */
 	__u64 next_tx_ns; /* txonly rate limit */
 	__u32 parked_gen; /* last audit generation this worker parked for */
 	bool done; /* txonly: sent its share and got every completion back */
@@ -143,9 +152,23 @@ struct eng_config {
 	const char *pin_path;
 	bool ledger_debug, audit_each_interval;
 	bool spin; /* never sleep in poll() when idle */
+	int idle_wait; /* enum eng_idle_wait */
 	enum xp_pool_backend pool_backend;
 	/* XPILE_FAULT (tests): once running, each worker loses one frame or frees one twice. */
 	enum { ENG_FAULT_NONE, ENG_FAULT_LOSE, ENG_FAULT_TWICE } fault;
+	/* --capture (capture.h) */
+	const char *capture; /* FILE, "-" for stdout, NULL: none */
+	struct xp_rule capture_rule;
+	bool capture_rule_set;
+	int capture_dir; /* ENG_CAP_RX | ENG_CAP_TX */
+	__u32 snaplen, capture_buffer;
+	/* --host-tap (tap.h) */
+	struct {
+		char port[16], name[16];
+	} taps[ENG_MAX_PORTS];
+	__u32 ntaps;
+	struct xp_rule punt_rule;
+	bool punt_rule_set;
 	/* txonly */
 	__u32 pkt_size, flows;
 	__u64 count, rate;
@@ -185,6 +208,9 @@ struct engine {
 	struct xp_pool *pool;
 	struct xp_umem *umem;
 	struct xp_ledger *ledger;
+	struct eng_capture *cap; /* --capture, else NULL */
+	struct eng_tap *taps[ENG_MAX_PORTS]; /* --host-tap */
+	__u32 ntaps;
 	__u8 tx_template[10240];
 	__u32 tx_len;
 	/* Control, written by the main thread. */
@@ -193,6 +219,7 @@ struct engine {
 	volatile int paused;
 	volatile __u32 parked; /* workers parked for the current generation */
 	volatile __u32 finished; /* workers that returned */
+	int wait_told; /* the idle wait in use was said (uring_wait.c) */
 	__u64 start_ns;
 	__u64 last_tick_ns;
 	__u64 next_watch_ns;

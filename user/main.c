@@ -58,6 +58,18 @@ static const struct cli_name huge_names[] = {
 	CLI_ALIAS("yes", XP_HUGE_REQUIRE), CLI_NAME("never", XP_HUGE_NEVER),
 	CLI_ALIAS("no", XP_HUGE_NEVER),	   { 0 },
 };
+static const struct cli_name dir_names[] = {
+	CLI_NAME("rx", ENG_CAP_RX),
+	CLI_NAME("tx", ENG_CAP_TX),
+	CLI_NAME("both", ENG_CAP_BOTH),
+	{ 0 },
+};
+static const struct cli_name wait_names[] = {
+	CLI_NAME("auto", ENG_WAIT_AUTO),
+	CLI_NAME("uring", ENG_WAIT_URING),
+	CLI_NAME("poll", ENG_WAIT_POLL),
+	{ 0 },
+};
 static const struct cli_name pool_names[] = {
 	CLI_NAME("pile", XP_POOL_PILE),
 	CLI_NAME("ring", XP_POOL_RING),
@@ -96,6 +108,33 @@ static int parse_iface(const struct cli_opt *o, const char *v, void *cfg, char *
 		c->ports[c->nports].queues[0] = 0;
 	}
 	c->nports++;
+	return 0;
+}
+
+/* --capture-rule 'udp dport 5555': the rule language without its action. */
+static int parse_capture_rule(const struct cli_opt *o, const char *v, void *cfg, char *why,
+			      size_t len)
+{
+	struct eng_config *c = &((struct run_args *)cfg)->c;
+
+	if (eng_capture_rule_parse(v, &c->capture_rule, why, len))
+		return -1;
+	c->capture_rule_set = true;
+	return 0;
+}
+
+static int parse_host_tap(const struct cli_opt *o, const char *v, void *cfg, char *why, size_t len)
+{
+	return eng_tap_opt(&((struct run_args *)cfg)->c, v, why, len);
+}
+
+static int parse_punt(const struct cli_opt *o, const char *v, void *cfg, char *why, size_t len)
+{
+	struct eng_config *c = &((struct run_args *)cfg)->c;
+
+	if (eng_capture_rule_parse(v, &c->punt_rule, why, len))
+		return -1;
+	c->punt_rule_set = true;
 	return 0;
 }
 
@@ -162,6 +201,11 @@ static const struct cli_opt opts[] = {
 	    .excl = 2),
 	OPT("spin", FLAG, c.spin, NULL,
 	    "Never sleep when idle (lowest latency, one core at 100%). By default a worker with no work for ~50 us sleeps in poll() (woken by traffic, 1 ms at most), and sleeps at once while its core is shared with a busy task such as the queue's NAPI thread (seen as the worker waiting for its CPU), which spinning would starve."),
+	OPT("idle-wait", ENUM, c.idle_wait, "HOW",
+	    "How an idle worker sleeps: uring (a multishot poll armed once per socket, one "
+	    "io_uring_enter for all of them), poll (poll() over its sockets), auto (the "
+	    "default: uring where io_uring is allowed, else poll). The start says which.",
+	    .names = wait_names),
 	OPT("layout", ENUM, c.layout, "KIND",
 	    "interleaved (default: padded stride, unaligned chunks) | aligned (classic power-of-two chunks).",
 	    .section = "UMEM and frames", .names = layout_names),
@@ -193,6 +237,40 @@ static const struct cli_opt opts[] = {
 	    .section = "Ledger"),
 	OPT("audit", FLAG, c.audit_each_interval, NULL,
 	    "Also audit stop-the-world every interval (the live audit runs anyway). SIGUSR1 audits once."),
+	OPT("capture", STR, c.capture, "FILE|-",
+	    "Write the frames the workers receive and send to FILE as pcapng (one interface "
+	    "per port:queue, nanosecond timestamps, direction flags), or with - to stdout "
+	    "(xpile run ... --capture - | tcpdump -r -). Workers copy into their own ring "
+	    "and never wait for the writer: a frame that finds it full is counted as "
+	    "capture_dropped.",
+	    .section = "Capture"),
+	OPT("capture-rule", FUNC, c.capture_rule, "RULE",
+	    "Capture only the frames matching RULE: the steer rule language without an "
+	    "action (e.g. 'udp dport 5555', 'src 198.18.0.0/15 tcp').",
+	    .parse = parse_capture_rule),
+	OPT("snaplen", NUM, c.snaplen, "N",
+	    "Bytes of each frame captured, 1..65535 (default 65535); the record keeps the "
+	    "frame's full length.",
+	    .min = 1, .max = 65535),
+	OPT("capture-dir", ENUM, c.capture_dir, "DIR",
+	    "rx | tx | both (default both): frames received from the sockets, sent to "
+	    "them, or both.",
+	    .names = dir_names),
+	OPT("capture-buffer", SIZE, c.capture_buffer, "SIZE",
+	    "Capture ring per worker, 128k..1G (default 4M), in chunks of up to 256 KiB "
+	    "written as they fill.",
+	    .min = 128u << 10, .max = 1u << 30),
+	OPT("host-tap", FUNC, c.taps, "PORT[=NAME]",
+	    "Give the host a TAP interface on PORT (default name xp-PORT, the port's MAC and "
+	    "MTU, up, removed at exit): frames for the port's MAC go up to it, broadcast and "
+	    "multicast as a copy (forwarded too), and what the host sends on it leaves on "
+	    "PORT. On io_uring; never stalls a worker (punt_dropped, inject_dropped). Repeat "
+	    "for more ports.",
+	    .section = "Host interfaces", .flags = CLI_F_REPEAT, .parse = parse_host_tap),
+	OPT("punt", FUNC, c.punt_rule, "RULE",
+	    "Frames of a --host-tap port matching RULE (the steer rule language without an "
+	    "action, e.g. 'udp dport 5555') go to its TAP too, instead of the mode.",
+	    .parse = parse_punt),
 	OPT("attach-existing", FLAG, c.attach_existing, NULL,
 	    "Use the steer program and maps `xpile-loader load` pinned; do not load or detach anything.",
 	    .section = "XDP program"),
@@ -303,6 +381,9 @@ static void defaults(struct eng_config *c)
 	inet_pton(AF_INET, "198.18.0.2", &c->dst_ip);
 	c->src_port = 9;
 	c->dst_port = 9;
+	c->snaplen = 65535;
+	c->capture_dir = ENG_CAP_BOTH;
+	c->capture_buffer = 4u << 20;
 }
 
 /* Parses argv into @a; returns CLI_RUN or the exit status. */
@@ -332,6 +413,21 @@ static int parse(int argc, char **argv, struct run_args *a)
 			&prog, cmd,
 			"--headroom %u leaves too little room in a %u-byte frame; lower it or raise --frame-size",
 			c->headroom, c->frame_size);
+	if (!c->capture) {
+		static const char *const needs[] = { "capture-rule", "snaplen", "capture-dir",
+						     "capture-buffer" };
+
+		for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++)
+			if (cli_given(&res, needs[i]))
+				return cli_usage_error(&prog, cmd, "--%s needs --capture FILE|-",
+						       needs[i]);
+	} else if (!strcmp(c->capture, "-") && c->json) {
+		return cli_usage_error(
+			&prog, cmd,
+			"--capture - and --json both write to stdout: give --capture a file");
+	}
+	if (c->punt_rule_set && !c->ntaps)
+		return cli_usage_error(&prog, cmd, "--punt needs --host-tap PORT");
 	c->verbose = a->verbose > 0;
 	c->multi_buffer_set = cli_given(&res, "multi-buffer") || cli_given(&res, "no-multi-buffer");
 	c->dst_mac_set = cli_given(&res, "dst-mac");

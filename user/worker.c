@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -114,6 +113,10 @@ __u32 eng_rx(struct eng_worker *w, struct eng_q *q, struct xdp_desc *out, __u32 
 	xp_ledger_count(w->acct, XP_PLACE_FILL, XP_PLACE_APP, out, k, sizeof(*out));
 	for (i = 0; i < k; i++)
 		xp_ledger_mark(&m, out[i].addr, XP_PLACE_APP);
+	if (w->cap)
+		eng_capture_batch(w, q, out, k, ENG_CAP_RX);
+	if (w->tapw)
+		k = eng_tap_rx(w, q, out, k); /* what is for the host leaves the batch */
 	return k;
 }
 
@@ -172,6 +175,8 @@ __u32 eng_tx(struct eng_worker *w, struct eng_q *q, const struct xdp_desc *d, __
 	}
 	if (!got)
 		return 0;
+	if (w->cap)
+		eng_capture_batch(w, q, d, got, ENG_CAP_TX);
 	xp_ring_prod_reserve(tx, got, &idx);
 	m = xp_ledger_map_get(w->acct);
 	xp_ledger_count(w->acct, XP_PLACE_APP, XP_PLACE_TX, d, got, sizeof(*d));
@@ -236,19 +241,6 @@ static void park(struct eng_worker *w)
 	__atomic_fetch_add(&e->parked, 1, __ATOMIC_ACQ_REL);
 	while (__atomic_load_n(&e->paused, __ATOMIC_ACQUIRE))
 		usleep(100);
-}
-
-static void idle_wait(struct eng_worker *w)
-{
-	struct pollfd pfd[ENG_MAX_QUEUES];
-	__u32 i;
-
-	for (i = 0; i < w->nq; i++) {
-		pfd[i].fd = w->q[i]->xsk->fd;
-		pfd[i].events = POLLIN;
-		pfd[i].revents = 0;
-	}
-	poll(pfd, w->nq, 1);
 }
 
 static bool drained(struct eng_worker *w)
@@ -367,6 +359,10 @@ void *eng_worker_main(void *arg)
 	CPU_SET(w->core, &set);
 	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 	spin_init(&sp);
+	if (eng_uwait_init(w)) {
+		e->fault_status = ENG_SETUP_FAILED;
+		__atomic_store_n(&e->stop, 1, __ATOMIC_RELEASE);
+	}
 
 	for (;;) {
 		/* Between turns this worker holds no frame: the live audit's cut. */
@@ -398,8 +394,12 @@ void *eng_worker_main(void *arg)
 		}
 		if (__builtin_expect(e->cfg.fault && !w->fault_done, 0))
 			inject_fault(w);
+		if (w->tapw)
+			work += eng_tap_poll(w);
 		if (w->done)
 			break;
+		if (!work && w->cap)
+			eng_capture_idle(w); /* a quiet worker's frames still reach the file */
 		if (work) {
 			idle = 0;
 			idle_since = 0;
@@ -409,13 +409,15 @@ void *eng_worker_main(void *arg)
 			if (!idle_since) {
 				idle_since = now;
 			} else if (now - idle_since >= spin_window(&sp, now)) {
-				idle_wait(w);
+				eng_uwait_sleep(w, 1);
 				idle_since = 0;
 			}
 		}
 	}
 	if (sp.fd >= 0)
 		close(sp.fd);
+	eng_uwait_fini(w);
+	eng_tap_stop(w); /* every frame in io_uring back before the worker goes */
 	__atomic_store_n(&w->exited, true, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&e->finished, 1, __ATOMIC_ACQ_REL);
 	return NULL;

@@ -18,9 +18,47 @@
  */
 #include "../../user/worker.c"
 
-/* eng_worker_main() (not driven here) hands the live audit its cut; the audit lives in
- * user/audit.c, which this harness does not link. */
+/* What eng_worker_main() (not driven here) and the capture/TAP hooks call: their files
+ * (audit.c, capture.c, tap.c, uring_wait.c) are not linked into this harness, whose
+ * workers have no capture ring, no TAP and no io_uring wait (w->cap, w->tapw, w->uwait
+ * stay NULL, so eng_rx never calls the first two). */
 void eng_cut_take(struct eng_worker *w)
+{
+	(void)w;
+}
+void eng_capture_batch(struct eng_worker *w, const struct eng_q *q, const struct xdp_desc *d,
+		       __u32 n, unsigned int dir)
+{
+	(void)w, (void)q, (void)d, (void)n, (void)dir;
+}
+void eng_capture_idle(struct eng_worker *w)
+{
+	(void)w;
+}
+__u32 eng_tap_rx(struct eng_worker *w, struct eng_q *q, struct xdp_desc *d, __u32 n)
+{
+	(void)w, (void)q, (void)d;
+	return n;
+}
+__u32 eng_tap_poll(struct eng_worker *w)
+{
+	(void)w;
+	return 0;
+}
+void eng_tap_stop(struct eng_worker *w)
+{
+	(void)w;
+}
+int eng_uwait_init(struct eng_worker *w)
+{
+	(void)w;
+	return -ENOSYS;
+}
+void eng_uwait_sleep(struct eng_worker *w, int timeout_ms)
+{
+	(void)w, (void)timeout_ms;
+}
+void eng_uwait_fini(struct eng_worker *w)
 {
 	(void)w;
 }

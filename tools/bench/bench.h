@@ -13,7 +13,7 @@ struct bench_cmd {
 
 extern const struct cli_prog bench_prog;
 extern const struct bench_cmd bench_alloc_cmd, bench_layout_cmd, bench_deal_cmd, bench_region_cmd,
-	bench_xdp_cmd, bench_engine_cmd, bench_gen_cmd;
+	bench_xdp_cmd, bench_engine_cmd, bench_gen_cmd, bench_capture_cmd, bench_punt_cmd;
 
 /* Parses @c's options into @cfg: CLI_RUN, or the exit status (help, a usage error). */
 int bench_parse(const struct bench_cmd *c, int argc, char **argv, void *cfg);
@@ -27,5 +27,7 @@ int bench_region_umems(__u32 n, __u64 bytes, __u32 runs, enum xp_hugepages hp);
 int bench_xdp(int argc, char **argv);
 int bench_engine(int argc, char **argv);
 int bench_gen(int argc, char **argv);
+int bench_capture(int argc, char **argv);
+int bench_punt(int argc, char **argv);
 
 #endif

@@ -81,9 +81,10 @@ if [ "$fwd" = bridge ]; then
 	echo "  kernel bridge br0 in $xp (comparison run, no xpile)"
 else
 	# shellcheck disable=SC2086
-	echo "  ip netns exec $xp $xpile run --iface xa --iface xb --cores $core --mode fwd --interval 1 ${DEMO_ENGINE_ARGS:-}"
 	elog=$(mktemp /tmp/xpile-demo-engine.XXXXXX)
-	xt_on_exit "rm -f '$elog'"
+	cap=$(mktemp /tmp/xpile-demo-capture.XXXXXX)
+	xt_on_exit "rm -f '$elog' '$cap'"
+	echo "  ip netns exec $xp $xpile run --iface xa --iface xb --cores $core --mode fwd --interval 1 --host-tap xa --capture $cap --capture-rule icmp ${DEMO_ENGINE_ARGS:-}"
 	# libbpf/libxdp notes that only say `ip netns exec` hid the bpffs (so no libxdp
 	# dispatcher) or that libxdp's own sections are unknown to libbpf 1.1.
 	quiet_libs='/^libbpf: elf: skipping unrecognized data section/d
@@ -93,7 +94,8 @@ else
 	# would clash with an ASan build). `ip netns exec` execs, so $! is the engine.
 	# shellcheck disable=SC2086
 	ip netns exec "$xp" "$xpile" run --iface xa --iface xb --cores "$core" \
-		--mode fwd --interval 1 ${DEMO_ENGINE_ARGS:-} \
+		--mode fwd --interval 1 --host-tap xa --capture "$cap" --capture-rule icmp \
+		${DEMO_ENGINE_ARGS:-} \
 		> >(tee "$elog" | sed -u -e "$quiet_libs" -e 's/^/  [xpile] /') 2>&1 &
 	epid=$!
 	XT_PIDS+=("$epid")
@@ -107,6 +109,10 @@ else
 	for d in xa xb; do
 		echo "  $d: $(ip -n "$xp" link show $d | grep -o 'prog/xdp id [0-9]* name [a-z_]*')"
 	done
+	# The host's own interface on the segment the engine forwards (issue 11).
+	ip netns exec "$xp" sysctl -qw net.ipv6.conf.xp-xa.disable_ipv6=1
+	ip -n "$xp" addr add 198.18.0.3/24 dev xp-xa
+	echo "  the engine's host: TAP xp-xa 198.18.0.3/24 (xa's MAC; punt and inject on io_uring)"
 fi
 
 say "3. ping h1 -> h2 through it"
@@ -115,6 +121,15 @@ ping_out=$(ip netns exec "$h1" ping -c "$npings" -i 0.2 -W 2 198.18.0.2 2>&1)
 echo "$ping_out" | sed 's/^/  [ping] /'
 got=$(echo "$ping_out" | sed -n 's/.* \([0-9]*\) received.*/\1/p')
 [ "${got:-0}" = "$npings" ] || die "ping: ${got:-0} of $npings answered"
+
+if [ -n "$epid" ]; then
+	say "3b. ping h1 -> the engine's host (198.18.0.3 on xp-xa, through punt and inject)"
+	ping_out=$(ip netns exec "$h1" ping -c "$npings" -i 0.2 -W 2 198.18.0.3 2>&1)
+	# shellcheck disable=SC2001 # a prefix on every line of a multi-line value
+	echo "$ping_out" | sed 's/^/  [ping] /'
+	got=$(echo "$ping_out" | sed -n 's/.* \([0-9]*\) received.*/\1/p')
+	[ "${got:-0}" = "$npings" ] || die "ping to the host: ${got:-0} of $npings answered"
+fi
 
 say "4. iperf3 TCP h1 -> h2 for ${secs}s through it"
 ilog=$(mktemp /tmp/xpile-demo-iperf.XXXXXX)
@@ -161,6 +176,11 @@ if [ -n "$epid" ]; then
 	sleep 0.2 # the last lines still pass through sed
 	grep -q 'ledger: ok' "$elog" || die "the engine printed no clean ledger audit at exit"
 	fwd="xpile (ledger clean)"
+	say "7. the engine's capture (--capture-rule icmp), read by tcpdump"
+	tcpdump -nn -r "$cap" 2>/dev/null | head -n 4 | sed 's/^/  [tcpdump] /'
+	n=$(tcpdump -nn -r "$cap" 2>/dev/null | wc -l)
+	echo "  [tcpdump] ... $n ICMP records in all (each ping rx on one port, tx on the other)"
+	[ "$n" -ge $((4 * npings)) ] || die "the capture holds $n records, want at least $((4 * npings))"
 fi
 
 say "demo OK: $npings/$npings pings answered, iperf3 TCP $rate through $fwd; cleaning up"

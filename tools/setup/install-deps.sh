@@ -6,7 +6,8 @@ set -euo pipefail
 
 pkgs=(build-essential pkg-config clang llvm libbpf-dev libxdp-dev xdp-tools bpftool
       libelf-dev zlib1g-dev liburing-dev iproute2 ethtool iputils-ping iperf3 procps
-      libclang-rt-14-dev kmod jq clang-format clang-tidy shellcheck)
+      libclang-rt-14-dev kmod jq clang-format clang-tidy shellcheck
+      tshark tcpdump wireshark-common)
 [ "${XPILE_WITH_DPDK:-0}" = 1 ] && pkgs+=(dpdk dpdk-dev)
 [ "${XPILE_WITH_PLOT:-0}" = 1 ] && pkgs+=(gnuplot-nox)
 
@@ -23,5 +24,8 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "xpile: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# wireshark-common (capinfos, tshark: the capture tests' readers) asks whether
+# non-root users may capture; answer it here so the install never prompts.
+echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
 apt-get update -q
 apt-get install -y -q --no-install-recommends "${missing[@]}"

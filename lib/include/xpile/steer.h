@@ -151,6 +151,10 @@ XP_API int xp_rule_parse(int argc, char **argv, struct xp_rule *out, char *err, 
 /* Writes @r as rule text xp_rule_parse() reads back to @buf: its length, or -ENOSPC
  * when @len is too short (@buf then holds a truncated string). */
 XP_API int xp_rule_format(const struct xp_rule *r, char *buf, size_t len);
+/* 1 when the frame at @frame (@len bytes, from its Ethernet header) received on RX
+ * queue @queue matches @r's fields (its action and prio are ignored), else 0: the steer
+ * program's parser and semantics (a frame it cannot parse matches no rule). */
+XP_API int xp_rule_match(const struct xp_rule *r, const void *frame, __u32 len, __u32 queue);
 /* Parses an action from the start of @argv; *@used = words it took (1..3). */
 XP_API int xp_action_parse(int argc, char **argv, int *used, struct xp_action *out, char *err,
 			   size_t errlen);

@@ -1,0 +1,555 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * Host TAPs: punt and inject on io_uring (tap.h says what goes where).
+ *
+ * Each worker serving a TAP port's queue has one ring for its TAP I/O: the UMEM is
+ * registered as fixed buffer 0 (a punt writes from the frame, an inject reads into
+ * one), a small copy area as buffer 1 (broadcast copies: the frame itself goes on), the
+ * TAP fds as fixed files. COOP_TASKRUN: a completion never interrupts the worker; it
+ * is collected on the worker's next syscall or by the ring's taskrun flag, and the
+ * worker submits at most once per loop turn.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <net/if.h>
+#include <net/if_arp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/if_tun.h>
+
+#include <liburing.h>
+
+#include "engine.h"
+#include "tap.h"
+
+#define TAP_SQ 256u
+#define TAP_MAX_INFLIGHT 192u /* SQEs outstanding per ring: the CQ (512) never fills */
+#define TAP_READS 32u /* inject reads kept posted per TAP */
+#define TAP_COPY_SLOTS 64u /* broadcast copies in flight per worker */
+#define TAP_STOP_NS 500000000ull
+
+enum { K_PUNT = 1, K_COPY = 2, K_READ = 3 };
+
+static __u64 ud(int kind, __u32 tap, __u64 v)
+{
+	return (__u64)kind << 62 | (__u64)tap << 56 | v;
+}
+
+struct eng_tap {
+	int fd;
+	__u32 idx;
+	char name[IFNAMSIZ];
+	struct eng_port *p;
+	struct eng_q *inq; /* the queue whose TX carries injects (its worker reads) */
+	bool gone;
+	/* Counters: punts come from every worker of the port (relaxed adds). */
+	__u64 punted, copied, punt_dropped, injected, inject_dropped;
+};
+
+struct eng_tap_w {
+	struct io_uring ring;
+	bool fixed; /* buffers registered: *_FIXED; else plain read/write */
+	__u8 *copy;
+	__u32 copy_free[TAP_COPY_SLOTS], ncopy_free;
+	__u32 inflight; /* SQEs not completed */
+	__u64 held; /* UMEM frames in flight (punts and reads): audits read it, parked */
+	__u32 reads[ENG_MAX_PORTS]; /* reads posted per TAP this worker injects for */
+	__u32 unsubmitted;
+	bool stopping, ring_ok;
+};
+
+int eng_tap_opt(void *cfgp, const char *v, char *why, size_t len)
+{
+	struct eng_config *c = cfgp;
+	const char *eq = strchr(v, '=');
+	size_t n = eq ? (size_t)(eq - v) : strlen(v);
+
+	if (c->ntaps == ENG_MAX_PORTS) {
+		snprintf(why, len, "at most %d host TAPs", ENG_MAX_PORTS);
+		return -1;
+	}
+	if (!n || n >= IFNAMSIZ || (eq && (!eq[1] || strlen(eq + 1) >= IFNAMSIZ))) {
+		snprintf(why, len,
+			 "expected PORT or PORT=NAME (names of 1..15 bytes), e.g. e1=xp-e1");
+		return -1;
+	}
+	snprintf(c->taps[c->ntaps].port, sizeof(c->taps[0].port), "%.*s", (int)n, v);
+	if (eq)
+		snprintf(c->taps[c->ntaps].name, sizeof(c->taps[0].name), "%s", eq + 1);
+	else if (n + 3 < IFNAMSIZ)
+		snprintf(c->taps[c->ntaps].name, sizeof(c->taps[0].name), "xp-%.*s", (int)n, v);
+	else {
+		snprintf(why, len, "'xp-%.*s' is too long for an interface name: give PORT=NAME",
+			 (int)n, v);
+		return -1;
+	}
+	c->ntaps++;
+	return 0;
+}
+
+static int tap_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int tap_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("xpile: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return -1;
+}
+
+/* The TAP with the port's MAC and MTU, up. A TAP closed by an engine that just exited
+ * may stay attached for a few ms (io_uring's teardown is async): EBUSY is retried. */
+static int tap_create(struct eng_tap *t)
+{
+	struct ifreq ifr;
+	int s, err = 0, i, mtu = 1500;
+
+	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -errno;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", t->p->ifname);
+	if (!ioctl(s, SIOCGIFMTU, &ifr))
+		mtu = ifr.ifr_mtu;
+	t->fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+	if (t->fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	for (i = 0; i < 50; i++) {
+		memset(&ifr, 0, sizeof(ifr));
+		ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", t->name);
+		if (!ioctl(t->fd, TUNSETIFF, &ifr))
+			break;
+		err = -errno;
+		if (err != -EBUSY)
+			goto out;
+		nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
+	}
+	if (i == 50)
+		goto out;
+	err = 0;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", t->name);
+	ifr.ifr_hwaddr.sa_family = ARPHRD_ETHER;
+	memcpy(ifr.ifr_hwaddr.sa_data, t->p->mac, 6);
+	if (ioctl(s, SIOCSIFHWADDR, &ifr))
+		err = -errno;
+	ifr.ifr_mtu = mtu;
+	if (!err && ioctl(s, SIOCSIFMTU, &ifr))
+		err = -errno;
+	if (!err && ioctl(s, SIOCGIFFLAGS, &ifr))
+		err = -errno;
+	ifr.ifr_flags |= IFF_UP;
+	if (!err && ioctl(s, SIOCSIFFLAGS, &ifr))
+		err = -errno;
+out:
+	close(s);
+	return err;
+}
+
+static int ring_setup(struct engine *e, struct eng_tap_w *tw, int *fds, __u32 nfds)
+{
+	struct iovec iov[2];
+	int err;
+
+	err = io_uring_queue_init(TAP_SQ, &tw->ring,
+				  IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG);
+	if (err == -EINVAL)
+		err = io_uring_queue_init(TAP_SQ, &tw->ring, 0);
+	if (err)
+		return err;
+	tw->ring_ok = true;
+	tw->copy = aligned_alloc(4096, (size_t)TAP_COPY_SLOTS * e->layout.chunk_size);
+	if (!tw->copy)
+		return -ENOMEM;
+	for (__u32 i = 0; i < TAP_COPY_SLOTS; i++)
+		tw->copy_free[tw->ncopy_free++] = i;
+	iov[0] = (struct iovec){ e->mem.base, e->layout.area_size };
+	iov[1] = (struct iovec){ tw->copy, (size_t)TAP_COPY_SLOTS * e->layout.chunk_size };
+	tw->fixed = !io_uring_register_buffers(&tw->ring, iov, 2);
+	return io_uring_register_files(&tw->ring, fds, nfds);
+}
+
+int eng_tap_setup(struct engine *e)
+{
+	const struct eng_config *c = &e->cfg;
+	int fds[ENG_MAX_PORTS], err;
+	__u32 i, j;
+
+	if (!c->ntaps)
+		return 0;
+	for (i = 0; i < c->ntaps; i++) {
+		struct eng_tap *t = calloc(1, sizeof(*t));
+
+		if (!t)
+			return tap_fail("out of memory for --host-tap");
+		t->fd = -1;
+		t->idx = i;
+		snprintf(t->name, sizeof(t->name), "%s", c->taps[i].name);
+		e->taps[e->ntaps++] = t;
+		for (j = 0; j < c->nports; j++)
+			if (!strcmp(e->ports[j].ifname, c->taps[i].port))
+				t->p = &e->ports[j];
+		if (!t->p || t->p->tap) {
+			tap_fail("--host-tap %s: %s", c->taps[i].port,
+				 t->p ? "given twice" :
+					"not a port of this engine: name an --iface");
+			return -ENG_BAD_INPUT;
+		}
+		t->p->tap = t;
+		for (j = 0; j < e->nq && !t->inq; j++)
+			if (e->qs[j].port == t->p)
+				t->inq = &e->qs[j];
+		err = tap_create(t);
+		if (err)
+			return tap_fail("--host-tap %s: cannot create TAP %s: %s", t->p->ifname,
+					t->name, strerror(-err));
+		fds[i] = t->fd;
+	}
+	for (i = 0; i < e->nworkers; i++) {
+		struct eng_worker *w = &e->workers[i];
+		bool any = false;
+
+		for (j = 0; j < w->nq; j++)
+			any |= w->q[j]->port->tap != NULL;
+		if (!any)
+			continue;
+		w->tapw = calloc(1, sizeof(*w->tapw));
+		if (!w->tapw)
+			return tap_fail("out of memory for --host-tap");
+		err = ring_setup(e, w->tapw, fds, e->ntaps);
+		if (err)
+			return tap_fail(
+				"--host-tap: io_uring for the TAPs: %s (io_uring disabled?)",
+				strerror(-err));
+	}
+	if (!c->quiet && !c->json)
+		for (i = 0; i < e->ntaps; i++)
+			fprintf(stderr, "xpile: host TAP %s for %s (its MAC and MTU)%s\n",
+				e->taps[i]->name, e->taps[i]->p->ifname,
+				c->punt_rule_set ? ", with --punt" : "");
+	return 0;
+}
+
+/* ---- the worker's side ---- */
+
+static struct io_uring_sqe *sqe_get(struct eng_tap_w *tw)
+{
+	struct io_uring_sqe *sqe;
+
+	if (tw->inflight >= TAP_MAX_INFLIGHT)
+		return NULL;
+	sqe = io_uring_get_sqe(&tw->ring);
+	if (sqe) {
+		tw->inflight++;
+		tw->unsubmitted++;
+	}
+	return sqe;
+}
+
+static void frame_free(struct eng_worker *w, __u64 h)
+{
+	xp_ledger_move(w->acct, XP_PLACE_APP, XP_PLACE_FREE, &h, 1);
+	xp_deal_put(w->deal, &h, 1);
+}
+
+static bool for_host(const struct engine *e, const struct eng_port *p, const __u8 *pkt, __u32 len,
+		     __u32 queue)
+{
+	if (len >= 6 && !memcmp(pkt, p->mac, 6))
+		return true;
+	return e->cfg.punt_rule_set && xp_rule_match(&e->cfg.punt_rule, pkt, len, queue);
+}
+
+__u32 eng_tap_rx(struct eng_worker *w, struct eng_q *q, struct xdp_desc *d, __u32 n)
+{
+	struct eng_tap *t = q->port->tap;
+	struct eng_tap_w *tw = w->tapw;
+	struct engine *e = w->e;
+	__u32 i, k = 0;
+
+	if (!t || !tw || __atomic_load_n(&t->gone, __ATOMIC_RELAXED))
+		return n;
+	for (i = 0; i < n; i++) {
+		__u8 *pkt = eng_data(e, d[i].addr);
+		__u64 h = xp_layout_handle(&e->layout, d[i].addr);
+		struct io_uring_sqe *sqe;
+		bool chain =
+			(d[i].options & XDP_PKT_CONTD) || (i && (d[i - 1].options & XDP_PKT_CONTD));
+
+		if (chain || d[i].len < 14) { /* multi-buffer packets stay on the fast path */
+			d[k++] = d[i];
+			continue;
+		}
+		if (pkt[0] & 1) { /* broadcast, multicast: a copy up, the frame goes on */
+			d[k++] = d[i];
+			if (!tw->ncopy_free || !(sqe = sqe_get(tw))) {
+				__atomic_fetch_add(&t->punt_dropped, 1, __ATOMIC_RELAXED);
+				continue;
+			}
+			__u32 slot = tw->copy_free[--tw->ncopy_free];
+			__u8 *buf = tw->copy + (size_t)slot * e->layout.chunk_size;
+
+			memcpy(buf, pkt, d[i].len);
+			if (tw->fixed)
+				io_uring_prep_write_fixed(sqe, (int)t->idx, buf, d[i].len, 0, 1);
+			else
+				io_uring_prep_write(sqe, (int)t->idx, buf, d[i].len, 0);
+			sqe->flags |= IOSQE_FIXED_FILE;
+			io_uring_sqe_set_data64(sqe, ud(K_COPY, t->idx, slot));
+			continue;
+		}
+		if (!for_host(e, q->port, pkt, d[i].len, q->queue)) {
+			d[k++] = d[i];
+			continue;
+		}
+		/* For the host alone: written from the frame, which leaves the batch. */
+		sqe = sqe_get(tw);
+		if (!sqe) {
+			__atomic_fetch_add(&t->punt_dropped, 1, __ATOMIC_RELAXED);
+			frame_free(w, h);
+			continue;
+		}
+		if (tw->fixed)
+			io_uring_prep_write_fixed(sqe, (int)t->idx, pkt, d[i].len, 0, 0);
+		else
+			io_uring_prep_write(sqe, (int)t->idx, pkt, d[i].len, 0);
+		sqe->flags |= IOSQE_FIXED_FILE;
+		io_uring_sqe_set_data64(sqe, ud(K_PUNT, t->idx, h));
+		tw->held++;
+	}
+	return k;
+}
+
+static void tap_gone(struct engine *e, struct eng_tap *t, int err)
+{
+	if (__atomic_exchange_n(&t->gone, true, __ATOMIC_ACQ_REL))
+		return;
+	fprintf(stderr,
+		"xpile: host TAP %s: %s; punt and inject for %s stop, the fast path goes on\n",
+		t->name, strerror(err), t->p->ifname);
+}
+
+static void post_reads(struct eng_worker *w)
+{
+	struct eng_tap_w *tw = w->tapw;
+	struct engine *e = w->e;
+	__u32 room = e->layout.chunk_size - e->layout.data_off;
+
+	for (__u32 i = 0; i < e->ntaps; i++) {
+		struct eng_tap *t = e->taps[i];
+
+		if (t->inq->w != w || t->gone)
+			continue;
+		while (tw->reads[i] < TAP_READS) {
+			struct io_uring_sqe *sqe;
+			__u64 h;
+			__u8 *p;
+
+			if (xp_deal_get(w->deal, &h, 1))
+				return; /* the pile is dry: reads wait, frames go to RX first */
+			sqe = sqe_get(tw);
+			if (!sqe) {
+				xp_deal_put(w->deal, &h, 1);
+				return;
+			}
+			xp_ledger_move(w->acct, XP_PLACE_FREE, XP_PLACE_APP, &h, 1);
+			p = eng_data(e, xp_layout_tx_addr(&e->layout, h, e->layout.data_off));
+			if (tw->fixed)
+				io_uring_prep_read_fixed(sqe, (int)i, p, room, 0, 0);
+			else
+				io_uring_prep_read(sqe, (int)i, p, room, 0);
+			sqe->flags |= IOSQE_FIXED_FILE;
+			io_uring_sqe_set_data64(sqe, ud(K_READ, i, h));
+			tw->reads[i]++;
+			tw->held++;
+		}
+	}
+}
+
+static __u32 reap(struct eng_worker *w)
+{
+	struct eng_tap_w *tw = w->tapw;
+	struct engine *e = w->e;
+	struct io_uring_cqe *cqe;
+	unsigned int head, seen = 0;
+
+	io_uring_for_each_cqe(&tw->ring, head, cqe)
+	{
+		int kind = (int)(cqe->user_data >> 62);
+		__u32 ti = (__u32)(cqe->user_data >> 56) & 63;
+		__u64 v = cqe->user_data & ((1ull << 56) - 1);
+		struct eng_tap *t;
+
+		seen++;
+		if (cqe->user_data == ~0ull) /* eng_tap_stop()'s cancel: no frame */
+			continue;
+		t = e->taps[ti];
+		tw->inflight--;
+		if (kind == K_COPY) {
+			tw->copy_free[tw->ncopy_free++] = (__u32)v;
+		} else {
+			tw->held--;
+		}
+		if (kind == K_READ)
+			tw->reads[ti]--;
+		if (cqe->res < 0 && cqe->res != -ECANCELED && cqe->res != -EAGAIN &&
+		    cqe->res != -EINTR)
+			tap_gone(e, t, -cqe->res);
+		if (kind == K_PUNT) {
+			frame_free(w, v);
+			__atomic_fetch_add(cqe->res > 0 ? &t->punted : &t->punt_dropped, 1,
+					   __ATOMIC_RELAXED);
+		} else if (kind == K_COPY) {
+			__atomic_fetch_add(cqe->res > 0 ? &t->copied : &t->punt_dropped, 1,
+					   __ATOMIC_RELAXED);
+		} else if (cqe->res <= 0 || tw->stopping) {
+			frame_free(w, v);
+		} else {
+			struct xdp_desc d = {
+				.addr = xp_layout_tx_addr(&e->layout, v, e->layout.data_off),
+				.len = (__u32)cqe->res,
+			};
+
+			if (eng_tx(w, t->inq, &d, 1))
+				t->injected++;
+			else
+				t->inject_dropped++; /* eng_tx freed it: the TX ring was full */
+		}
+	}
+	io_uring_cq_advance(&tw->ring, seen);
+	return seen;
+}
+
+__u32 eng_tap_poll(struct eng_worker *w)
+{
+	struct eng_tap_w *tw = w->tapw;
+	__u32 work;
+
+	if (!tw)
+		return 0;
+	work = reap(w);
+	if (!tw->stopping)
+		post_reads(w);
+	if (tw->unsubmitted || (IO_URING_READ_ONCE(*tw->ring.sq.kflags) & IORING_SQ_TASKRUN)) {
+		io_uring_submit(&tw->ring); /* also runs completions' task work */
+		tw->unsubmitted = 0;
+	}
+	return work;
+}
+
+void eng_tap_stop(struct eng_worker *w)
+{
+	struct eng_tap_w *tw = w->tapw;
+	struct __kernel_timespec ts = { .tv_nsec = 10000000 };
+	struct io_uring_cqe *cqe;
+	struct io_uring_sqe *sqe;
+	__u64 deadline;
+	struct timespec now;
+
+	if (!tw)
+		return;
+	tw->stopping = true;
+	sqe = io_uring_get_sqe(&tw->ring);
+	if (sqe) {
+		io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY);
+		io_uring_sqe_set_data64(sqe, ~0ull);
+	}
+	io_uring_submit(&tw->ring);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	deadline = (__u64)now.tv_sec * 1000000000ull + (__u64)now.tv_nsec + TAP_STOP_NS;
+	for (;;) {
+		reap(w);
+		if (!tw->held && !tw->inflight)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((__u64)now.tv_sec * 1000000000ull + (__u64)now.tv_nsec > deadline) {
+			fprintf(stderr, "xpile: host TAP: %llu frames still in io_uring at exit\n",
+				(unsigned long long)tw->held);
+			break;
+		}
+		io_uring_wait_cqe_timeout(&tw->ring, &cqe, &ts);
+	}
+}
+
+__u32 eng_tap_wait_fds(const struct eng_worker *w, int *fds, __u32 max)
+{
+	const struct engine *e = w->e;
+	__u32 n = 0;
+
+	for (__u32 i = 0; i < e->ntaps && n < max; i++)
+		if (e->taps[i]->inq->w == w && !e->taps[i]->gone)
+			fds[n++] = e->taps[i]->fd;
+	return n;
+}
+
+__u64 eng_tap_worker_held(const struct eng_worker *w)
+{
+	return w->tapw ? w->tapw->held : 0;
+}
+
+__u64 eng_tap_held(const struct engine *e)
+{
+	__u64 n = 0;
+
+	for (__u32 i = 0; i < e->nworkers; i++)
+		if (e->workers[i].tapw)
+			n += e->workers[i].tapw->held;
+	return n;
+}
+
+void eng_tap_report(struct engine *e)
+{
+	for (__u32 i = 0; i < e->ntaps; i++) {
+		const struct eng_tap *t = e->taps[i];
+
+		if (e->cfg.json)
+			printf("{\"type\":\"host_tap\",\"tap\":\"%s\",\"port\":\"%s\",\"punted\":%llu,\"copied\":%llu,\"punt_dropped\":%llu,\"injected\":%llu,\"inject_dropped\":%llu,\"gone\":%s}\n",
+			       t->name, t->p->ifname, (unsigned long long)t->punted,
+			       (unsigned long long)t->copied, (unsigned long long)t->punt_dropped,
+			       (unsigned long long)t->injected,
+			       (unsigned long long)t->inject_dropped, t->gone ? "true" : "false");
+		else
+			fprintf(stderr,
+				"xpile: host TAP %s: punted %llu, copied %llu, punt_dropped %llu, injected %llu, inject_dropped %llu\n",
+				t->name, (unsigned long long)t->punted,
+				(unsigned long long)t->copied, (unsigned long long)t->punt_dropped,
+				(unsigned long long)t->injected,
+				(unsigned long long)t->inject_dropped);
+	}
+}
+
+void eng_tap_destroy(struct engine *e)
+{
+	for (__u32 i = 0; i < e->nworkers; i++) {
+		struct eng_tap_w *tw = e->workers[i].tapw;
+
+		if (!tw)
+			continue;
+		if (tw->ring_ok)
+			io_uring_queue_exit(&tw->ring);
+		free(tw->copy);
+		free(tw);
+		e->workers[i].tapw = NULL;
+	}
+	for (__u32 i = 0; i < e->ntaps; i++) {
+		if (e->taps[i]->fd >= 0)
+			close(e->taps[i]->fd); /* not persistent: the TAP goes with it */
+		if (e->taps[i]->p)
+			e->taps[i]->p->tap = NULL;
+		free(e->taps[i]);
+	}
+	e->ntaps = 0;
+}
