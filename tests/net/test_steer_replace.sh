@@ -97,9 +97,22 @@ done
 grep -q 'version 999, the running one.s 1' "$V/v999.err" || xt_fail "v999: $(cat "$V/v999.err")"
 grep -q 'map xp_rules differs in max_entries (3072, running 2048)' "$V/big.err" ||
 	xt_fail "big: $(cat "$V/big.err")"
+# Bad input: a missing object, a file that is no BPF object; one line each, exit 2.
+echo "not an object" >"$V/text.o"
+for o in "$V/missing.o" "$V/text.o"; do
+	rc=0
+	st_loader "$B" replace --obj "$o" rb0 >/dev/null 2>"$V/bad.err" || rc=$?
+	[ $rc = 2 ] && [ "$(wc -l <"$V/bad.err")" = 1 ] ||
+		xt_fail "replace --obj $o: exit $rc, $(cat "$V/bad.err")"
+	[ "$(prog_id)" = "$id" ] || xt_fail "replace --obj $o changed the program"
+done
 ip netns exec "$A" ping -c 3 -i 0.1 -W 2 198.18.3.2 >/dev/null || xt_fail "ping lost after the refusals"
 
 eng_stop "$RX" || { rc=$?; cat "$XT_TMP/RX.err"; xt_fail "engine exited with $rc"; }
 st_loader "$B" unload rb0 >/dev/null || xt_fail "unload failed"
 st_no_trace "$B" rb0 || xt_fail "unload left traces"
+rc=0
+st_loader "$B" replace rb0 >/dev/null 2>"$V/none.err" || rc=$?
+[ $rc != 0 ] && [ "$(wc -l <"$V/none.err")" = 1 ] ||
+	xt_fail "replace with nothing loaded: exit $rc, $(cat "$V/none.err")"
 echo ok
