@@ -108,6 +108,12 @@ for o in "$V/missing.o" "$V/text.o"; do
 done
 ip netns exec "$A" ping -c 3 -i 0.1 -W 2 198.18.3.2 >/dev/null || xt_fail "ping lost after the refusals"
 
+# The engine registered itself under the new program id: unload still sees it.
+rc=0
+st_loader "$B" unload rb0 >/dev/null 2>"$V/unload.err" || rc=$?
+[ $rc != 0 ] && grep -q "in use by" "$V/unload.err" ||
+	xt_fail "unload did not see the engine after the replaces: exit $rc, $(cat "$V/unload.err")"
+
 eng_stop "$RX" || { rc=$?; cat "$XT_TMP/RX.err"; xt_fail "engine exited with $rc"; }
 st_loader "$B" unload rb0 >/dev/null || xt_fail "unload failed"
 st_no_trace "$B" rb0 || xt_fail "unload left traces"
