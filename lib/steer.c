@@ -1041,6 +1041,30 @@ static __u32 fd_map_id(int fd)
 	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
 }
 
+/* Makes the fds libxdp owns for a program we loaded our own, so the program can be
+ * swapped under @s: detach then goes by id, like for a steer opened from the pins. */
+static int take_fds(struct xp_steer *s)
+{
+	int fds[XP_M_NR + 1], i, err = 0;
+
+	if (!s->prog)
+		return 0;
+	for (i = 0; i <= XP_M_NR; i++) {
+		fds[i] = fcntl(i < XP_M_NR ? s->fds[i] : s->prog_fd, F_DUPFD_CLOEXEC, 3);
+		if (fds[i] < 0) {
+			err = -errno;
+			while (i--)
+				close(fds[i]);
+			return err;
+		}
+	}
+	xdp_program__close(s->prog);
+	s->prog = NULL;
+	memcpy(s->fds, fds, sizeof(s->fds));
+	s->prog_fd = fds[XP_M_NR];
+	return 0;
+}
+
 /* After `xpile-loader replace` the program at our pin runs here on our maps: it is ours
  * now, so whoever holds this steer (an engine) follows it instead of seeing a stranger. */
 static bool follow_replace(struct xp_steer *s, __u32 id)
@@ -1048,7 +1072,7 @@ static bool follow_replace(struct xp_steer *s, __u32 id)
 	char p[PATH_MAX + 32];
 	int fd;
 
-	if (s->prog || s->legacy == false || !prog_uses_map(id, fd_map_id(s->fds[XP_M_XSKS])))
+	if (!s->legacy || !prog_uses_map(id, fd_map_id(s->fds[XP_M_XSKS])) || take_fds(s))
 		return false;
 	pin_path(s, PROG_PIN, p, sizeof(p));
 	fd = bpf_obj_get(p);
@@ -1146,7 +1170,8 @@ int xp_steer_replace_prog(struct xp_steer *s, const struct xp_steer_replace_opts
 		snprintf(obj, sizeof(obj), "%s", oc.bpf_obj);
 	else if ((err = xp_bpf_obj_path("steer.o", obj, sizeof(obj))))
 		return err;
-	err = read_cfg(s, &c);
+	err = take_fds(s);
+	err = err ?: read_cfg(s, &c);
 	err = err ?: replace_open(s, obj, &bo, &bp);
 	if (err)
 		goto out;

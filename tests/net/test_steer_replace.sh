@@ -8,7 +8,8 @@
 #  - the program id changes each time, the pins follow it, the engine keeps receiving
 #    (its XSKMAP entry survives) and does not stop;
 #  - a build with another map layout version, and one with a bigger pinned map, are
-#    refused with one line (exit 2) and the old program stays.
+#    refused with one line (exit 2) and the old program stays;
+#  - a program the engine loaded itself is replaced too, and still removed at exit.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
@@ -117,6 +118,20 @@ st_loader "$B" unload rb0 >/dev/null 2>"$V/unload.err" || rc=$?
 eng_stop "$RX" || { rc=$?; cat "$XT_TMP/RX.err"; xt_fail "engine exited with $rc"; }
 st_loader "$B" unload rb0 >/dev/null || xt_fail "unload failed"
 st_no_trace "$B" rb0 || xt_fail "unload left traces"
+# A program the engine loaded itself is replaced the same way; the engine follows it
+# and still removes it at exit.
+eng_start RX2 "$B" --iface rb0 --mode rxdrop --cores 0 --quiet
+id=$(prog_id)
+st_loader "$B" replace rb0 >/dev/null || xt_fail "replace of the engine's own program failed"
+[ "$(prog_id)" != "$id" ] || xt_fail "the engine's program was not replaced"
+rx() { grep -o '"rx_packets":[0-9]*' "$XT_TMP/RX2.json" | tail -1 | cut -d: -f2; }
+st_udp "$A" 198.18.3.2 5000 $N || xt_fail "sending to port 5000 failed"
+xt_wait_for 5 rx_is $N || xt_fail "engine-loaded, replaced: the socket has $(rx) packets, sent $N"
+sleep 0.5 # one watch round: the engine follows the replace
+eng_stop "$RX2" || { rc=$?; cat "$XT_TMP/RX2.err"; xt_fail "engine exited with $rc"; }
+st_no_trace "$B" rb0 || xt_fail "the engine left its replaced program behind"
+echo "the engine's own program replaced: $N/$N received, removed at exit"
+
 rc=0
 st_loader "$B" replace rb0 >/dev/null 2>"$V/none.err" || rc=$?
 [ $rc != 0 ] && [ "$(wc -l <"$V/none.err")" = 1 ] ||
