@@ -336,4 +336,7 @@ int xp_steer_frags(struct xdp_md *ctx)
 	return steer(ctx, 1);
 }
 
+/* Read by the loader before load (lib/steer.c): never referenced by the program. */
+const volatile __u32 xp_abi_version SEC(".rodata.xp_abi") = XP_STEER_ABI_VERSION;
+
 char _license[] SEC("license") = "Dual BSD/GPL";

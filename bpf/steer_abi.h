@@ -24,6 +24,15 @@
 
 #include <linux/types.h>
 
+/* Map layout version: what every pinned map's type, key, value and size mean. Bump it
+ * with any change to a pinned map; `xpile-loader replace` refuses a program whose
+ * version differs from the running one unless lib/steer_layout.c has a migration for
+ * the pair. The object carries it in section ".rodata.xp_abi"; `load` stores the running
+ * one in xp_cfg.abi_version (0 there: loaded before versions existed, i.e. 1). */
+#ifndef XP_STEER_ABI_VERSION
+#define XP_STEER_ABI_VERSION 1
+#endif
+
 #define XP_STEER_MAX_RULES 1024
 #define XP_STEER_WORDS (XP_STEER_MAX_RULES / 64)
 #define XP_STEER_SETS 2
@@ -152,7 +161,7 @@ struct xp_cfg {
 	__u32 flags; /* XP_CFG_F_* */
 	__u64 netns_ino;
 	__u32 next_id; /* next rule id handed out */
-	__u32 pad;
+	__u32 abi_version; /* XP_STEER_ABI_VERSION of the maps' layout (0: 1) */
 };
 
 #define XP_CFG_F_LEGACY 1 /* attached without libxdp's dispatcher */

@@ -480,6 +480,7 @@ static int load(struct xp_steer *s, const struct xp_steer_opts *o)
 	c.mode = s->mode;
 	c.flags = s->legacy ? XP_CFG_F_LEGACY : 0;
 	c.next_id = 1;
+	c.abi_version = xp_steer_obj_version(xdp_program__bpf_obj(s->prog));
 	err = ns_inode(&c.netns_ino);
 	err = err ?: write_cfg(s, &c);
 	if (o->default_action)
@@ -1013,6 +1014,222 @@ int xp_steer_remove_stale(const char *ifname, const char *pin_path)
 	return err;
 }
 
+/* Whether program @id uses map @map_id: a replacement of ours shares our XSKMAP. */
+static bool prog_uses_map(__u32 id, __u32 map_id)
+{
+	struct bpf_prog_info info = { 0 };
+	__u32 ids[64], len = sizeof(info);
+	int fd = bpf_prog_get_fd_by_id(id);
+	bool uses = false;
+
+	if (fd < 0)
+		return false;
+	info.nr_map_ids = 64;
+	info.map_ids = (__u64)(unsigned long)ids;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+		for (__u32 i = 0; i < info.nr_map_ids && i < 64; i++)
+			uses |= ids[i] == map_id;
+	close(fd);
+	return uses;
+}
+
+static __u32 fd_map_id(int fd)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+/* Makes the fds libxdp owns for a program we loaded our own, so the program can be
+ * swapped under @s: detach then goes by id, like for a steer opened from the pins. */
+static int take_fds(struct xp_steer *s)
+{
+	int fds[XP_M_NR + 1], i, err = 0;
+
+	if (!s->prog)
+		return 0;
+	for (i = 0; i <= XP_M_NR; i++) {
+		fds[i] = fcntl(i < XP_M_NR ? s->fds[i] : s->prog_fd, F_DUPFD_CLOEXEC, 3);
+		if (fds[i] < 0) {
+			err = -errno;
+			while (i--)
+				close(fds[i]);
+			return err;
+		}
+	}
+	xdp_program__close(s->prog);
+	s->prog = NULL;
+	memcpy(s->fds, fds, sizeof(s->fds));
+	s->prog_fd = fds[XP_M_NR];
+	return 0;
+}
+
+/* After `xpile-loader replace` the program at our pin runs here on our maps: it is ours
+ * now, so whoever holds this steer (an engine) follows it instead of seeing a stranger. */
+static bool follow_replace(struct xp_steer *s, __u32 id)
+{
+	char p[PATH_MAX + 32];
+	int fd;
+
+	if (!s->legacy || !prog_uses_map(id, fd_map_id(s->fds[XP_M_XSKS])) || take_fds(s))
+		return false;
+	pin_path(s, PROG_PIN, p, sizeof(p));
+	fd = bpf_obj_get(p);
+	if (fd < 0)
+		return false;
+	if (fd_prog_id(fd) != id) {
+		close(fd);
+		return false;
+	}
+	close(s->prog_fd);
+	s->prog_fd = fd;
+	s->prog_id = id;
+	s->pin_ino = pin_inode(s);
+	return true;
+}
+
+/* Opens @obj for a replace: plain libbpf (the single-program case attaches through
+ * netlink), the program of the running one's name, maps still unbound. */
+static int replace_open(struct xp_steer *s, const char *obj, struct bpf_object **bo,
+			struct bpf_program **bp)
+{
+	char name[BPF_OBJ_NAME_LEN] = XP_STEER_PROG_NAME, why[128];
+	struct bpf_program *p;
+	int err = check_obj_file(obj);
+
+	if (err)
+		return err;
+	prog_name(s->prog_id, name, sizeof(name));
+	*bo = bpf_object__open_file(obj, NULL);
+	err = libbpf_get_error(*bo);
+	if (err) {
+		*bo = NULL;
+		libbpf_strerror(err, why, sizeof(why));
+		xp_err("cannot open BPF object %s: %s; give the steer.o that `make` builds "
+		       "(build/bpf/steer.o)\n",
+		       obj, why);
+		return err;
+	}
+	*bp = NULL;
+	bpf_object__for_each_program(p, *bo)
+	{
+		bool it = !strcmp(bpf_program__name(p), name);
+
+		bpf_program__set_autoload(p, it);
+		if (it)
+			*bp = p;
+	}
+	if (!*bp) {
+		xp_err("%s: %s has no program %s (the running one's name); give the steer.o that "
+		       "`make` builds (build/bpf/steer.o)\n",
+		       s->ifname, obj, name);
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
+/* The program pin moves to the new program: in one step where bpffs can rename, else
+ * unlinked and pinned again (a reader in between sees no pin and retries, like a load). */
+static int repin_prog(struct xp_steer *s, int fd)
+{
+	char p[PATH_MAX + 32], tmp[PATH_MAX + 48];
+
+	pin_path(s, PROG_PIN, p, sizeof(p));
+	snprintf(tmp, sizeof(tmp), "%s.new", p);
+	unlink(tmp);
+	if (!bpf_obj_pin(fd, tmp) && !rename(tmp, p))
+		return 0;
+	unlink(tmp);
+	unlink(p);
+	return bpf_obj_pin(fd, p) ? -errno : 0;
+}
+
+int xp_steer_replace_prog(struct xp_steer *s, const struct xp_steer_replace_opts *opts)
+{
+	LIBBPF_OPTS(bpf_xdp_attach_opts, ao);
+	struct xp_steer_replace_opts oc;
+	const struct xp_steer_migration *mig;
+	struct bpf_object *bo = NULL;
+	struct bpf_program *bp;
+	struct xp_cfg c;
+	char obj[PATH_MAX];
+	__u32 running, next, old_id = s->prog_id;
+	int err, fd, fds[XP_M_NR];
+
+	if (!XP_OPTS_LOAD_LOG("steer replace", &oc, opts, xp_steer_replace_opts))
+		return -EINVAL;
+	if (!s->legacy) {
+		/* The dispatcher's freplace links cannot be updated; a new dispatcher would be. */
+		xp_err("%s: the steer program runs inside libxdp's dispatcher, where xpile cannot "
+		       "replace it in place yet; unload and load it instead\n",
+		       s->ifname);
+		return -EOPNOTSUPP;
+	}
+	if (oc.bpf_obj)
+		snprintf(obj, sizeof(obj), "%s", oc.bpf_obj);
+	else if ((err = xp_bpf_obj_path("steer.o", obj, sizeof(obj))))
+		return err;
+	err = take_fds(s);
+	err = err ?: read_cfg(s, &c);
+	err = err ?: replace_open(s, obj, &bo, &bp);
+	if (err)
+		goto out;
+	running = c.abi_version ?: 1;
+	next = xp_steer_obj_version(bo);
+	mig = running == next ? NULL : xp_steer_migration_find(running, next);
+	memcpy(fds, s->fds, sizeof(fds));
+	err = xp_steer_layout_check(s->ifname, fds, bo, running, next, mig);
+	err = err ?: mig ? mig->run(fds, bo) : 0;
+	for (int i = 0; !err && i < XP_M_NR; i++)
+		err = bpf_map__reuse_fd(bpf_object__find_map_by_name(bo, xp_steer_map_names[i]),
+					fds[i]);
+	if (err)
+		goto out;
+	err = bpf_object__load(bo);
+	if (err) {
+		xp_err("%s: cannot load the new program from %s: %s\n", s->ifname, obj,
+		       strerror(-err));
+		goto out;
+	}
+	fd = bpf_program__fd(bp);
+	/* The kernel swaps only if ours still runs: nobody else's program is replaced. */
+	ao.old_prog_fd = s->prog_fd;
+	if (bpf_xdp_attach(s->ifindex, fd,
+			   XDP_FLAGS_REPLACE | (s->mode == XP_STEER_MODE_SKB ? XDP_FLAGS_SKB_MODE :
+									       XDP_FLAGS_DRV_MODE),
+			   &ao)) {
+		err = -errno;
+		xp_err("%s: replacing program id %u failed: %s%s\n", s->ifname, old_id,
+		       strerror(-err),
+		       err == -EEXIST ? " (another program replaced it meanwhile; see "
+					"xpile-loader status)" :
+					"");
+		goto out;
+	}
+	fd = dup(fd);
+	if (fd < 0 || (err = repin_prog(s, fd))) {
+		err = fd < 0 ? -errno : err;
+		xp_err("%s: the new program runs but its pin at %s failed: %s; xpile-loader "
+		       "status shows it\n",
+		       s->ifname, s->pin, strerror(-err));
+	}
+	if (fd >= 0) {
+		close(s->prog_fd);
+		s->prog_fd = fd;
+		s->prog_id = fd_prog_id(fd);
+		s->pin_ino = pin_inode(s);
+	}
+	if (mig) {
+		memcpy(s->fds, fds, sizeof(fds));
+		c.abi_version = next;
+		write_cfg(s, &c);
+	}
+out:
+	bpf_object__close(bo);
+	return err;
+}
+
 int xp_steer_check(struct xp_steer *s, struct xp_steer_health *h)
 {
 	struct bpf_xdp_query_opts q = { .sz = sizeof(q) };
@@ -1032,7 +1249,8 @@ int xp_steer_check(struct xp_steer *s, struct xp_steer_health *h)
 	if (!id) {
 		h->prog_gone = true;
 	} else if (id != s->seen_attached) {
-		if (id == s->prog_id || runs_on(s->ifindex, s->prog_id, NULL))
+		if (id == s->prog_id || runs_on(s->ifindex, s->prog_id, NULL) ||
+		    follow_replace(s, id))
 			s->seen_attached = id;
 		else
 			h->prog_replaced = true;

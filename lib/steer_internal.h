@@ -32,6 +32,22 @@ enum xp_steer_map {
 };
 extern const char *const xp_steer_map_names[XP_M_NR];
 
+struct bpf_object;
+
+/* A way from one map layout version to another (lib/steer_layout.c). */
+struct xp_steer_migration {
+	__u32 from, to;
+	/* Makes the maps in @fds (pinned) fit @bo's layout, replacing fds it recreates. */
+	int (*run)(int *fds, struct bpf_object *bo);
+};
+const struct xp_steer_migration *xp_steer_migration_find(__u32 from, __u32 to);
+/* The layout version an object was built with (section ".rodata.xp_abi"; 1 without). */
+__u32 xp_steer_obj_version(const struct bpf_object *bo);
+/* 0 when @bo's maps can reuse the pinned @fds: same version and every map's type, key,
+ * value, size and flags, or a migration (@migrate) for the pair; else one line, -EPROTO. */
+int xp_steer_layout_check(const char *ifname, const int *fds, const struct bpf_object *bo,
+			  __u32 running, __u32 next, bool migrate);
+
 /* Writes @rules (sorted, n <= XP_STEER_MAX_RULES) into rule set @set. */
 int xp_rules_compile(const int *fds, __u32 set, const struct xp_rule *rules, __u32 n,
 		     const struct xp_action *dflt, const struct xp_action *perr);

@@ -124,8 +124,14 @@ static int watch_steer(struct engine *e, struct eng_port *p)
 	struct xp_steer_health h;
 	char why[320];
 
+	__u32 id = xp_steer_prog_id(p->steer);
+
 	if (xp_steer_check(p->steer, &h))
 		return 0;
+	/* `xpile-loader replace` swapped a new build in on our maps: xp_steer_check followed
+	 * it; register under the new id so `unload` still sees this engine. */
+	if (id != xp_steer_prog_id(p->steer) && p->registered)
+		xp_users_register(p->ifname, xp_steer_prog_id(p->steer), p->queues, p->nqueues);
 	if (h.prog_replaced && h.pins_replaced && e->cfg.reattach && !adopt(e, p)) {
 		eng_event(
 			e, p, "program_adopted",

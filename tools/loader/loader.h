@@ -48,7 +48,7 @@ struct cmd {
 #define OPT_JSON OPT("json", FLAG, json, NULL, "Print JSON", .short_name = 'j')
 
 extern const struct cmd cmd_load, cmd_unload, cmd_status, cmd_stats, cmd_rule, cmd_wire,
-	cmd_features;
+	cmd_features, cmd_replace;
 
 /* Opens the steer of a->ifname that `load` set up; prints the cause on failure. */
 int open_existing(struct args *a, struct xp_steer **s);

@@ -17,8 +17,8 @@
 #include "xpile/log.h"
 
 static const struct cli_cmd *const cmds[] = {
-	&cmd_load.cli, &cmd_unload.cli, &cmd_status.cli,   &cmd_stats.cli,
-	&cmd_rule.cli, &cmd_wire.cli,	&cmd_features.cli, NULL,
+	&cmd_load.cli, &cmd_unload.cli,	  &cmd_status.cli,  &cmd_stats.cli, &cmd_rule.cli,
+	&cmd_wire.cli, &cmd_features.cli, &cmd_replace.cli, NULL,
 };
 
 static const struct cli_opt common_opts[] = {

@@ -96,6 +96,26 @@ XP_API int xp_steer_xskmap_fd(const struct xp_steer *s);
 /* The steer program itself (e.g. for BPF_PROG_TEST_RUN); owned by @s likewise. */
 XP_API int xp_steer_prog_fd(const struct xp_steer *s);
 
+struct xp_steer_replace_opts {
+	size_t sz; /* sizeof(struct xp_steer_replace_opts); the rule: xpile/opts.h */
+	const char *bpf_obj; /* the new build; NULL: xp_bpf_obj_path("steer.o") */
+};
+#define xp_steer_replace_opts__last_field bpf_obj
+
+/*
+ * Replaces the running steer program of @s (opened with attach_existing, or loaded) with
+ * a new build, atomically: the new program takes over the pinned maps (XSKMAP, rule
+ * sets, counters, config) before it loads, and the kernel swaps it in only if ours still
+ * runs (XDP_FLAGS_REPLACE with the old fd). Sockets stay attached, counters continue,
+ * the program pin then holds the new one and xp_steer_prog_id() gives its id; another
+ * holder's xp_steer_check() follows it. -EPROTO (one line naming what differs) when the
+ * new object's map layout version or any pinned map's type, key, value, size or flags
+ * differs and no migration exists for the version pair; -EOPNOTSUPP inside libxdp's
+ * dispatcher; -EEXIST when another program replaced ours meanwhile. The old program
+ * keeps running on any failure.
+ */
+XP_API int xp_steer_replace_prog(struct xp_steer *s, const struct xp_steer_replace_opts *opts);
+
 /*
  * Rules. Replace swaps the whole set of @n rules (at most XP_STEER_MAX_RULES,
  * evaluated by prio) atomically (no packet sees a mix) and returns after no packet
