@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * xpile-agent: the node daemon's command line and life cycle. Its own binary, not a
+ * command of the engine: it holds CAP_BPF/CAP_NET_ADMIN and links json-c, liburing
+ * and libsystemd, while the engine runs in pods with CAP_NET_RAW alone and needs none
+ * of them.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/signalfd.h>
+#include <bpf/libbpf.h>
+#include <systemd/sd-daemon.h>
+#include <xdp/libxdp.h>
+
+#include "agent.h"
+#include "cli.h"
+
+struct run_args {
+	const char *config;
+	bool detach_on_exit;
+	bool check;
+};
+
+#define OPT(...) CLI_OPT(struct run_args, __VA_ARGS__)
+
+static const struct cli_opt run_opts[] = {
+	OPT("config", STR, config, "FILE",
+	    "The JSON config (see CONFIG). Required. SIGHUP reads it again and applies what changed."),
+	OPT("detach-on-exit", FLAG, detach_on_exit, NULL,
+	    "At SIGTERM/SIGINT detach the programs and remove their pins. By default they stay, traffic keeps flowing, and the next agent adopts them."),
+	OPT("check", FLAG, check, NULL,
+	    "Check the config (syntax, fields, rules, interfaces) and exit: 0 when it is good, 2 with the one-line error."),
+	{ 0 },
+};
+
+static const struct cli_section run_sections[] = {
+	{ "CONFIG",
+	  "One JSON object (what a ConfigMap holds); unknown fields are errors:\n"
+	  " {\"interfaces\": [{\"name\": \"eth0\", \"queues\": 2, \"mode\": \"auto|native|skb\",\n"
+	  "                  \"default\": \"xsk\", \"rules\": [\"udp dport 53 action pass\"]}],\n"
+	  "  \"control\": {\"path\": \"/run/xpile/agent.sock\", \"mode\": \"0600\",\n"
+	  "              \"allow_uids\": [0], \"allow_gids\": []},\n"
+	  "  \"metrics\": {\"address\": \"127.0.0.1:9469\"},\n"
+	  "  \"device_plugin\": {\"dir\": \"/tmp/afxdp_dp\", \"mode\": \"0660\",\n"
+	  "                    \"idle_timeout\": 10, \"max_connections\": 256}}\n"
+	  "Rules are in the rule-text syntax of xpile-loader; default is the action when no rule matches (default xsk: the socket of the RX queue). An error names the file, the field (interfaces[1].rules[3]) and what is wrong, on one line." },
+	{ "SIGNALS",
+	  "    SIGHUP           read the config again; apply only the difference (a rule set\n"
+	  "                     that changed is replaced atomically); a bad config is refused\n"
+	  "                     with one line and the running state is kept\n"
+	  "    SIGTERM, SIGINT  exit; programs, links and pins stay (unless --detach-on-exit)" },
+	{ "EXIT STATUS", "0 stopped by a signal; 1 set-up failed; 2 bad usage or a bad config." },
+	{ NULL },
+};
+
+static const struct cli_cmd cmd_run = {
+	.name = "run",
+	.synopsis = "--config FILE [--detach-on-exit]",
+	.summary = "serve the interfaces of a config",
+	.description =
+		"Attaches xpile's steer program to every interface of the config through a bpf_link, pins the link and the maps, and serves the AF_XDP device plugin's socket DIR/NETDEV/afxdp.sock of each interface, from which unprivileged engines (xpile run --uds, DPDK's net_af_xdp use_cni=1) get the XSKMAP. What a previous agent left attached is adopted, not re-attached, so restarts do not touch traffic. One thread, one io_uring loop; sd_notify readiness (Type=notify).",
+	.opts = run_opts,
+	.sections = run_sections,
+	.examples = "xpile-agent run --config /etc/xpile/agent.json\n"
+		    "xpile-agent run --config agent.json --check",
+};
+
+static const struct cli_cmd *const cmds[] = { &cmd_run, NULL };
+
+static const struct cli_prog prog = {
+	.name = "xpile-agent",
+	.summary = "the xpile node agent: XDP steering, the AF_XDP device-plugin socket",
+	.cmds = cmds,
+	.version = XPILE_VERSION,
+};
+
+double ag_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void ag_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("xpile-agent: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int ag_reload(struct agent *a, char *err, size_t len)
+{
+	struct ag_config *c = calloc(1, sizeof(*c));
+	int rc = -1;
+
+	if (!c) {
+		snprintf(err, len, "out of memory");
+		return -1;
+	}
+	if (ag_config_load(a->cfg_path, c, err, len) || ag_apply_check(a, c, err, len))
+		goto out;
+	if (ag_apply(a, c, err, len))
+		goto out;
+	ag_config_free(&a->cfg);
+	a->cfg = *c; /* the rules move with it */
+	memset(c, 0, sizeof(*c));
+	a->generation++;
+	rc = 0;
+out:
+	a->last_reload_ok = !rc;
+	ag_config_free(c);
+	free(c);
+	return rc;
+}
+
+static void arm_signal(struct agent *a)
+{
+	struct io_uring_sqe *sqe = ag_loop_sqe(&a->loop, &a->sig_ev);
+
+	if (sqe)
+		io_uring_prep_read(sqe, a->sigfd, a->sigbuf, sizeof(struct signalfd_siginfo), 0);
+}
+
+static void on_signal(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int flags)
+{
+	struct agent *a = (struct agent *)((char *)ev - offsetof(struct agent, sig_ev));
+	struct signalfd_siginfo si;
+	char err[1024];
+
+	if (res != (int)sizeof(si)) {
+		arm_signal(a);
+		return;
+	}
+	memcpy(&si, a->sigbuf, sizeof(si));
+	if (si.ssi_signo == SIGHUP) {
+		sd_notify(0, "RELOADING=1");
+		if (ag_reload(a, err, sizeof(err)))
+			ag_log("reload refused, running state kept: %s", err);
+		else
+			ag_log("reloaded %s: generation %llu", a->cfg_path,
+			       (unsigned long long)a->generation);
+		sd_notify(0, "READY=1");
+	} else {
+		ag_log("%s: stopping (%s)", strsignal((int)si.ssi_signo),
+		       a->detach_on_exit ? "detaching" : "programs and pins stay");
+		l->stop = true;
+		return;
+	}
+	arm_signal(a);
+}
+
+static void arm_tick(struct agent *a)
+{
+	struct io_uring_sqe *sqe = ag_loop_sqe(&a->loop, &a->tick_ev);
+	double t = a->cfg.dp_idle / 2 < 1 ? a->cfg.dp_idle / 2 : 1;
+
+	a->tick_ts.tv_sec = (long long)t;
+	a->tick_ts.tv_nsec = (long long)((t - (double)(long long)t) * 1e9);
+	if (sqe)
+		io_uring_prep_timeout(sqe, &a->tick_ts, 0, 0);
+}
+
+static void on_tick(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int flags)
+{
+	struct agent *a = (struct agent *)((char *)ev - offsetof(struct agent, tick_ev));
+
+	ag_dp_tick(a, ag_now());
+	arm_tick(a);
+}
+
+static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return 0;
+}
+
+static int quiet_xdp_print(enum libxdp_print_level level, const char *fmt, va_list ap)
+{
+	return 0;
+}
+
+static int run(struct agent *a)
+{
+	char err[1024];
+	sigset_t set;
+	int rc;
+
+	if (ag_reload(a, err, sizeof(err))) {
+		ag_log("%s", err);
+		return 1;
+	}
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	a->sigfd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (a->sigfd < 0) {
+		ag_log("signalfd: %s", strerror(errno));
+		return 1;
+	}
+	a->sig_ev.fn = on_signal;
+	a->tick_ev.fn = on_tick;
+	arm_signal(a);
+	arm_tick(a);
+	ag_log("ready: %u interface(s), config generation %llu", a->cfg.nifaces,
+	       (unsigned long long)a->generation);
+	sd_notify(0, "READY=1");
+	rc = ag_loop_run(&a->loop);
+	if (rc)
+		ag_log("event loop: %s", strerror(-rc));
+	sd_notify(0, "STOPPING=1");
+	close(a->sigfd);
+	return rc ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct agent a; /* large: off the stack */
+	const struct cli_cmd *cmd;
+	struct run_args ra = { 0 };
+	struct cli_args res;
+	char err[1024];
+	sigset_t set;
+	int rc;
+
+	rc = cli_select(&prog, argc, argv, &cmd);
+	if (rc != CLI_RUN)
+		return rc;
+	rc = cli_parse(&prog, cmd, argc - 1, argv + 1, &ra, &res);
+	if (rc != CLI_RUN)
+		return rc;
+	if (!ra.config)
+		return cli_usage_error(&prog, cmd,
+				       "--config is required, e.g. --config agent.json");
+	libbpf_set_print(quiet_print);
+	libxdp_set_print(quiet_xdp_print);
+	signal(SIGPIPE, SIG_IGN);
+	/* Blocked before anything attaches: a stop request waits for the loop. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	if (ra.check) {
+		static struct ag_config c;
+
+		if (ag_config_load(ra.config, &c, err, sizeof(err))) {
+			fprintf(stderr, "xpile-agent: %s\n", err);
+			return 2;
+		}
+		ag_config_free(&c);
+		return 0;
+	}
+	a.cfg_path = ra.config;
+	a.detach_on_exit = ra.detach_on_exit;
+	/* A config that cannot work is bad input (exit 2), before the kernel is touched. */
+	if (ag_config_load(ra.config, &a.cfg, err, sizeof(err))) {
+		fprintf(stderr, "xpile-agent: %s\n", err);
+		return 2;
+	}
+	ag_config_free(&a.cfg);
+	rc = ag_loop_init(&a.loop, 256);
+	if (rc) {
+		ag_log("io_uring: %s", strerror(-rc));
+		return 1;
+	}
+	rc = run(&a);
+	ag_ifaces_close(&a, a.detach_on_exit);
+	ag_config_free(&a.cfg);
+	ag_loop_fini(&a.loop);
+	return rc;
+}
