@@ -81,7 +81,7 @@ else ifeq ($(SAN),asan)
 all: $(BUILD)/libxpile.a $(UNIT_BINS) $(BINS) $(BPF_OBJS)
 else
 all: $(BUILD)/libxpile.a $(BUILD)/libxpile.so $(BUILD)/xpile.pc $(BPF_OBJS) $(BINS) \
-     $(UNIT_BINS) $(BPFT_BINS) $(BUILD)/tests/harness/broken
+     $(UNIT_BINS) $(BPFT_BINS) $(BUILD)/tests/harness/broken $(BUILD)/tests/harness/dpclient
 endif
 
 $(BUILD)/obj/%.o: %.c
