@@ -110,6 +110,10 @@ int ag_apply(struct agent *a, const struct ag_config *new, char *err, size_t len
 /* Checks, before anything changes, that @new can be applied over the running state. */
 int ag_apply_check(struct agent *a, const struct ag_config *new, char *err, size_t len);
 void ag_ifaces_close(struct agent *a, bool detach);
+/* Serves one interface as @c says (adopt or attach, rules, device-plugin socket). */
+int ag_iface_serve(struct agent *a, const struct ag_iface_cfg *c, char *err, size_t len);
+/* Detaches and unpins @i, closes its device-plugin socket. */
+void ag_iface_detach(struct agent *a, struct ag_iface *i);
 struct ag_iface *ag_iface_find(struct agent *a, const char *name);
 bool ag_rules_equal(const struct xp_rule *a, __u32 na, const struct xp_rule *b, __u32 nb);
 

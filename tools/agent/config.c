@@ -323,9 +323,17 @@ static int parse_dp(struct cx *x, struct json_object *o, struct ag_config *c)
 	if (want_type(x, "device_plugin", o, json_type_object, "an object") ||
 	    check_keys(x, "device_plugin", o, dp_keys))
 		return -1;
-	if (json_object_object_get_ex(o, "dir", &v) &&
-	    get_str(x, "device_plugin.dir", v, c->dp_dir, sizeof(c->dp_dir)))
-		return -1;
+	if (json_object_object_get_ex(o, "dir", &v)) {
+		if (want_type(x, "device_plugin.dir", v, json_type_string, "a string"))
+			return -1;
+		if (json_object_get_string_len(v) >= (int)sizeof(c->dp_dir))
+			return bad(
+				x, "device_plugin.dir",
+				"longer than %zu bytes: DIR/NETDEV/afxdp.sock must fit a Unix socket's %zu",
+				sizeof(c->dp_dir) - 1, AG_SUN_PATH - 1);
+		if (get_str(x, "device_plugin.dir", v, c->dp_dir, sizeof(c->dp_dir)))
+			return -1;
+	}
 	if (c->dp_dir[0] != '/')
 		return bad(x, "device_plugin.dir", "\"%s\" is not an absolute path", c->dp_dir);
 	if (json_object_object_get_ex(o, "mode", &v) &&
@@ -407,6 +415,11 @@ static struct json_object *parse_json(struct cx *x, const char *text)
 
 	if (!tok) {
 		bad(x, "", "out of memory");
+		return NULL;
+	}
+	if (!text[strspn(text, " \t\r\n")]) {
+		json_tokener_free(tok);
+		bad(x, "", "empty; a config is one JSON object, e.g. {\"interfaces\": [...]}");
 		return NULL;
 	}
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);

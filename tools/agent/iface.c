@@ -247,6 +247,35 @@ int ag_apply_check(struct agent *a, const struct ag_config *new, char *err, size
 	return 0;
 }
 
+int ag_iface_serve(struct agent *a, const struct ag_iface_cfg *c, char *err, size_t len)
+{
+	struct ag_iface *i = ag_iface_find(a, c->name);
+
+	if (!i) {
+		for (int j = 0; !i && j < AG_MAX_IFACES; j++)
+			if (!a->ifaces[j].used)
+				i = &a->ifaces[j];
+		if (iface_open(a, i, c, err, len))
+			return -1;
+	}
+	if (set_rules(i, c, err, len))
+		return -1;
+	if (copy_cfg(&i->cfg, c)) {
+		snprintf(err, len, "%s: out of memory", c->name);
+		return -1;
+	}
+	if (!i->dp && ag_dp_open(a, i)) {
+		snprintf(err, len, "%s: device-plugin socket not served (see above)", c->name);
+		return -1;
+	}
+	return 0;
+}
+
+void ag_iface_detach(struct agent *a, struct ag_iface *i)
+{
+	iface_close(a, i, true);
+}
+
 int ag_apply(struct agent *a, const struct ag_config *new, char *err, size_t len)
 {
 	/* Gone from the config first: its queues and sockets are free before new ones. */
@@ -261,28 +290,8 @@ int ag_apply(struct agent *a, const struct ag_config *new, char *err, size_t len
 			iface_close(a, i, true);
 		}
 	}
-	for (__u32 k = 0; k < new->nifaces; k++) {
-		const struct ag_iface_cfg *c = &new->ifaces[k];
-		struct ag_iface *i = ag_iface_find(a, c->name);
-
-		if (!i) {
-			for (int j = 0; !i && j < AG_MAX_IFACES; j++)
-				if (!a->ifaces[j].used)
-					i = &a->ifaces[j];
-			if (iface_open(a, i, c, err, len))
-				return -1;
-		}
-		if (set_rules(i, c, err, len))
+	for (__u32 k = 0; k < new->nifaces; k++)
+		if (ag_iface_serve(a, &new->ifaces[k], err, len))
 			return -1;
-		if (copy_cfg(&i->cfg, c)) {
-			snprintf(err, len, "%s: out of memory", c->name);
-			return -1;
-		}
-		if (!i->dp && ag_dp_open(a, i)) {
-			snprintf(err, len, "%s: device-plugin socket not served (see above)",
-				 c->name);
-			return -1;
-		}
-	}
 	return 0;
 }

@@ -14,12 +14,17 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <json-c/json.h>
 #include <bpf/libbpf.h>
 #include <systemd/sd-daemon.h>
 #include <xdp/libxdp.h>
 
 #include "agent.h"
 #include "cli.h"
+#include "xpile/text.h"
 
 struct run_args {
 	const char *config;
@@ -71,7 +76,55 @@ static const struct cli_cmd cmd_run = {
 		    "xpile-agent run --config agent.json --check",
 };
 
-static const struct cli_cmd *const cmds[] = { &cmd_run, NULL };
+struct ctl_args {
+	const char *socket;
+	bool raw;
+};
+
+#define COPT(...) CLI_OPT(struct ctl_args, __VA_ARGS__)
+
+static const struct cli_opt ctl_opts[] = {
+	COPT("socket", STR, socket, "PATH",
+	     "The agent's control socket (default /run/xpile/agent.sock, the config's control.path)."),
+	COPT("raw", FLAG, raw, NULL,
+	     "Send the one argument as the request line, verbatim (for testing the agent)."),
+	{ 0 },
+};
+
+static const struct cli_section ctl_sections[] = {
+	{ "REQUESTS",
+	  "    status                    the agent and every interface it serves\n"
+	  "    stats IFACE               verdict and parse-error counters\n"
+	  "    rules IFACE               rules in force, with ids and counters\n"
+	  "    rule-add IFACE RULE...    add one rule (rule text, as xpile-loader's)\n"
+	  "    rule-del IFACE ID         remove rule ID\n"
+	  "    rules-replace IFACE 'RULE' ['RULE'...]   the whole set, one atomic swap\n"
+	  "    detach IFACE / attach IFACE   stop / resume serving it (until a reload)\n"
+	  "    reload                    what SIGHUP does\n"
+	  "    audit                     whether what runs matches the config\n"
+	  "Each request is one JSON line; the reply, one JSON line, is printed on stdout. "
+	  "The protocol is in docs/agent.md." },
+	{ "EXIT STATUS",
+	  "0 the reply says ok; 1 it says an error (also printed on stderr, one line), or the agent cannot be reached; 2 bad usage." },
+	{ NULL },
+};
+
+static const struct cli_cmd cmd_ctl = {
+	.name = "ctl",
+	.synopsis = "[--socket PATH] REQUEST [ARGS...]",
+	.summary = "ask a running agent through its control socket",
+	.description = "Sends one request to the agent's control socket and prints the reply.",
+	.opts = ctl_opts,
+	.sections = ctl_sections,
+	.examples = "xpile-agent ctl status\n"
+		    "xpile-agent ctl rule-add eth0 prio 5 udp dport 53 action pass\n"
+		    "xpile-agent ctl --socket /run/xpile/agent.sock rules eth0",
+	.min_args = 1,
+	.max_args = -1,
+	.words_after = 2,
+};
+
+static const struct cli_cmd *const cmds[] = { &cmd_run, &cmd_ctl, NULL };
 
 static const struct cli_prog prog = {
 	.name = "xpile-agent",
@@ -176,6 +229,7 @@ static void on_tick(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int f
 	struct agent *a = (struct agent *)((char *)ev - offsetof(struct agent, tick_ev));
 
 	ag_dp_tick(a, ag_now());
+	ag_ctl_tick(a, ag_now());
 	arm_tick(a);
 }
 
@@ -199,6 +253,8 @@ static int run(struct agent *a)
 		ag_log("%s", err);
 		return 1;
 	}
+	if (ag_ctl_open(a))
+		return 1;
 	sigemptyset(&set);
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGTERM);
@@ -219,8 +275,153 @@ static int run(struct agent *a)
 	if (rc)
 		ag_log("event loop: %s", strerror(-rc));
 	sd_notify(0, "STOPPING=1");
+	ag_ctl_close(a);
 	close(a->sigfd);
 	return rc ? 1 : 0;
+}
+
+/* The request line of argv (REQUEST ARGS...): 0, or a usage error's text in @why. */
+static struct json_object *ctl_request(int argc, char **argv, char *why, size_t len)
+{
+	struct json_object *o = json_object_new_object();
+	const char *r = argv[0];
+	static const char *const one[] = { "status", "reload", "audit", NULL };
+	static const char *const with_if[] = { "stats", "rules", "detach", "attach", NULL };
+	int need = -1;
+
+	for (int k = 0; one[k]; k++)
+		if (!strcmp(r, one[k]))
+			need = 1;
+	for (int k = 0; with_if[k]; k++)
+		if (!strcmp(r, with_if[k]))
+			need = 2;
+	if (need > 0) {
+		if (argc != need) {
+			snprintf(why, len, "%s takes %s", r, need == 1 ? "no argument" : "IFACE");
+			goto bad;
+		}
+		json_object_object_add(o, "cmd", json_object_new_string(r));
+		if (need == 2)
+			json_object_object_add(o, "iface", json_object_new_string(argv[1]));
+		return o;
+	}
+	if (strcmp(r, "rule-add") && strcmp(r, "rule-del") && strcmp(r, "rules-replace")) {
+		snprintf(
+			why, len,
+			"unknown request '%s': status, stats, rules, rule-add, rule-del, rules-replace, detach, attach, reload or audit",
+			r);
+		goto bad;
+	}
+	if (argc < 3 && strcmp(r, "rules-replace")) {
+		snprintf(why, len, "%s takes IFACE and %s", r,
+			 strcmp(r, "rule-del") ? "RULE" : "ID");
+		goto bad;
+	}
+	if (argc < 2) {
+		snprintf(why, len, "%s takes IFACE and the rules", r);
+		goto bad;
+	}
+	json_object_object_add(o, "iface", json_object_new_string(argv[1]));
+	if (!strcmp(r, "rule-del")) {
+		__u32 id;
+
+		if (argc != 3 || xp_parse_u32(argv[2], 1, 0xffffffff, &id)) {
+			snprintf(why, len, "rule-del takes IFACE and one rule id (1..4294967295)");
+			goto bad;
+		}
+		json_object_object_add(o, "cmd", json_object_new_string("rule_del"));
+		json_object_object_add(o, "id", json_object_new_int64(id));
+	} else if (!strcmp(r, "rule-add")) {
+		char text[1024] = "";
+
+		for (int k = 2; k < argc; k++)
+			snprintf(text + strlen(text), sizeof(text) - strlen(text), "%s%s",
+				 k > 2 ? " " : "", argv[k]);
+		json_object_object_add(o, "cmd", json_object_new_string("rule_add"));
+		json_object_object_add(o, "rule", json_object_new_string(text));
+	} else {
+		struct json_object *arr = json_object_new_array();
+
+		for (int k = 2; k < argc; k++)
+			json_object_array_add(arr, json_object_new_string(argv[k]));
+		json_object_object_add(o, "cmd", json_object_new_string("rules_replace"));
+		json_object_object_add(o, "rules", arr);
+	}
+	return o;
+bad:
+	json_object_put(o);
+	return NULL;
+}
+
+static int ctl_main(const struct cli_cmd *cmd, int argc, char **argv)
+{
+	struct ctl_args ca = { .socket = "/run/xpile/agent.sock" };
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct json_object *req = NULL, *rep, *ok, *e;
+	struct timeval tv = { .tv_sec = 30 };
+	char why[256], line[1 << 16];
+	const char *text;
+	struct cli_args res;
+	size_t n = 0;
+	ssize_t got;
+	int rc, fd;
+
+	rc = cli_parse(&prog, cmd, argc, argv, &ca, &res);
+	if (rc != CLI_RUN)
+		return rc;
+	if (ca.raw) {
+		if (res.argc != 1)
+			return cli_usage_error(
+				&prog, cmd, "--raw takes exactly one argument, the request line");
+		text = res.argv[0];
+	} else {
+		req = ctl_request(res.argc, res.argv, why, sizeof(why));
+		if (!req)
+			return cli_usage_error(&prog, cmd, "%s", why);
+		text = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
+	}
+	if (strlen(ca.socket) >= sizeof(sun.sun_path))
+		return cli_usage_error(&prog, cmd,
+				       "--socket: a Unix socket path has at most %zu bytes",
+				       sizeof(sun.sun_path) - 1);
+	memcpy(sun.sun_path, ca.socket, strlen(ca.socket) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun))) {
+		fprintf(stderr,
+			"xpile-agent ctl: cannot connect to %s: %s (is the agent running? --socket)\n",
+			ca.socket, strerror(errno));
+		json_object_put(req);
+		return 1;
+	}
+	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text) || write(fd, "\n", 1) != 1) {
+		fprintf(stderr, "xpile-agent ctl: %s: write: %s\n", ca.socket, strerror(errno));
+		close(fd);
+		json_object_put(req);
+		return 1;
+	}
+	json_object_put(req);
+	while (n < sizeof(line) - 1 && (got = read(fd, line + n, sizeof(line) - 1 - n)) > 0) {
+		n += (size_t)got;
+		if (memchr(line, '\n', n))
+			break;
+	}
+	close(fd);
+	line[n] = 0;
+	if (!n || !strchr(line, '\n')) {
+		fprintf(stderr, "xpile-agent ctl: %s: no reply (%s)\n", ca.socket,
+			n ? "cut short" : "connection closed");
+		return 1;
+	}
+	*strchr(line, '\n') = 0;
+	puts(line);
+	rep = json_tokener_parse(line);
+	rc = rep && json_object_object_get_ex(rep, "ok", &ok) && json_object_get_boolean(ok) ? 0 :
+											       1;
+	if (rc && rep && json_object_object_get_ex(rep, "error", &e))
+		fprintf(stderr, "xpile-agent ctl: %s\n", json_object_get_string(e));
+	json_object_put(rep);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -236,6 +437,8 @@ int main(int argc, char **argv)
 	rc = cli_select(&prog, argc, argv, &cmd);
 	if (rc != CLI_RUN)
 		return rc;
+	if (cmd == &cmd_ctl)
+		return ctl_main(cmd, argc - 1, argv + 1);
 	rc = cli_parse(&prog, cmd, argc - 1, argv + 1, &ra, &res);
 	if (rc != CLI_RUN)
 		return rc;
