@@ -15,6 +15,7 @@
 #include <sys/un.h>
 #include <linux/types.h>
 #include <liburing.h>
+#include <linux/xdp_diag.h>
 
 #include "xpile/steer.h"
 
@@ -99,6 +100,7 @@ struct agent {
 	struct ag_ev tick_ev;
 	struct __kernel_timespec tick_ts;
 	struct ag_ctl *ctl;
+	struct ag_metrics *metrics;
 	__u64 dp_handshakes; /* /fin answered */
 	__u32 dp_conns; /* open device-plugin connections */
 };
@@ -115,6 +117,8 @@ int ag_iface_serve(struct agent *a, const struct ag_iface_cfg *c, char *err, siz
 /* Detaches and unpins @i, closes its device-plugin socket. */
 void ag_iface_detach(struct agent *a, struct ag_iface *i);
 struct ag_iface *ag_iface_find(struct agent *a, const char *name);
+/* Rules in force on @s, or a negative errno. */
+int ag_rules_count(struct xp_steer *s);
 bool ag_rules_equal(const struct xp_rule *a, __u32 na, const struct xp_rule *b, __u32 nb);
 
 /* dp.c: the AF_XDP device plugin's socket of @i (at cfg dp_dir/NAME/afxdp.sock). */
@@ -127,6 +131,18 @@ void ag_dp_tick(struct agent *a, double now);
 int ag_ctl_open(struct agent *a);
 void ag_ctl_close(struct agent *a);
 void ag_ctl_tick(struct agent *a, double now);
+
+/* metrics.c: HTTP /metrics, /healthz, /readyz (libmicrohttpd, external loop). */
+int ag_metrics_open(struct agent *a);
+void ag_metrics_close(struct agent *a);
+
+/* xskdiag.c: the AF_XDP sockets of this namespace (sock_diag), at most @max. */
+struct ag_xsk_stat {
+	int ifindex;
+	__u32 queue;
+	struct xdp_diag_stats st;
+};
+int ag_xsk_diag(struct ag_xsk_stat *out, int max);
 
 /* main.c */
 double ag_now(void);

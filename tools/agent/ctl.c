@@ -124,15 +124,15 @@ static struct json_object *iface_status(struct ag_iface *i)
 	struct json_object *o = json_object_new_object();
 	struct xp_steer_health h;
 	struct xp_steer_info in;
-	__u32 n = 0;
+	int n = ag_rules_count(i->steer);
 
 	xp_steer_info_get(i->steer, &in);
-	xp_steer_rules_get(i->steer, NULL, NULL, 0, &n);
 	json_object_object_add(o, "name", json_object_new_string(i->name));
 	json_object_object_add(o, "prog_id", json_object_new_int64(in.prog_id));
 	json_object_object_add(o, "mode", json_object_new_string(mode_name(&in)));
 	json_object_object_add(o, "link", json_object_new_boolean(xp_steer_link_fd(i->steer) >= 0));
 	json_object_object_add(o, "adopted", json_object_new_boolean(i->adopted));
+	json_object_object_add(o, "rules", json_object_new_int(n));
 	json_object_object_add(o, "pin_path", json_object_new_string(in.pin_path));
 	json_object_object_add(o, "dp_socket", json_object_new_boolean(i->dp != NULL));
 	if (!xp_steer_check(i->steer, &h))

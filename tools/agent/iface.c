@@ -46,6 +46,16 @@ static const char *capture_end(xp_log_fn prev)
 	return lib_msg;
 }
 
+int ag_rules_count(struct xp_steer *s)
+{
+	struct xp_rule *r = calloc(XP_STEER_MAX_RULES, sizeof(*r));
+	__u32 n = 0;
+	int err = r ? xp_steer_rules_get(s, r, NULL, XP_STEER_MAX_RULES, &n) : -ENOMEM;
+
+	free(r);
+	return err ? err : (int)n;
+}
+
 struct ag_iface *ag_iface_find(struct agent *a, const char *name)
 {
 	for (int i = 0; i < AG_MAX_IFACES; i++)

@@ -253,7 +253,7 @@ static int run(struct agent *a)
 		ag_log("%s", err);
 		return 1;
 	}
-	if (ag_ctl_open(a))
+	if (ag_ctl_open(a) || ag_metrics_open(a))
 		return 1;
 	sigemptyset(&set);
 	sigaddset(&set, SIGHUP);
@@ -276,6 +276,7 @@ static int run(struct agent *a)
 		ag_log("event loop: %s", strerror(-rc));
 	sd_notify(0, "STOPPING=1");
 	ag_ctl_close(a);
+	ag_metrics_close(a);
 	close(a->sigfd);
 	return rc ? 1 : 0;
 }
