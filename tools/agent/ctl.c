@@ -62,7 +62,7 @@ struct ag_ctl_conn {
 
 static void send_line(struct ag_ctl_conn *c, struct json_object *o)
 {
-	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	size_t n = strlen(s), off = 0;
 
 	/* Replies are small; a peer that stops reading loses its connection, not the
@@ -458,9 +458,11 @@ static void serve_line(struct ag_ctl_conn *c, char *line)
 	if (!tok)
 		rep = err_reply("out of memory");
 	else if (!req || e != json_tokener_success)
-		rep = err_reply("malformed JSON: %s", !req && e == json_tokener_success ?
-							      "empty line" :
-							      json_tokener_error_desc(e));
+		rep = err_reply("malformed JSON: %s", json_tokener_error_desc(e));
+	else if (line[json_tokener_get_parse_end(tok) - 1] &&
+		 line[json_tokener_get_parse_end(tok) +
+		      strspn(line + json_tokener_get_parse_end(tok), " \t\r")])
+		rep = err_reply("malformed JSON: text after the object; one request per line");
 	else
 		rep = handle(c->a, req);
 	send_line(c, rep);
@@ -509,7 +511,13 @@ static void conn_recv(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int
 
 			send_line(c, rep);
 			json_object_put(rep);
-		} else if (c->buf[strspn(c->buf, " \t\r")]) {
+		} else if (!c->buf[strspn(c->buf, " \t\r")]) {
+			struct json_object *rep =
+				err_reply("empty request: one JSON object per line, e.g. {\"cmd\":\"status\"}");
+
+			send_line(c, rep);
+			json_object_put(rep);
+		} else {
 			serve_line(c, c->buf);
 		}
 		memmove(c->buf, c->buf + used, c->len - used);
