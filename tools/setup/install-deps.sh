@@ -7,7 +7,7 @@ set -euo pipefail
 pkgs=(build-essential pkg-config clang llvm libbpf-dev libxdp-dev xdp-tools bpftool
       libelf-dev zlib1g-dev liburing-dev iproute2 ethtool iputils-ping iperf3 procps
       libclang-rt-14-dev kmod jq clang-format clang-tidy shellcheck
-      libjson-c-dev libsystemd-dev libmicrohttpd-dev util-linux)
+      libjson-c-dev libsystemd-dev libmicrohttpd-dev util-linux curl prometheus)
 [ "${XPILE_WITH_DPDK:-0}" = 1 ] && pkgs+=(dpdk dpdk-dev)
 [ "${XPILE_WITH_PLOT:-0}" = 1 ] && pkgs+=(gnuplot-nox)
 
