@@ -201,7 +201,11 @@ static int iface_open(struct agent *a, struct ag_iface *i, const struct ag_iface
 	}
 	capture_end(prev);
 	if (rc) {
-		snprintf(err, len, "%s: %s", c->name, lib_msg[0] ? lib_msg : strerror(-rc));
+		/* The library's lines name the interface already. */
+		if (lib_msg[0])
+			snprintf(err, len, "%s", lib_msg);
+		else
+			snprintf(err, len, "%s: %s", c->name, strerror(-rc));
 		return -1;
 	}
 	snprintf(i->name, sizeof(i->name), "%s", c->name);
