@@ -202,15 +202,20 @@ int main(int argc, char **argv)
 		/* All connected first: the server holds them all at once. */
 		int *s = calloc((size_t)conc, sizeof(int));
 
+		if (!s)
+			return 1;
 		for (int i = 0; i < conc; i++)
-			if ((s[i] = dial(path)) < 0)
+			if ((s[i] = dial(path)) < 0) {
+				free(s);
 				return 1;
+			}
 		for (int i = conc - 1; i >= 0; i--) {
 			script(s[i], sargc, sargv, cur, sizeof(cur));
 			if (i == conc - 1)
 				memcpy(first, cur, sizeof(cur));
 			else if (strcmp(first, cur)) {
 				printf("connection %d differs:\n%s", i, cur);
+				free(s);
 				return 1;
 			}
 		}

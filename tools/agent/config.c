@@ -26,18 +26,15 @@ struct cx {
 	size_t len;
 };
 
-static int bad(struct cx *x, const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int bad(struct cx *x, const char *path, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int bad(struct cx *x, const char *path,
+						     const char *fmt, ...)
 {
 	int off = snprintf(x->err, x->len, "%s: %s%s", x->file, path, *path ? ": " : "");
 	va_list ap;
 
-	if (off < 0 || (size_t)off >= x->len)
-		return -1;
 	va_start(ap, fmt);
-	vsnprintf(x->err + off, x->len - off, fmt, ap);
+	if (off >= 0 && (size_t)off < x->len)
+		vsnprintf(x->err + off, x->len - off, fmt, ap);
 	va_end(ap);
 	return -1;
 }
@@ -129,7 +126,7 @@ static int get_seconds(struct cx *x, const char *path, struct json_object *o, do
 /* A file mode as chmod writes it: "0600", "660". */
 static int get_mode(struct cx *x, const char *path, struct json_object *o, mode_t *out)
 {
-	char buf[8];
+	char buf[8] = "";
 	size_t n;
 
 	if (get_str(x, path, o, buf, sizeof(buf)))
@@ -413,7 +410,9 @@ static struct json_object *parse_json(struct cx *x, const char *text)
 	enum json_tokener_error e;
 	size_t end;
 
-	if (!tok) {
+	if (!tok || !text) {
+		if (tok)
+			json_tokener_free(tok);
 		bad(x, "", "out of memory");
 		return NULL;
 	}

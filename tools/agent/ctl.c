@@ -62,7 +62,8 @@ struct ag_ctl_conn {
 
 static void send_line(struct ag_ctl_conn *c, struct json_object *o)
 {
-	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+								  JSON_C_TO_STRING_NOSLASHESCAPE);
 	size_t n = strlen(s), off = 0;
 
 	/* Replies are small; a peer that stops reading loses its connection, not the
@@ -512,8 +513,8 @@ static void conn_recv(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int
 			send_line(c, rep);
 			json_object_put(rep);
 		} else if (!c->buf[strspn(c->buf, " \t\r")]) {
-			struct json_object *rep =
-				err_reply("empty request: one JSON object per line, e.g. {\"cmd\":\"status\"}");
+			struct json_object *rep = err_reply(
+				"empty request: one JSON object per line, e.g. {\"cmd\":\"status\"}");
 
 			send_line(c, rep);
 			json_object_put(rep);

@@ -172,9 +172,10 @@ static void serve(struct ag_dp_conn *c, size_t n, int flags)
 	const char *m = c->buf;
 
 	c->buf[n] = 0;
-	if ((flags & MSG_TRUNC) || n > DP_MSG_MAX || strlen(m) != n || strpbrk(m, "\n\r")) {
-		reply(c, "/nak", -1);
-	} else if (!strncmp(m, "/connect,", 9) && m[9]) {
+	/* Too long, or with a NUL or a line end: /nak like any unknown request. */
+	if ((flags & MSG_TRUNC) || n > DP_MSG_MAX || strlen(m) != n || strpbrk(m, "\n\r"))
+		m = "";
+	if (!strncmp(m, "/connect,", 9) && m[9]) {
 		c->connected = true;
 		reply(c, "/host_ok", -1);
 	} else if (!strcmp(m, "/version")) {

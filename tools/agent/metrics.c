@@ -41,31 +41,33 @@ struct buf {
 	bool oom;
 };
 
-static void put(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void put(struct buf *b, const char *fmt, ...)
+/* Appends to @b, growing it: at most one retry, with room for what vsnprintf said. */
+__attribute__((format(printf, 2, 3))) static void put(struct buf *b, const char *fmt, ...)
 {
-	va_list ap;
+	va_list ap, again;
 	int n;
 
-	if (b->oom)
-		return;
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-		va_end(ap);
-		if (n >= 0 && (size_t)n < b->cap - b->len)
-			break;
-		char *np = realloc(b->p, b->cap * 2);
+	va_start(ap, fmt);
+	va_copy(again, ap);
+	n = b->oom ? -1 : vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+	if (n >= 0 && (size_t)n >= b->cap - b->len) {
+		size_t cap = (b->len + (size_t)n + 1) * 2;
+		char *np = realloc(b->p, cap);
 
-		if (!np) {
-			b->oom = true;
-			return;
+		if (np) {
+			b->p = np;
+			b->cap = cap;
+			n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, again);
+		} else {
+			n = -1;
 		}
-		b->p = np;
-		b->cap *= 2;
 	}
-	b->len += (size_t)n;
+	va_end(again);
+	va_end(ap);
+	if (n < 0)
+		b->oom = true;
+	else
+		b->len += (size_t)n;
 }
 
 static const char *const action_names[XP_CNT_MAX] = {
