@@ -37,6 +37,7 @@
 
 #define CTL_LINE_MAX 4096
 #define CTL_IDLE_S 60.0
+#define CTL_DRAIN_S 2.0 /* a refused peer's time to hang up */
 
 struct ag_ctl_conn;
 
@@ -55,6 +56,7 @@ struct ag_ctl_conn {
 	struct ag_ctl_conn *next, **pprev;
 	int fd;
 	bool done;
+	bool draining; /* refused: its input is read and dropped until it hangs up */
 	double last;
 	size_t len;
 	char buf[CTL_LINE_MAX + 1];
@@ -478,7 +480,8 @@ static void arm_recv(struct ag_ctl_conn *c)
 	struct io_uring_sqe *sqe = ag_loop_sqe(&c->a->loop, &c->ev);
 
 	if (sqe)
-		io_uring_prep_recv(sqe, c->fd, c->buf + c->len, CTL_LINE_MAX + 1 - c->len, 0);
+		io_uring_prep_recv(sqe, c->fd, c->buf + (c->draining ? 0 : c->len),
+				   CTL_LINE_MAX + 1 - (c->draining ? 0 : c->len), 0);
 }
 
 static void conn_free(struct ag_ctl_conn *c)
@@ -502,6 +505,11 @@ static void conn_recv(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int
 		return;
 	}
 	c->last = ag_now();
+	if (c->draining) {
+		/* Closing with unread input would reset the peer before it reads the error. */
+		arm_recv(c);
+		return;
+	}
 	c->len += (size_t)res;
 	while (!c->done && (nl = memchr(c->buf, '\n', c->len))) {
 		size_t used = (size_t)(nl - c->buf) + 1;
@@ -530,7 +538,9 @@ static void conn_recv(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int
 
 		send_line(c, rep);
 		json_object_put(rep);
-		c->done = true;
+		shutdown(c->fd, SHUT_WR);
+		c->draining = true;
+		c->len = 0;
 	}
 	if (c->done || l->stop)
 		conn_free(c);
@@ -582,6 +592,12 @@ static void on_accept(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int
 		arm_accept(ctl);
 		return;
 	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(res);
+		arm_accept(ctl);
+		return;
+	}
 	if (getsockopt(res, SOL_SOCKET, SO_PEERCRED, &cr, &sl) || !peer_allowed(a, &cr)) {
 		char msg[200];
 		int n = snprintf(
@@ -592,15 +608,10 @@ static void on_accept(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int
 		if (send(res, msg, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) != n)
 			ag_log("control: refused peer did not take its error");
 		ag_log("control: peer uid %u gid %u pid %d refused", cr.uid, cr.gid, cr.pid);
-		close(res);
-		arm_accept(ctl);
-		return;
-	}
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		close(res);
-		arm_accept(ctl);
-		return;
+		/* Its request is read and dropped: a close with unread input would reset
+		 * the peer before it reads why. */
+		shutdown(res, SHUT_WR);
+		c->draining = true;
 	}
 	c->ev.fn = conn_recv;
 	c->a = a;
@@ -701,6 +712,6 @@ void ag_ctl_close(struct agent *a)
 void ag_ctl_tick(struct agent *a, double now)
 {
 	for (struct ag_ctl_conn *c = a->ctl ? a->ctl->conns : NULL; c; c = c->next)
-		if (now - c->last > CTL_IDLE_S)
+		if (now - c->last > (c->draining ? CTL_DRAIN_S : CTL_IDLE_S))
 			shutdown(c->fd, SHUT_RDWR);
 }
