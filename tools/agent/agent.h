@@ -75,6 +75,9 @@ void ag_loop_fini(struct ag_loop *l);
 struct io_uring_sqe *ag_loop_sqe(struct ag_loop *l, struct ag_ev *ev);
 /* Waits and dispatches until l->stop. */
 int ag_loop_run(struct ag_loop *l);
+/* After l->stop: dispatches what cancelled and shut-down operations complete with,
+ * so that their owners free themselves. */
+void ag_loop_drain(struct ag_loop *l);
 
 /* ---- the agent ---- */
 struct ag_iface {
@@ -134,7 +137,8 @@ void ag_ctl_tick(struct agent *a, double now);
 
 /* metrics.c: HTTP /metrics, /healthz, /readyz (libmicrohttpd, external loop). */
 int ag_metrics_open(struct agent *a);
-void ag_metrics_close(struct agent *a);
+void ag_metrics_close(struct agent *a); /* stops serving; pending ops cancelled */
+void ag_metrics_free(struct agent *a); /* after ag_loop_drain() */
 
 /* xskdiag.c: the AF_XDP sockets of this namespace (sock_diag), at most @max. */
 struct ag_xsk_stat {

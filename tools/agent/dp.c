@@ -56,7 +56,7 @@ struct ag_dp_conn {
 	double last;
 	struct msghdr msg;
 	struct iovec iov;
-	char buf[DP_MSG_MAX + 1];
+	char buf[DP_MSG_MAX + 2]; /* one more than a request may be, and its NUL */
 	union {
 		char b[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;

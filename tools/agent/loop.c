@@ -35,6 +35,29 @@ struct io_uring_sqe *ag_loop_sqe(struct ag_loop *l, struct ag_ev *ev)
 	return sqe;
 }
 
+void ag_loop_drain(struct ag_loop *l)
+{
+	/* Cancelled and shut-down operations complete within microseconds; 10 ms of
+	 * silence means none is left. */
+	for (int round = 0; round < 100; round++) {
+		struct __kernel_timespec ts = { .tv_nsec = 10 * 1000 * 1000 };
+		struct io_uring_cqe *cqe;
+
+		io_uring_submit(&l->ring);
+		if (io_uring_wait_cqe_timeout(&l->ring, &cqe, &ts))
+			return;
+		while (!io_uring_peek_cqe(&l->ring, &cqe)) {
+			struct ag_ev *ev = io_uring_cqe_get_data(cqe);
+			int res = cqe->res;
+			unsigned int flags = cqe->flags;
+
+			io_uring_cqe_seen(&l->ring, cqe);
+			if (ev && ev->fn)
+				ev->fn(l, ev, res, flags);
+		}
+	}
+}
+
 int ag_loop_run(struct ag_loop *l)
 {
 	while (!l->stop) {

@@ -480,6 +480,8 @@ int main(int argc, char **argv)
 	}
 	rc = run(&a);
 	ag_ifaces_close(&a, a.detach_on_exit);
+	ag_loop_drain(&a.loop);
+	ag_metrics_free(&a);
 	ag_config_free(&a.cfg);
 	ag_loop_fini(&a.loop);
 	return rc;

@@ -321,6 +321,8 @@ static void on_poll(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int f
 	struct ag_metrics *m =
 		(struct ag_metrics *)((char *)ev - offsetof(struct ag_metrics, poll_ev));
 
+	if (!m->d)
+		return; /* closing */
 	MHD_run(m->d);
 	arm_poll(m);
 	arm_timer(m);
@@ -332,6 +334,8 @@ static void on_timer(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int 
 		(struct ag_metrics *)((char *)ev - offsetof(struct ag_metrics, timer_ev));
 
 	m->timer_armed = false;
+	if (!m->d)
+		return; /* closing */
 	MHD_run(m->d);
 	arm_timer(m);
 }
@@ -402,8 +406,20 @@ void ag_metrics_close(struct agent *a)
 
 	if (!m)
 		return;
-	a->metrics = NULL;
 	MHD_stop_daemon(m->d);
-	/* Closed at exit only: the loop runs no more, nothing completes on @m. */
-	free(m);
+	m->d = NULL;
+	/* The poll holds the epoll fd open in the ring: cancel it, and the timer. */
+	for (int k = 0; k < 2; k++) {
+		struct io_uring_sqe *sqe = ag_loop_sqe(&a->loop, NULL);
+
+		if (sqe)
+			io_uring_prep_cancel(sqe, k ? (void *)&m->timer_ev : (void *)&m->poll_ev,
+					     0);
+	}
+}
+
+void ag_metrics_free(struct agent *a)
+{
+	free(a->metrics);
+	a->metrics = NULL;
 }
