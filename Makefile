@@ -81,7 +81,8 @@ else ifeq ($(SAN),asan)
 all: $(BUILD)/libxpile.a $(UNIT_BINS) $(BINS) $(BPF_OBJS)
 else
 all: $(BUILD)/libxpile.a $(BUILD)/libxpile.so $(BUILD)/xpile.pc $(BPF_OBJS) $(BINS) \
-     $(UNIT_BINS) $(BPFT_BINS) $(BUILD)/tests/harness/broken $(BUILD)/tests/harness/dpclient
+     $(UNIT_BINS) $(BPFT_BINS) $(BUILD)/tests/harness/broken $(BUILD)/tests/harness/dpclient \
+     $(BUILD)/tests/harness/notify
 endif
 
 $(BUILD)/obj/%.o: %.c
