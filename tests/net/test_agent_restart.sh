@@ -10,6 +10,7 @@
 #  - kill -9 under a 100/s ping and a new agent: 0 lost, adopted, counters go on;
 #  - a client that detaches through netlink (as DPDK's port close does) cannot remove
 #    the program attached through the link;
+#  - `xpile-loader unload` removes what an agent left (link included);
 #  - --detach-on-exit leaves nothing: no program, no pins, no sockets.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -133,9 +134,14 @@ again=$(metric 'xpile_verdict_packets_total{interface="b0",action="pass"}')
 [ "$again" -ge $((after + 400)) ] || xt_fail "pass counter went from $after to $again over kill -9"
 echo "kill -9 under ping: 400/400 answered, adopted (id $ID), pass counter $after -> $again"
 
-# --detach-on-exit: nothing left.
+# What an agent left, the loader removes: the link goes with its pin.
 ag_stop "$AG"
+st_loader "$B" unload b0 >"$XT_TMP/unload" 2>&1 || xt_fail "xpile-loader unload: $(cat "$XT_TMP/unload")"
+st_no_trace "$B" b0 || xt_fail "xpile-loader unload left something of the agent's"
+# --detach-on-exit: nothing left.
 ag_start AG "$B" "$D/agent.json" --detach-on-exit
+grep -q "b0: steer program attached through a pinned bpf_link" "$XT_TMP/AG.log" ||
+	xt_fail "after an unload the agent did not attach afresh"
 ag_stop "$AG" || xt_fail "agent exit status $?"
 st_no_trace "$B" b0 || xt_fail "--detach-on-exit left something"
 [ ! -e "$CTL" ] && [ ! -e "$D/dp/b0" ] || xt_fail "sockets left: $(ls -R "$D")"
