@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Bad input to xpile-agent, each case with its exact one-line answer:
-#  - 36 broken configs: `run --check` and `run` exit 2 with ONE line naming the file,
+#  - 39 broken configs: `run --check` and `run` exit 2 with ONE line naming the file,
 #    the field's path (interfaces[1].rules[3]) and what is wrong; nothing attached;
-#  - 22 bad control-socket requests: one error reply each, and the agent serves the
+#  - 24 bad control-socket requests: one error reply each, and the agent serves the
 #    next request (a valid status) every time; a line over 4096 bytes is refused and
 #    its connection closed; a peer whose uid is not allowed is refused;
 #  - bad `xpile-agent ctl` usage: one line, exit 2.
@@ -36,6 +36,7 @@ c '{"interfaces":{}}' 'c.json: interfaces: expected an array of interfaces, got 
 c '{"interfaces":[{"name":"b0","queues":0}]}' 'c.json: interfaces[0].queues: 0 out of range: expected 1..256'
 c '{"interfaces":[{"name":"b0","queues":"2"}]}' 'c.json: interfaces[0].queues: expected an integer, got string'
 c '{"interfaces":[{"name":"b0","queues":-1}]}' 'c.json: interfaces[0].queues: -1 out of range: expected 1..256'
+c '{"interfaces":[{"name":"b0","queues":4}]}' 'c.json: interfaces[0].queues: b0 has 1 RX queue(s), 4 asked: add queues (ethtool -L b0 combined 4) before the agent attaches'
 c '{"interfaces":[{"name":"b0","mode":"fast"}]}' 'c.json: interfaces[0].mode: "fast": expected auto, native or skb'
 # shellcheck disable=SC2016 # the backquotes are the message's
 c '{"interfaces":[{"name":"b0"},{"name":"nosuch0"}]}' 'c.json: interfaces[1].name: no interface nosuch0 in this network namespace (see `ip link`)'

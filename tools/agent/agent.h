@@ -140,7 +140,8 @@ int ag_metrics_open(struct agent *a);
 void ag_metrics_close(struct agent *a); /* stops serving; pending ops cancelled */
 void ag_metrics_free(struct agent *a); /* after ag_loop_drain() */
 
-/* xskdiag.c: the AF_XDP sockets of this namespace (sock_diag), at most @max. */
+/* xskdiag.c: the AF_XDP sockets of this namespace (sock_diag), at most @max: how
+ * many, or a negative errno (-ENOENT: the kernel has no xsk_diag). */
 struct ag_xsk_stat {
 	int ifindex;
 	__u32 queue;

@@ -15,6 +15,7 @@
 
 #include "agent.h"
 #include "xpile/text.h"
+#include "xpile/xsk.h"
 
 #define CFG_MAX_BYTES (1 << 20)
 #define RULE_WORDS_MAX 64
@@ -233,8 +234,16 @@ static int parse_iface(struct cx *x, const char *path, struct json_object *o,
 	}
 	if (json_object_object_get_ex(o, "queues", &v)) {
 		snprintf(sub, sizeof(sub), "%s.queues", path);
+		int nq;
+
 		if (get_u32(x, sub, v, 1, XP_STEER_MAX_QUEUES, &i->queues))
 			return -1;
+		nq = xp_ifname_rx_queues(i->name);
+		if (nq > 0 && i->queues > (__u32)nq)
+			return bad(
+				x, sub,
+				"%s has %d RX queue(s), %u asked: add queues (ethtool -L %s combined %u) before the agent attaches",
+				i->name, nq, i->queues, i->name, i->queues);
 	}
 	i->dflt.kind = XP_ACT_XSK;
 	if (json_object_object_get_ex(o, "default", &v)) {

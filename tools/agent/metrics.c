@@ -184,6 +184,11 @@ static void render(struct ag_metrics *m, struct buf *b)
 
 	/* AF_XDP sockets bound to the interfaces served, whoever holds them. */
 	nx = ag_xsk_diag(xs, 256);
+	help(b, "xpile_xsk_diag_available", "gauge",
+	     "1 when the kernel reports AF_XDP sockets (xsk_diag, CONFIG_XDP_SOCKETS_DIAG); without it the xpile_xsk_* series are absent.");
+	put(b, "xpile_xsk_diag_available %d\n", nx >= 0);
+	if (nx < 0)
+		nx = 0;
 	static const char *const xn[6][2] = {
 		{ "xpile_xsk_rx_dropped_total", "Frames the socket dropped (no room)." },
 		{ "xpile_xsk_rx_invalid_descs_total", "Invalid RX descriptors." },

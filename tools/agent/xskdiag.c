@@ -2,7 +2,8 @@
 /*
  * The AF_XDP sockets of this network namespace and their kernel counters, from the
  * sock_diag netlink interface (what `ss --xdp` reads): the agent holds no socket of
- * the engines it serves, yet reports theirs.
+ * the engines it serves, yet reports theirs. Needs the kernel's xsk_diag
+ * (CONFIG_XDP_SOCKETS_DIAG); without it the dump fails with -ENOENT.
  */
 #include <errno.h>
 #include <string.h>
@@ -33,13 +34,13 @@ int ag_xsk_diag(struct ag_xsk_stat *out, int max)
 	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG), n = 0;
 	struct timeval tv = { .tv_sec = 1 };
 	bool done = false;
+	int err = 0;
 
 	if (fd < 0)
 		return -errno;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	if (send(fd, &req, sizeof(req), 0) < 0) {
-		int err = -errno;
-
+		err = -errno;
 		close(fd);
 		return err;
 	}
@@ -58,7 +59,13 @@ int ag_xsk_diag(struct ag_xsk_stat *out, int max)
 			struct ag_xsk_stat s = { 0 };
 			bool info = false;
 
-			if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				/* -ENOENT: a kernel without CONFIG_XDP_SOCKETS_DIAG (xsk_diag) */
+				err = ((struct nlmsgerr *)NLMSG_DATA(h))->error;
+				done = true;
+				break;
+			}
+			if (h->nlmsg_type == NLMSG_DONE) {
 				done = true;
 				break;
 			}
@@ -85,5 +92,5 @@ int ag_xsk_diag(struct ag_xsk_stat *out, int max)
 		}
 	}
 	close(fd);
-	return n;
+	return err ? err : n;
 }
