@@ -40,7 +40,7 @@ void ag_loop_drain(struct ag_loop *l)
 	/* Cancelled and shut-down operations complete within microseconds; 10 ms of
 	 * silence means none is left. */
 	for (int round = 0; round < 100; round++) {
-		struct __kernel_timespec ts = { .tv_nsec = 10 * 1000 * 1000 };
+		struct __kernel_timespec ts = { .tv_nsec = 10000000LL };
 		struct io_uring_cqe *cqe;
 
 		io_uring_submit(&l->ring);
