@@ -4,8 +4,8 @@
 # unprivileged client:
 #  - the agent attaches through a bpf_link, serves DIR/NETDEV/afxdp.sock (SEQPACKET);
 #  - the handshake DPDK runs gets /host_ok, 0.1, /fd_ack with an XSKMAP fd, /fin_ack;
-#  - edge cases: unknown and malformed messages (/nak), the wrong netdev and a map
-#    asked before /connect (/fd_nak), /config_busy_poll with an AF_XDP fd (ack), with
+#  - edge cases: unknown and malformed messages (/nak), a host not listed (/host_nak),
+#    the wrong netdev and a map asked before /connect (/fd_nak), /config_busy_poll with an AF_XDP fd (ack), with
 #    another fd or none (nak), a client that hangs up mid-way, an idle client closed
 #    after the bound, 100 connects in a row, 50 clients connected at once; every reply
 #    under 128 bytes; the agent keeps serving;
@@ -42,7 +42,8 @@ cat >"$D/agent.json" <<EOF
 {
   "interfaces": [
     {"name": "b0", "queues": 1, "default": "pass", "rules": ["udp dport 7000 action xsk"]},
-    {"name": "b1", "queues": 2, "default": "pass", "rules": ["udp dport 7000 action xsk"]}
+    {"name": "b1", "queues": 2, "default": "pass", "rules": ["udp dport 7000 action xsk"],
+     "hosts": ["node1", "$(hostname)"]}
   ],
   "device_plugin": {"dir": "$D/dp", "mode": "0666", "idle_timeout": 1}
 }
@@ -69,6 +70,9 @@ $want"
 HS=("/connect,node1" /version "/xsk_map_fd,b0" /fin)
 expect $'/host_ok\n0.1\n/fd_ack +fd=xskmap\n/fin_ack' "$S0" "${HS[@]}"
 expect $'/host_ok\n0.1\n/fd_ack +fd=xskmap\n/fin_ack' "$S1" /connect,node1 /version /xsk_map_fd,b1 /fin
+# b1 serves listed hosts only: /host_nak, and no map for a host refused.
+expect $'/host_nak\n/fd_nak\n/host_ok\n/fd_ack +fd=xskmap' "$S1" /connect,intruder /xsk_map_fd,b1 \
+	/connect,node1 /xsk_map_fd,b1
 # Unknown, malformed, oversized requests: /nak each, and the connection goes on.
 long=$(printf '/connect,%0100d' 0)
 expect $'/nak\n/nak\n/nak\n/nak\n/nak\n/host_ok\n/fin_ack' "$S0" /bogus /connect /connect, \

@@ -21,6 +21,8 @@
 
 #define AG_MAX_IFACES 32
 #define AG_MAX_IDS 32
+#define AG_MAX_HOSTS 16
+#define AG_HOST_MAX 64 /* a /connect request fits the plugin's 64-byte buffer */
 #define AG_SUN_PATH (sizeof(((struct sockaddr_un *)0)->sun_path))
 
 /* ---- config.c ---- */
@@ -31,6 +33,9 @@ struct ag_iface_cfg {
 	struct xp_action dflt;
 	struct xp_rule *rules;
 	__u32 nrules;
+	/* /connect,<hostname> answered /host_ok for these only (none: any host). */
+	char hosts[AG_MAX_HOSTS][AG_HOST_MAX];
+	__u32 nhosts;
 };
 
 struct ag_config {

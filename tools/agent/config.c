@@ -197,7 +197,8 @@ static int parse_action(struct cx *x, const char *path, struct json_object *o, s
 	return 0;
 }
 
-static const char *const iface_keys[] = { "name", "queues", "mode", "default", "rules", NULL };
+static const char *const iface_keys[] = { "name",  "queues", "mode", "default",
+					  "rules", "hosts",  NULL };
 
 static int parse_iface(struct cx *x, const char *path, struct json_object *o,
 		       struct ag_iface_cfg *i)
@@ -250,6 +251,24 @@ static int parse_iface(struct cx *x, const char *path, struct json_object *o,
 		snprintf(sub, sizeof(sub), "%s.default", path);
 		if (parse_action(x, sub, v, &i->dflt))
 			return -1;
+	}
+	if (json_object_object_get_ex(o, "hosts", &v)) {
+		snprintf(sub, sizeof(sub), "%s.hosts", path);
+		if (want_type(x, sub, v, json_type_array, "an array of host names"))
+			return -1;
+		if (json_object_array_length(v) > AG_MAX_HOSTS)
+			return bad(x, sub, "%zu hosts: at most %d", json_object_array_length(v),
+				   AG_MAX_HOSTS);
+		for (size_t k = 0; k < json_object_array_length(v); k++) {
+			char *h = i->hosts[k];
+
+			snprintf(sub, sizeof(sub), "%s.hosts[%zu]", path, k);
+			if (get_str(x, sub, json_object_array_get_idx(v, k), h, AG_HOST_MAX - 9))
+				return -1;
+			if (strpbrk(h, ", \t\r\n"))
+				return bad(x, sub, "\"%s\" is not a host name", h);
+			i->nhosts++;
+		}
 	}
 	if (json_object_object_get_ex(o, "rules", &v)) {
 		size_t n;

@@ -176,8 +176,12 @@ static void serve(struct ag_dp_conn *c, size_t n, int flags)
 	if ((flags & MSG_TRUNC) || n > DP_MSG_MAX || strlen(m) != n || strpbrk(m, "\n\r"))
 		m = "";
 	if (!strncmp(m, "/connect,", 9) && m[9]) {
-		c->connected = true;
-		reply(c, "/host_ok", -1);
+		bool ok = dp && dp->i && !dp->i->cfg.nhosts;
+
+		for (__u32 k = 0; dp && dp->i && k < dp->i->cfg.nhosts; k++)
+			ok |= !strcmp(m + 9, dp->i->cfg.hosts[k]);
+		c->connected = ok;
+		reply(c, ok ? "/host_ok" : "/host_nak", -1);
 	} else if (!strcmp(m, "/version")) {
 		reply(c, "0.1", -1);
 	} else if (!strncmp(m, "/xsk_map_fd,", 12)) {
