@@ -48,13 +48,14 @@ static const struct cli_section run_sections[] = {
 	{ "CONFIG",
 	  "One JSON object (what a ConfigMap holds); unknown fields are errors:\n"
 	  " {\"interfaces\": [{\"name\": \"eth0\", \"queues\": 2, \"mode\": \"auto|native|skb\",\n"
-	  "                  \"default\": \"xsk\", \"rules\": [\"udp dport 53 action pass\"]}],\n"
+	  "                  \"default\": \"xsk\", \"rules\": [\"udp dport 53 action pass\"],\n"
+	  "                  \"hosts\": [\"node1\"]}],\n"
 	  "  \"control\": {\"path\": \"/run/xpile/agent.sock\", \"mode\": \"0600\",\n"
 	  "              \"allow_uids\": [0], \"allow_gids\": []},\n"
 	  "  \"metrics\": {\"address\": \"127.0.0.1:9469\"},\n"
 	  "  \"device_plugin\": {\"dir\": \"/tmp/afxdp_dp\", \"mode\": \"0660\",\n"
 	  "                    \"idle_timeout\": 10, \"max_connections\": 256}}\n"
-	  "Rules are in the rule-text syntax of xpile-loader; default is the action when no rule matches (default xsk: the socket of the RX queue). An error names the file, the field (interfaces[1].rules[3]) and what is wrong, on one line." },
+	  "Rules are in the rule-text syntax of xpile-loader; default is the action when no rule matches (default xsk: the socket of the RX queue); hosts, when given, are the only ones whose /connect on the device-plugin socket is answered /host_ok. An error names the file, the field (interfaces[1].rules[3]) and what is wrong, on one line." },
 	{ "SIGNALS",
 	  "    SIGHUP           read the config again; apply only the difference (a rule set\n"
 	  "                     that changed is replaced atomically); a bad config is refused\n"
