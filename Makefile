@@ -186,10 +186,10 @@ format:
 # Static checks, run by .ci/run before the tests: clang-format (check only), shellcheck
 # on every shell script, clang-tidy (.clang-tidy) over lib/ user/ tools/, at zero
 # findings. The compile database comes from the flags above, so nothing is built.
-LINT_SRCS := $(LIB_SRCS) $(ENGINE_SRCS) $(LOADER_SRCS) $(BENCH_SRCS) $(AGENT_SRCS)
+LINT_SRCS := $(LIB_SRCS) $(ENGINE_SRCS) $(LOADER_SRCS) $(BENCH_SRCS) $(CLI_SRCS) $(AGENT_SRCS)
 $(BUILD)/compile_commands.json: Makefile tools/lint/compdb.sh FORCE
 	@mkdir -p $(@D)
-	@tools/lint/compdb.sh $(CC) $(XP_CFLAGS) -- $(LINT_SRCS) >$@.tmp && mv $@.tmp $@
+	@tools/lint/compdb.sh $(CC) $(XP_CFLAGS) -Itools/cli -- $(LINT_SRCS) >$@.tmp && mv $@.tmp $@
 
 lint: $(BUILD)/compile_commands.json
 	tools/lint/lint.sh $(BUILD) $(LINT_SRCS)

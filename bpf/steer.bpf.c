@@ -2,9 +2,11 @@
 /*
  * xp_steer: parse, classify against the active rule set, act, count.
  *
- * Classification is a handful of table lookups and an AND of their bitmaps (see
- * steer_abi.h), so its cost does not grow with the number of rules. Lookups for fields
- * no rule uses are skipped. Two entry points: xp_steer for frames in one buffer, and
+ * Classification is a handful of table lookups and an AND of their bitmaps over the
+ * words the anchored classes name (see steer_abi.h), so its cost barely grows with the
+ * number of rules. Lookups for fields no rule uses are skipped. A per-CPU flow cache
+ * in front of it gives a flow's later packets the same rule without the tables; with
+ * no rules the frame is only checked. Two entry points: xp_steer for frames in one buffer, and
  * xp_steer_frags (xdp.frags) for multi-buffer jumbo frames, which classifies from the
  * first buffer and counts the whole frame.
  */
@@ -42,9 +44,9 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, SETS *XP_STEER_MAX_RULES);
+	__uint(max_entries, SETS);
 	__type(key, __u32);
-	__type(value, struct xp_counter);
+	__type(value, struct xp_rule_counters);
 } xp_rule_cnt SEC(".maps");
 
 struct {
@@ -60,6 +62,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct xp_stats);
 } xp_stats SEC(".maps");
+
+/* Only the program reads and writes it: not pinned, nothing in userspace to keep. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XP_FCACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xp_fcache_entry);
+} xp_fcache SEC(".maps");
 
 /* libxdp: runs early, and later programs run after a PASS. */
 struct {
@@ -112,33 +122,19 @@ static __always_inline int act(struct xdp_md *ctx, struct xp_stats *st, const st
 	}
 }
 
+/* de Bruijn: the lowest set bit times the sequence puts a unique pattern in the top six
+ * bits. One multiply and one load instead of six branches, which the verifier would
+ * otherwise follow into everything after the classifier once per bit position. */
+static const __u8 ctz_tab[64] = {
+	0,  1,	48, 2,	57, 49, 28, 3,	61, 58, 50, 42, 38, 29, 17, 4,	62, 55, 59, 36, 53, 51,
+	43, 22, 45, 39, 33, 30, 24, 18, 12, 5,	63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21,
+	44, 32, 23, 11, 46, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9,	13, 8,	7,  6,
+};
+
+/* @x non-zero. */
 static __always_inline __u32 ctz64(__u64 x)
 {
-	__u32 n = 0;
-
-	if (!(x & 0xffffffffULL)) {
-		n += 32;
-		x >>= 32;
-	}
-	if (!(x & 0xffff)) {
-		n += 16;
-		x >>= 16;
-	}
-	if (!(x & 0xff)) {
-		n += 8;
-		x >>= 8;
-	}
-	if (!(x & 0xf)) {
-		n += 4;
-		x >>= 4;
-	}
-	if (!(x & 0x3)) {
-		n += 2;
-		x >>= 2;
-	}
-	if (!(x & 0x1))
-		n += 1;
-	return n;
+	return ctz_tab[((x & -x) * 0x03f79d71b4cb0a89ULL) >> 58];
 }
 
 /* Walks the prefix trie: one load per address byte past the second, and only as deep
@@ -146,7 +142,7 @@ static __always_inline __u32 ctz64(__u64 x)
 static __always_inline __u32 prefix_class(const struct xp_set *t, const struct xp_parsed *p,
 					  __u32 dir, __u32 none)
 {
-	const __u8 *addr = dir ? p->daddr : p->saddr;
+	const __u8 *addr = (const __u8 *)&p->k.addr[dir ? 2 : 0];
 	__u32 fam6 = p->family == 6, alen = fam6 ? 16 : 4;
 	__u16 e;
 
@@ -163,19 +159,107 @@ static __always_inline __u32 prefix_class(const struct xp_set *t, const struct x
 	return e & ~XP_PFX_PTR;
 }
 
+/* min(@v, @max) in a way the verifier sees: 64-bit, so clang compares and indexes with
+ * the same register (a 32-bit value gets zero-extended into a copy after the test). */
+static __always_inline __u64 upto(__u64 v, __u64 max)
+{
+	if (v > max)
+		v = max;
+	asm volatile("" : "+r"(v));
+	return v;
+}
+
+/* The first matching rule's index by the tables, or XP_FCACHE_DEFAULT. */
+static __always_inline __u32 classify(const struct xp_set *t, const struct xp_parsed *p, __u32 q)
+{
+	__u32 cq = 0, cv = 0, ce = 0, cs = 0, cd = 0, cl = 0, csp = 0, cdp = 0;
+	__u32 used = t->cfg.used, cand;
+	const struct xp_bits *bq, *bv, *be, *bs, *bd, *bl, *bsp, *bdp;
+
+	/* Unused fields keep class 0 (every rule, no anchored word); the others are table
+	 * loads. */
+	if (used & XP_RF_QUEUE)
+		cq = t->queue[upto(q, XP_STEER_MAX_QUEUES)];
+	if (used & XP_RF_VLAN)
+		cv = t->vlan[upto(p->vlan, XP_STEER_VLANS - 1)];
+	if (used & XP_RF_ETHTYPE)
+		ce = t->eth[p->ethertype];
+	if (used & XP_RF_L4PROTO)
+		cl = t->l4[p->has_l4 ? p->l4proto : XP_STEER_L4_NONE];
+	if (used & XP_RF_SPORT)
+		csp = p->has_ports ? t->sport[p->ports & 0xffff] : t->cfg.sport_none;
+	if (used & XP_RF_DPORT)
+		cdp = p->has_ports ? t->dport[p->ports >> 16] : t->cfg.dport_none;
+	if (used & XP_RF_SRC)
+		cs = prefix_class(t, p, 0, t->cfg.src_none);
+	if (used & XP_RF_DST)
+		cd = prefix_class(t, p, 1, t->cfg.dst_none);
+#define CLS(c) ((c) & (XP_STEER_MAX_CLASSES - 1))
+	/* The only words that can hold a match (steer_abi.h). */
+	cand = t->cfg.always | t->nzw[CLS(cq)] | t->nzw[CLS(cv)] | t->nzw[CLS(ce)] |
+	       t->nzw[CLS(cs)] | t->nzw[CLS(cd)] | t->nzw[CLS(cl)] | t->nzw[CLS(csp)] |
+	       t->nzw[CLS(cdp)];
+	bq = &t->bits[CLS(cq)];
+	bv = &t->bits[CLS(cv)];
+	be = &t->bits[CLS(ce)];
+	bs = &t->bits[CLS(cs)];
+	bd = &t->bits[CLS(cd)];
+	bl = &t->bits[CLS(cl)];
+	bsp = &t->bits[CLS(csp)];
+	bdp = &t->bits[CLS(cdp)];
+#undef CLS
+
+	for (__u32 n = 0; n < XP_STEER_WORDS; n++) {
+		__u32 i;
+		__u64 m;
+
+		if (!cand)
+			break;
+		i = ctz64(cand) & (XP_STEER_WORDS - 1);
+		cand &= cand - 1;
+		m = bq->w[i] & bv->w[i] & be->w[i] & bs->w[i] & bd->w[i] & bl->w[i] & bsp->w[i] &
+		    bdp->w[i];
+		if (m)
+			return (i * 64 + ctz64(m)) & (XP_STEER_MAX_RULES - 1);
+	}
+	return XP_FCACHE_DEFAULT;
+}
+
+/* Whether cache entry @f holds the key @k classified by the set of generation @gen. */
+static __always_inline int flow_hit(const struct xp_fcache_entry *f, const struct xp_fcache_key *k,
+				    __u64 gen)
+{
+	/* One branch: the differences ORed together. */
+	return !((f->k.addr[0] ^ k->addr[0]) | (f->k.addr[1] ^ k->addr[1]) |
+		 (f->k.addr[2] ^ k->addr[2]) | (f->k.addr[3] ^ k->addr[3]) | (f->k.l4 ^ k->l4) |
+		 (f->k.misc ^ k->misc) | (f->gen ^ gen));
+}
+
+static __always_inline int parse_error(struct xdp_md *ctx, struct xp_stats *st,
+				       const struct xp_set *t, int err, __u64 bytes)
+{
+	__u32 reason = err < XP_PERR_MAX ? err : 0;
+
+	st->perr[reason]++;
+	count(st, XP_CNT_PARSE_ERR, bytes);
+	return act(ctx, st, &t->cfg.parse_err, bytes);
+}
+
 static __always_inline int steer(struct xdp_md *ctx, const int frags)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
-	struct xp_bits *bq, *bv, *be, *bs, *bd, *bl, *bsp, *bdp;
-	__u32 cs = 0, cd = 0, zero = 0, set, used, nwords, idx = 0, key;
+	__u32 zero = 0, set, idx, slot, q;
+	struct xp_rule_counters *rcs;
 	struct xp_counter *rc;
 	struct xp_stats *st;
 	struct xp_parsed p;
+	const struct xp_action *a;
+	struct xp_fcache_entry *f;
 	struct xp_cfg *cfg;
 	struct xp_set *t;
 	__u64 bytes;
-	int err, hit = 0;
+	int err;
 
 	cfg = bpf_map_lookup_elem(&xp_cfg, &zero);
 	st = bpf_map_lookup_elem(&xp_stats, &zero);
@@ -189,73 +273,52 @@ static __always_inline int steer(struct xdp_md *ctx, const int frags)
 	/* Without frags the first buffer is the frame; the helper call costs ~9 ns. */
 	bytes = frags ? bpf_xdp_get_buff_len(ctx) : (__u64)(end - data);
 
-	err = xp_parse(data, end, &p);
-	if (err != XP_PARSE_OK) {
-		__u32 reason = err < XP_PERR_MAX ? err : 0;
-
-		st->perr[reason]++;
-		count(st, XP_CNT_PARSE_ERR, bytes);
-		return act(ctx, st, &t->cfg.parse_err, bytes);
-	}
-
-	/* Unused fields keep class 0 (every rule); the others are table loads. */
-	used = t->cfg.used;
-	bq = bv = be = bl = bsp = bdp = &t->bits[0];
-	if (used & XP_RF_QUEUE) {
-		__u32 q = ctx->rx_queue_index;
-
-		bq = &t->bits[t->queue[q < XP_STEER_MAX_QUEUES ? q : XP_STEER_MAX_QUEUES] &
-			      (XP_STEER_MAX_CLASSES - 1)];
-	}
-	if (used & XP_RF_VLAN) {
-		__u32 v = p.vlan < XP_STEER_VLANS - 1 ? p.vlan : XP_STEER_VLANS - 1;
-
-		bv = &t->bits[t->vlan[v] & (XP_STEER_MAX_CLASSES - 1)];
-	}
-	if (used & XP_RF_ETHTYPE)
-		be = &t->bits[t->eth[p.ethertype] & (XP_STEER_MAX_CLASSES - 1)];
-	if (used & XP_RF_L4PROTO)
-		bl = &t->bits[t->l4[p.has_l4 ? p.l4proto : XP_STEER_L4_NONE] &
-			      (XP_STEER_MAX_CLASSES - 1)];
-	if (used & XP_RF_SPORT)
-		bsp = &t->bits[(p.has_ports ? t->sport[p.sport] : t->cfg.sport_none) &
-			       (XP_STEER_MAX_CLASSES - 1)];
-	if (used & XP_RF_DPORT)
-		bdp = &t->bits[(p.has_ports ? t->dport[p.dport] : t->cfg.dport_none) &
-			       (XP_STEER_MAX_CLASSES - 1)];
-	if (used & XP_RF_SRC)
-		cs = prefix_class(t, &p, 0, t->cfg.src_none);
-	if (used & XP_RF_DST)
-		cd = prefix_class(t, &p, 1, t->cfg.dst_none);
-	bs = &t->bits[cs & (XP_STEER_MAX_CLASSES - 1)];
-	bd = &t->bits[cd & (XP_STEER_MAX_CLASSES - 1)];
-
-	nwords = t->cfg.nwords;
-	for (__u32 i = 0; i < XP_STEER_WORDS; i++) {
-		__u64 m;
-
-		if (i >= nwords)
-			break;
-		m = bq->w[i] & bv->w[i] & be->w[i] & bs->w[i] & bd->w[i] & bl->w[i] & bsp->w[i] &
-		    bdp->w[i];
-		if (m) {
-			idx = i * 64 + ctz64(m);
-			hit = 1;
-			break;
-		}
-	}
-	if (!hit) {
+	/* No rules: the default, once the frame parses; the addresses are not needed. */
+	if (!t->cfg.nrules) {
+		err = xp_parse(data, end, &p, 0);
+		if (err != XP_PARSE_OK)
+			return parse_error(ctx, st, t, err, bytes);
 		count(st, XP_CNT_DEFAULT, bytes);
 		return act(ctx, st, &t->cfg.dflt, bytes);
 	}
-	idx &= XP_STEER_MAX_RULES - 1;
-	key = set * XP_STEER_MAX_RULES + idx;
-	rc = bpf_map_lookup_elem(&xp_rule_cnt, &key);
-	if (rc) {
-		rc->packets++;
-		rc->bytes += bytes;
+	/* Now, not once the rule is known: off the path from the flow entry to the verdict. */
+	rcs = bpf_map_lookup_elem(&xp_rule_cnt, &set);
+	if (!rcs)
+		return XDP_PASS;
+	err = xp_parse(data, end, &p, 1);
+	if (err != XP_PARSE_OK)
+		return parse_error(ctx, st, t, err, bytes);
+	q = upto(ctx->rx_queue_index, XP_STEER_MAX_QUEUES);
+	p.k.l4 = xp_fcache_l4(p.ports, p.ports >> 16, p.vlan, p.ethertype);
+	p.k.misc = xp_fcache_misc(q, p.l4proto, p.has_ports);
+	slot = xp_fcache_hash(&p.k);
+	f = bpf_map_lookup_elem(&xp_fcache, &slot);
+	if (!f)
+		return XDP_PASS;
+	if (flow_hit(f, &p.k, t->cfg.gen) && !(cfg->flags & XP_CFG_F_NOCACHE)) {
+		idx = f->k.rule;
+		a = &f->act;
+	} else {
+		idx = classify(t, &p, q);
+		a = idx == XP_FCACHE_DEFAULT ? &t->cfg.dflt :
+					       &t->act[idx & (XP_STEER_MAX_RULES - 1)];
+		/* Word by word: a struct copy reads misc and rule as one word. */
+		for (int i = 0; i < 4; i++)
+			f->k.addr[i] = p.k.addr[i];
+		f->k.l4 = p.k.l4;
+		f->k.misc = p.k.misc;
+		f->k.rule = idx;
+		f->gen = t->cfg.gen;
+		f->act = *a;
 	}
-	return act(ctx, st, &t->act[idx], bytes);
+	if (idx == XP_FCACHE_DEFAULT) {
+		count(st, XP_CNT_DEFAULT, bytes);
+		return act(ctx, st, a, bytes);
+	}
+	rc = &rcs->r[idx & (XP_STEER_MAX_RULES - 1)];
+	rc->packets++;
+	rc->bytes += bytes;
+	return act(ctx, st, a, bytes);
 }
 
 /* The default: frames fit one buffer (the kernel refuses it on devices whose MTU needs

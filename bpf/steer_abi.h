@@ -10,6 +10,11 @@
  * that field). Rules sit in priority order, so the lowest bit set in the AND of the
  * field bitmaps is the winning rule. Identical bitmaps share one class.
  *
+ * Words to AND: each rule is anchored on one field it constrains (the most selective),
+ * and a class records in nzw the 64-rule words holding rules anchored on its field that
+ * accept its value. A matching rule is in its anchor's class, so only the words in the
+ * OR of the packet's nzw (and those of rules constraining nothing) can hold the winner.
+ *
  * Atomic replace: everything a packet reads is keyed by a rule-set index (0 or 1).
  * The program reads the active index once per packet; userspace writes the inactive
  * set, flips the index, then waits an RCU grace period before touching the old set.
@@ -118,6 +123,8 @@ struct xp_set_cfg {
 	__u32 dport_none;
 	struct xp_action dflt; /* when no rule matches */
 	struct xp_action parse_err; /* truncated / malformed packets */
+	__u32 always; /* bitmap words holding a rule that constrains no field */
+	__u64 gen; /* > every earlier set's: flow cache entries of older sets never match */
 };
 
 /* Everything one rule set needs per packet, in one array entry (key = set) so a
@@ -134,6 +141,7 @@ struct xp_set {
 	__u16 vlan[XP_STEER_VLANS];
 	__u16 queue[XP_STEER_MAX_QUEUES + 1];
 	__u16 l4[XP_STEER_L4_NONE + 1];
+	__u16 nzw[XP_STEER_MAX_CLASSES]; /* per class: words holding a rule anchored there */
 };
 
 /* Global configuration (array "xp_cfg", one entry). */
@@ -148,8 +156,62 @@ struct xp_cfg {
 };
 
 #define XP_CFG_F_LEGACY 1 /* attached without libxdp's dispatcher */
-#define XP_CFG_F_ENGINE 2 /* loaded by `xpile run`, not `xpile-loader load`: the last
+#define XP_CFG_F_ENGINE \
+	2 /* loaded by `xpile run`, not `xpile-loader load`: the last
 			   * engine to leave removes it */
+/* Flow cache hits are ignored: every packet is classified and still fills the cache,
+ * which is what a flow's first packet costs (xpile-bench xdp measures it so). */
+#define XP_CFG_F_NOCACHE 4
+
+/* Flow cache: the classification result of recent flows, per CPU, in the per-CPU array
+ * "xp_fcache" indexed by xp_fcache_hash() of the key. The key is every input of the
+ * classifier, so a hit gives exactly the rule the tables would; an entry counts only
+ * while its gen equals the active set's, so a replace invalidates every entry at once.
+ * Packets with a parse error are not cached. */
+#define XP_FCACHE_BITS 12
+#define XP_FCACHE_SLOTS (1 << XP_FCACHE_BITS) /* per CPU; 64 bytes each */
+#define XP_FCACHE_DEFAULT 0xffffffff /* rule index of "no rule matched" */
+
+/* Each word is written whole, once per packet: a load of a word written by narrower
+ * stores cannot be forwarded from them and waits for them to retire (~10 ns here). */
+struct xp_fcache_key {
+	/* source, destination: 16 bytes each, network order; IPv4 in the first 4, then 0 */
+	__u64 addr[4];
+	__u64 l4; /* xp_fcache_l4(): ports (0 without), VLAN id, EtherType */
+	__u32 misc; /* xp_fcache_misc(): RX queue, L4 protocol, has ports */
+	__u32 rule; /* in a cache entry: rule index or XP_FCACHE_DEFAULT; not part of the key */
+};
+
+/* @vlan: the outer id, XP_STEER_VLAN_NONE when untagged; @ethertype after the tags (it
+ * implies the IP family), all host order. */
+static inline __u64 xp_fcache_l4(__u16 sport, __u16 dport, __u16 vlan, __u16 ethertype)
+{
+	return sport | (__u64)dport << 16 | (__u64)vlan << 32 | (__u64)ethertype << 48;
+}
+
+/* @queue: XP_STEER_MAX_QUEUES for any above; @l4proto 0 when not IP; @has_ports: a
+ * TCP/UDP header is present (not a later fragment). */
+static inline __u32 xp_fcache_misc(__u16 queue, __u8 l4proto, __u8 has_ports)
+{
+	return queue | (__u32)l4proto << 16 | (__u32)has_ports << 24;
+}
+
+struct xp_fcache_entry {
+	struct xp_fcache_key k;
+	__u64 gen;
+	struct xp_action act;
+};
+
+static inline __u32 xp_fcache_hash(const struct xp_fcache_key *k)
+{
+	__u64 h;
+
+	/* Multiply-shift over independent words: no dependency chain between them. */
+	h = k->addr[0] * 0x9e3779b97f4a7c15ULL + k->addr[1] * 0xc2b2ae3d27d4eb4fULL +
+	    k->addr[2] * 0x165667b19e3779f9ULL + k->addr[3] * 0xd6e8feb86659fd93ULL +
+	    k->l4 * 0xff51afd7ed558ccdULL + k->misc * 0xc4ceb9fe1a85ec53ULL;
+	return (__u32)(h >> (64 - XP_FCACHE_BITS));
+}
 
 /* Verdict counters (struct xp_stats.verdict, index enum xp_cnt). */
 enum xp_cnt {
@@ -167,6 +229,12 @@ enum xp_cnt {
 struct xp_counter {
 	__u64 packets;
 	__u64 bytes;
+};
+
+/* Per-rule counters of one rule set: the per-CPU array "xp_rule_cnt" has one entry per
+ * set, so the program looks it up as soon as it knows the set, not after the rule. */
+struct xp_rule_counters {
+	struct xp_counter r[XP_STEER_MAX_RULES];
 };
 
 /* Parse error reasons (struct xp_stats.perr). */

@@ -301,7 +301,7 @@ static int feature_index(const char *ifname, const char *name, __u32 *count)
 	gs->len = *count;
 	err = ethtool_ioctl(ifname, gs);
 	for (__u32 i = 0; !err && i < gs->len && i < *count; i++)
-		if (!strncmp((char *)gs->data + i * ETH_GSTRING_LEN, name, ETH_GSTRING_LEN))
+		if (!strncmp((char *)gs->data + (size_t)i * ETH_GSTRING_LEN, name, ETH_GSTRING_LEN))
 			idx = (int)i;
 	free(gs);
 	return err ? err : idx;

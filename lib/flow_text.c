@@ -17,17 +17,6 @@
 #include "xpile/steer.h"
 #include "xpile/text.h"
 
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (err && len)
-		vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
 #define FLOW_WORDS                                                                      \
 	"ip, ipv6, tcp, udp, icmp, icmpv6, proto, src, dst, sport, dport, queue, drop " \
 	"or id"
@@ -84,31 +73,34 @@ int xp_flow_parse(int argc, char **argv, struct xp_flow *f, char *err, size_t er
 		__u32 v;
 
 		if (nval < 0)
-			return fail(err, errlen, "unknown flow word '%s': expected " FLOW_WORDS, k);
+			return xp_text_fail(err, errlen,
+					    "unknown flow word '%s': expected " FLOW_WORDS, k);
 		if (nval && i + 1 >= argc)
-			return fail(err, errlen, "'%s' needs a value", k);
+			return xp_text_fail(err, errlen, "'%s' needs a value", k);
 		if (!strcmp(k, "queue") || !strcmp(k, "drop")) {
 			if (target)
-				return fail(
+				return xp_text_fail(
 					err, errlen,
 					"'%s' after '%s': a flow goes to one queue or is dropped",
 					k, target);
 			target = k;
 			f->drop = !nval;
 			if (nval && xp_parse_u32(argv[i + 1], 0, UINT32_MAX - 1, &f->queue))
-				return fail(err, errlen, "queue: expected a number, got '%s'",
-					    argv[i + 1]);
+				return xp_text_fail(err, errlen,
+						    "queue: expected a number, got '%s'",
+						    argv[i + 1]);
 		} else if (!strcmp(k, "id")) {
 			if (f->has_id)
-				return fail(err, errlen, "'id' given twice: a flow has one");
+				return xp_text_fail(err, errlen,
+						    "'id' given twice: a flow has one");
 			if (xp_parse_u32(argv[i + 1], 0, RX_CLS_LOC_SPECIAL - 1, &v))
-				return fail(err, errlen, "id: expected a number, got '%s'",
-					    argv[i + 1]);
+				return xp_text_fail(err, errlen, "id: expected a number, got '%s'",
+						    argv[i + 1]);
 			f->has_id = true;
 			f->id = v;
 		} else {
 			if (n + 1 + nval + 2 > (int)(sizeof(match) / sizeof(match[0])))
-				return fail(err, errlen, "more words than a flow has");
+				return xp_text_fail(err, errlen, "more words than a flow has");
 			match[n++] = argv[i];
 			if (nval)
 				match[n++] = argv[i + 1];
@@ -116,7 +108,8 @@ int xp_flow_parse(int argc, char **argv, struct xp_flow *f, char *err, size_t er
 		i += nval;
 	}
 	if (!target)
-		return fail(err, errlen, "missing 'queue N' or 'drop': where the flow goes");
+		return xp_text_fail(err, errlen,
+				    "missing 'queue N' or 'drop': where the flow goes");
 	/* The rule parser reads the match; the action it needs is a placeholder. */
 	match[n++] = pass;
 	match[n++] = act;
@@ -125,24 +118,26 @@ int xp_flow_parse(int argc, char **argv, struct xp_flow *f, char *err, size_t er
 		return rc;
 	f->family = r.family ? r.family : r.ethertype == ETH_P_IPV6 ? 6 : 4;
 	if ((r.fields & XP_RF_ETHTYPE) && r.ethertype != ETH_P_IP && r.ethertype != ETH_P_IPV6)
-		return fail(err, errlen, "a flow is IPv4 (ip) or IPv6 (ipv6)");
+		return xp_text_fail(err, errlen, "a flow is IPv4 (ip) or IPv6 (ipv6)");
 	if (r.fields & XP_RF_L4PROTO)
 		f->l4proto = r.l4proto;
 	if ((r.fields & (XP_RF_SPORT | XP_RF_DPORT)) && f->l4proto != IPPROTO_TCP &&
 	    f->l4proto != IPPROTO_UDP)
-		return fail(err, errlen, "sport and dport need tcp or udp before them");
+		return xp_text_fail(err, errlen, "sport and dport need tcp or udp before them");
 	if ((r.fields & XP_RF_SPORT) &&
 	    port_mask(r.sport_lo, r.sport_hi, &f->sport, &f->sport_mask))
-		return fail(err, errlen,
-			    "sport %u-%u: the NIC matches ports under a mask; give one port or "
-			    "an aligned block (4096-8191)",
-			    r.sport_lo, r.sport_hi);
+		return xp_text_fail(
+			err, errlen,
+			"sport %u-%u: the NIC matches ports under a mask; give one port or "
+			"an aligned block (4096-8191)",
+			r.sport_lo, r.sport_hi);
 	if ((r.fields & XP_RF_DPORT) &&
 	    port_mask(r.dport_lo, r.dport_hi, &f->dport, &f->dport_mask))
-		return fail(err, errlen,
-			    "dport %u-%u: the NIC matches ports under a mask; give one port or "
-			    "an aligned block (4096-8191)",
-			    r.dport_lo, r.dport_hi);
+		return xp_text_fail(
+			err, errlen,
+			"dport %u-%u: the NIC matches ports under a mask; give one port or "
+			"an aligned block (4096-8191)",
+			r.dport_lo, r.dport_hi);
 	if (r.fields & XP_RF_SRC) {
 		f->src_len = r.src_len;
 		memcpy(f->src, r.src, 16);

@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
-/* UMEM / arena memory: 2 MiB hugepages with a 4 KiB fallback, NUMA bind, mlock. */
+/*
+ * UMEM / arena memory: 2 MiB hugepages with a 4 KiB fallback, NUMA bind, mlock. Every
+ * mapping is a shared mapping of a memfd (hugetlb or shmem), not anonymous memory, so
+ * the fd can go to another process (SCM_RIGHTS) that maps the same frames: the hot
+ * handover of a UMEM to a new engine.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -12,11 +17,18 @@
 #include <unistd.h>
 
 #include "log_internal.h"
+#include "mem_internal.h"
 #include "opts_internal.h"
 #include "xpile/mem.h"
 
-#ifndef MAP_HUGE_2MB
-#define MAP_HUGE_2MB (21 << 26)
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+#ifndef MFD_HUGETLB
+#define MFD_HUGETLB 4u
+#endif
+#ifndef MFD_HUGE_2MB
+#define MFD_HUGE_2MB (21u << 26)
 #endif
 /* From linux/mempolicy.h, spelled out so no libnuma is needed. */
 #define XP_MPOL_BIND 2
@@ -24,7 +36,7 @@
 #define XP_MPOL_MF_MOVE (1 << 1)
 #define XP_MAX_NODES 1024
 
-static long read_long(const char *path, long dflt)
+long xp_read_long(const char *path, long dflt)
 {
 	char buf[64];
 	ssize_t n;
@@ -44,7 +56,17 @@ static long read_long(const char *path, long dflt)
 
 long xp_hugepages_free(void)
 {
-	return read_long(HP_DIR "free_hugepages", 0) - read_long(HP_DIR "resv_hugepages", 0);
+	return xp_read_long(HP_DIR "free_hugepages", 0) - xp_read_long(HP_DIR "resv_hugepages", 0);
+}
+
+long xp_hugepages_wanted(__u64 bytes)
+{
+	long need = (long)((bytes + XP_PAGE_2M - 1) / XP_PAGE_2M), avail = xp_hugepages_free();
+	/* Pages others hold beyond the pool are surplus: grow past them too. */
+	long total = xp_read_long(HP_DIR "nr_hugepages", 0) +
+		     xp_read_long(HP_DIR "surplus_hugepages", 0);
+
+	return total + (need > avail ? need - (avail > 0 ? avail : 0) : 0);
 }
 
 int xp_numa_node_of_ifname(const char *ifname, int *node)
@@ -59,13 +81,13 @@ int xp_numa_node_of_ifname(const char *ifname, int *node)
 		return -ENODEV;
 	/* Virtual devices have no device/ link; -1 there and in the file both mean any. */
 	snprintf(path, sizeof(path), "/sys/class/net/%s/device/numa_node", ifname);
-	*node = (int)read_long(path, -1);
+	*node = (int)xp_read_long(path, -1);
 	if (*node < 0)
 		*node = -1;
 	return 0;
 }
 
-static int bind_node(void *base, __u64 size, int node)
+int xp_mem_bind(void *base, __u64 size, int node)
 {
 	unsigned long mask[XP_MAX_NODES / (8 * sizeof(unsigned long))] = { 0 };
 
@@ -78,17 +100,37 @@ static int bind_node(void *base, __u64 size, int node)
 	return 0;
 }
 
-static void *map_huge(__u64 size)
+int xp_memfd_map(__u64 size, bool huge, bool noreserve, void **base, int *fdp)
 {
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_HUGE_2MB, -1, 0);
+	int fd = memfd_create(huge ? "xpile-umem-2M" : "xpile-umem",
+			      MFD_CLOEXEC | (huge ? MFD_HUGETLB | MFD_HUGE_2MB : 0));
+	void *p;
+	int err;
 
-	return p == MAP_FAILED ? NULL : p;
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)size)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	/* A hugetlb mapping reserves its pages here unless told not to (the lazy arena
+	 * backs each carve with fallocate() instead). */
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | (noreserve ? MAP_NORESERVE : 0),
+		 fd, 0);
+	if (p == MAP_FAILED) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	*base = p;
+	*fdp = fd;
+	return 0;
 }
 
 int xp_mem_alloc(const struct xp_mem_opts *opts, struct xp_mem *out)
 {
-	struct xp_mem m = { .numa_node = -1 };
+	struct xp_mem m = { .numa_node = -1, .fd = -1 };
 	struct xp_mem_opts oc;
 	const struct xp_mem_opts *o = &oc;
 	enum xp_hugepages hp;
@@ -104,17 +146,13 @@ int xp_mem_alloc(const struct xp_mem_opts *opts, struct xp_mem *out)
 	hp = o->hugepages;
 	hsize = (o->size + XP_PAGE_2M - 1) & ~(__u64)(XP_PAGE_2M - 1);
 	if (hp != XP_HUGE_NEVER) {
-		m.base = map_huge(hsize);
-		if (m.base) {
+		if (!xp_memfd_map(hsize, true, false, &m.base, &m.fd)) {
 			m.size = hsize;
 			m.page_size = XP_PAGE_2M;
 			m.hugepages = true;
 		} else {
 			long need = (long)(hsize / XP_PAGE_2M), avail = xp_hugepages_free();
-			/* Pages others hold beyond the pool are surplus: grow past them too. */
-			long total = read_long(HP_DIR "nr_hugepages", 0) +
-				     read_long(HP_DIR "surplus_hugepages", 0);
-			long want = total + (need > avail ? need - (avail > 0 ? avail : 0) : 0);
+			long want = xp_hugepages_wanted(hsize);
 
 			if (hp == XP_HUGE_REQUIRE) {
 				xp_err("%ld free 2 MiB hugepages, %ld needed; reserve them with: "
@@ -129,11 +167,11 @@ int xp_mem_alloc(const struct xp_mem_opts *opts, struct xp_mem *out)
 	}
 	if (!m.base) {
 		m.size = (o->size + XP_PAGE_4K - 1) & ~(__u64)(XP_PAGE_4K - 1);
-		m.base = mmap(NULL, m.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-			      0);
-		if (m.base == MAP_FAILED) {
-			err = -errno;
-			xp_err("mmap of %llu bytes: %s\n", (unsigned long long)m.size,
+		err = xp_memfd_map(m.size, false, false, &m.base, &m.fd);
+		if (err || !m.base) {
+			err = err ?: -ENOMEM;
+			m.base = NULL;
+			xp_err("memfd mapping of %llu bytes: %s\n", (unsigned long long)m.size,
 			       strerror(-err));
 			return err;
 		}
@@ -141,7 +179,7 @@ int xp_mem_alloc(const struct xp_mem_opts *opts, struct xp_mem *out)
 	}
 	/* Bind before the first touch so pages are born on the node. */
 	if (o->bind_node && o->numa_node >= 0) {
-		err = bind_node(m.base, m.size, o->numa_node);
+		err = xp_mem_bind(m.base, m.size, o->numa_node);
 		if (err) {
 			xp_err("binding %llu bytes to NUMA node %d: %s\n",
 			       (unsigned long long)m.size, o->numa_node, strerror(-err));
@@ -159,14 +197,17 @@ int xp_mem_alloc(const struct xp_mem_opts *opts, struct xp_mem *out)
 		}
 		m.locked = true;
 	} else {
-		/* Fault everything in now rather than on the data path. */
-		for (__u64 off = 0; off < m.size; off += m.page_size)
-			((volatile char *)m.base)[off] = 0;
+		/* Fault everything in now rather than on the data path: one call where the
+		 * kernel has it (5.14), else a touch per page. */
+		if (madvise(m.base, m.size, MADV_POPULATE_WRITE))
+			for (__u64 off = 0; off < m.size; off += m.page_size)
+				((volatile char *)m.base)[off] = 0;
 	}
 	*out = m;
 	return 0;
 fail:
 	munmap(m.base, m.size);
+	close(m.fd);
 	return err;
 }
 
@@ -177,6 +218,9 @@ void xp_mem_free(struct xp_mem *m)
 	if (m->locked)
 		munlock(m->base, m->size);
 	munmap(m->base, m->size);
+	if (m->fd >= 0)
+		close(m->fd);
+	m->fd = -1;
 	m->base = NULL;
 	m->size = 0;
 }

@@ -210,6 +210,15 @@ void xp_pool_destroy(struct xp_pool *p)
 	free(p);
 }
 
+int xp_pool_put_refused(const struct xp_pool *p, __u32 n, int err)
+{
+	xp_err("pool: a put of %u handles refused: the %s would hold more than N = %u "
+	       "(more puts than gets: a double free or a foreign handle; XP_POOL_F_DEBUG "
+	       "names it)\n",
+	       n, xp_pool_backend_name(p->backend), p->n);
+	return err;
+}
+
 int xp_pool_get(struct xp_pool *p, __u64 *objs, __u32 n)
 {
 	int err = be_get(p, objs, n, NULL);
@@ -367,6 +376,17 @@ int xp_pool_audit(struct xp_pool *p)
 		}
 	}
 	free_objs = a.count;
+	if (!a.err && p->backend == XP_POOL_PILE) {
+		__u64 room = 0;
+
+		for (__u32 s = 0; s < p->pile.nstripes; s++)
+			room += __atomic_load_n(&p->pile.sp[s].room, __ATOMIC_RELAXED);
+		if (room + free_objs != p->n) {
+			xp_err("audit: room %llu + %u free != N = %u (capacity count broken)\n",
+			       (unsigned long long)room, free_objs, p->n);
+			a.err = -EUCLEAN;
+		}
+	}
 	pthread_mutex_lock(&p->lock);
 	for (struct cpriv *cp = p->caches; cp && !a.err; cp = cp->next) {
 		audit_add(&a, cp->c->objs, xp_cache_count(cp->c), "a cache");

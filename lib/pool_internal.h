@@ -67,11 +67,17 @@ static inline int be_get(struct xp_pool *p, __u64 *dst, __u32 n, struct cpriv *c
 	return xp_pile_get(&p->pile, cp ? cp->home : 0, dst, n, cp ? &cp->stash : NULL);
 }
 
+/* Logs a put the backend refused (-ENOSPC: it would hold more than N); returns @err. */
+int xp_pool_put_refused(const struct xp_pool *p, __u32 n, int err);
+
+/* Both backends refuse a put that would make them hold more than N: see xpile/pile.h. */
 static inline int be_put(struct xp_pool *p, const __u64 *src, __u32 n, struct cpriv *cp)
 {
-	if (p->backend == XP_POOL_RING)
-		return xp_mpmc_enqueue(p->ring, src, n);
-	return xp_pile_put(&p->pile, cp ? cp->home : 0, src, n, cp ? &cp->stash : NULL);
+	int err = p->backend == XP_POOL_RING ?
+			  xp_mpmc_enqueue(p->ring, src, n) :
+			  xp_pile_put(&p->pile, cp ? cp->home : 0, src, n, cp ? &cp->stash : NULL);
+
+	return err ? xp_pool_put_refused(p, n, err) : 0;
 }
 
 static inline bool dbg(const struct xp_pool *p)

@@ -460,8 +460,8 @@ static int stripe_get(struct pile *pl, __u32 s, __u64 *dst, __u32 n, struct stas
 	return 0;
 }
 
-/* Returns @n handles to stripe @s. */
-int xp_pile_put(struct pile *pl, __u32 s, const __u64 *src, __u32 n, struct stash *st)
+/* Returns @n handles to stripe @s, room already taken. */
+static int pile_put(struct pile *pl, __u32 s, const __u64 *src, __u32 n, struct stash *st)
 {
 	__u32 q = n / B, r = n % B, spare = NIL, o;
 	struct chain c;
@@ -523,7 +523,7 @@ int xp_pile_put(struct pile *pl, __u32 s, const __u64 *src, __u32 n, struct stas
  * one more node, so it fails only if 32 * (full nodes) + odd < n. All or nothing:
  * on a shortfall the handles gathered go back home (the same set of free handles).
  */
-int xp_pile_get(struct pile *pl, __u32 s, __u64 *dst, __u32 n, struct stash *st)
+static int pile_get(struct pile *pl, __u32 s, __u64 *dst, __u32 n, struct stash *st)
 {
 	__u32 got = 0, i, t, k, d;
 	int err = stripe_get(pl, s, dst, n, st);
@@ -543,7 +543,7 @@ int xp_pile_get(struct pile *pl, __u32 s, __u64 *dst, __u32 n, struct stash *st)
 	if (got == n)
 		return 0;
 	/* They were free a moment ago, so nodes for them exist once calls return theirs. */
-	while (got && xp_pile_put(pl, s, dst, got, st))
+	while (got && pile_put(pl, s, dst, got, st))
 		sched_yield();
 	return -ENOBUFS;
 }
@@ -578,6 +578,92 @@ __u32 xp_pile_avail(const struct pile *pl)
 	}
 }
 
+/* ---- room: the capacity check ---- */
+
+static bool room_try(__u64 *room, __u32 n)
+{
+	__u64 r = LD(*room);
+
+	while (r >= n)
+		if (__atomic_compare_exchange_n(room, &r, r - n, true, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			return true;
+	return false;
+}
+
+/*
+ * Home is short of room: move all the other stripes' room home, under a lock so that
+ * no other gatherer holds room in transit (which could make a put fail that fits).
+ * Refuses only when the handles in the pile at one instant (xp_pile_avail's double
+ * collect) plus @n exceed N: a put of handles that are out of the pool never
+ * qualifies, so it waits for the room held by calls in flight (a get credits room
+ * after its pop) instead, bounded like node_alloc.
+ */
+static int room_gather(struct pile *pl, __u32 s, __u32 n)
+{
+	int err = 0, tries = 0;
+
+	while (__atomic_exchange_n(&pl->room_lock, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+	for (;;) {
+		__u64 got = 0;
+
+		for (__u32 i = 1; i < pl->nstripes; i++)
+			got += __atomic_exchange_n(&pl->sp[stripe_nth(pl, s, i)].room, 0,
+						   __ATOMIC_RELAXED);
+		if (got)
+			__atomic_fetch_add(&pl->sp[s].room, got, __ATOMIC_RELAXED);
+		if (room_try(&pl->sp[s].room, n))
+			break;
+		if ((__u64)xp_pile_avail(pl) + n > pl->n || ++tries > NODE_RETRIES) {
+			err = -ENOSPC;
+			break;
+		}
+		sched_yield();
+	}
+	__atomic_store_n(&pl->room_lock, 0, __ATOMIC_RELEASE);
+	return err;
+}
+
+/* One compare and one CAS on the home stripe's own line: the flush's capacity check. */
+static int room_take(struct pile *pl, __u32 s, __u32 n)
+{
+	return room_try(&pl->sp[s].room, n) ? 0 : room_gather(pl, s, n);
+}
+
+static void room_give(struct pile *pl, __u32 s, __u32 n)
+{
+	__atomic_fetch_add(&pl->sp[s].room, n, __ATOMIC_RELAXED);
+}
+
+/*
+ * Room is taken before the handles land and given back after they left, so the
+ * handles in the pile never exceed N - (sum of room) <= N, whatever runs at once.
+ */
+int xp_pile_put(struct pile *pl, __u32 s, const __u64 *src, __u32 n, struct stash *st)
+{
+	int err;
+
+	if (!n)
+		return 0;
+	err = room_take(pl, s, n);
+	if (err)
+		return err;
+	err = pile_put(pl, s, src, n, st);
+	if (err)
+		room_give(pl, s, n);
+	return err;
+}
+
+int xp_pile_get(struct pile *pl, __u32 s, __u64 *dst, __u32 n, struct stash *st)
+{
+	int err = pile_get(pl, s, dst, n, st);
+
+	if (!err && n)
+		room_give(pl, s, n);
+	return err;
+}
+
 int xp_pile_init(struct pile *pl, const __u64 *handles, __u32 n, __u32 max_caches, __u32 nstripes)
 {
 	__u32 q = n / B, r = n % B, f = q + (r != 0), i, s;
@@ -585,12 +671,16 @@ int xp_pile_init(struct pile *pl, const __u64 *handles, __u32 n, __u32 max_cache
 
 	pl->nnodes = q + 1 + SPARE_NODES + max_caches * STASH_MAX;
 	pl->nstripes = nstripes;
+	pl->n = n;
+	pl->room_lock = 0;
 	if (posix_memalign((void **)&pl->nodes, 64, (size_t)pl->nnodes * sizeof(struct node)) ||
 	    posix_memalign((void **)&pl->sp, 64, nstripes * sizeof(struct stripe)))
 		return -ENOMEM;
 	memset(pl->nodes, 0, (size_t)pl->nnodes * sizeof(struct node));
-	for (s = 0; s < nstripes; s++)
+	for (s = 0; s < nstripes; s++) {
 		pl->sp[s].full.head = pl->sp[s].free.head = NIL;
+		pl->sp[s].room = 0; /* full: no room anywhere */
+	}
 	pl->odd.head = 0;
 	chain_begin(pl, &free, &pl->sp[0].free);
 	/*

@@ -43,15 +43,25 @@ struct lfs {
 struct stripe {
 	struct lfs full;
 	struct lfs free; /* nodes emptied from this stripe's full ones */
+	/*
+	 * Room: how many more handles the pile may take, the part charged to this
+	 * stripe (the sum over stripes is N minus the handles in the pile, exact at
+	 * quiescence). A put takes room before it pushes, a get gives it back after
+	 * it pops, both on the caller's home stripe, so a core's steady state touches
+	 * only its own line and the pile never holds more than N (see room_take).
+	 */
+	__u64 room __attribute__((aligned(64)));
 };
 
-struct pile {
+struct pile { // NOLINT(clang-analyzer-optin.performance.Padding): stripes and room counters sit on their own cache lines on purpose
 	struct node *nodes;
 	__u32 nnodes;
 	__u32 nstripes;
 	struct stripe *sp; /* [nstripes] */
 	__u32 next_home; /* creation counter for homes (atomic) */
 	struct lfs odd; /* the partial node: 0 or index + 1 (no tag: see odd_give) */
+	__u32 n; /* N: the handles the pool was created with */
+	__u32 room_lock; /* serializes room_gather (atomic) */
 };
 
 struct stash {
@@ -78,8 +88,8 @@ static inline __u32 nd_depth(const struct pile *pl, __u32 x)
 int xp_pile_init(struct pile *pl, const __u64 *handles, __u32 n, __u32 max_caches, __u32 nstripes);
 /*
  * Get and put for a caller whose home is stripe @s, with its stash @st (NULL for an
- * uncached call). Get is all or nothing (-ENOBUFS); put fails only with -ENOSPC (no
- * empty node: the pool is over capacity).
+ * uncached call). Get is all or nothing (-ENOBUFS); put is all or nothing too: it
+ * fails with -ENOSPC and puts nothing when the pile would hold more than N.
  */
 int xp_pile_get(struct pile *pl, __u32 s, __u64 *dst, __u32 n, struct stash *st);
 int xp_pile_put(struct pile *pl, __u32 s, const __u64 *src, __u32 n, struct stash *st);

@@ -120,10 +120,18 @@ int xp_mpmc_dequeue(struct xp_mpmc *r, __u64 *objs, __u32 n)
 	return 0;
 }
 
+/*
+ * Consumer tail first: the producer tail read after it is never behind it (nothing is
+ * dequeued before it is published), so the difference cannot wrap below zero; under
+ * load it can count enqueues made into room freed after the first read, hence the
+ * clamp to cap (exact at quiescence either way; xpile/pile.h: never above N).
+ */
 __u32 xp_mpmc_count(const struct xp_mpmc *r)
 {
-	return __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE) -
-	       __atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE);
+	__u32 c = __atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE);
+	__u32 n = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE) - c;
+
+	return n < r->cap ? n : r->cap;
 }
 
 __u64 xp_mpmc_peek(const struct xp_mpmc *r, __u32 i)

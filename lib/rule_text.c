@@ -20,7 +20,7 @@
 #include "xpile/steer.h"
 #include "xpile/text.h"
 
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t len, const char *fmt, ...)
+int xp_text_fail(char *err, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -39,8 +39,8 @@ static int word_u32(const char *key, const char *val, __u32 max, __u32 *out, cha
 
 	if (!xp_parse_u32(val, 0, max, out))
 		return 0;
-	return fail(err, errlen, "%s: expected %s, got '%s'", key,
-		    xp_parse_range_str(0, max, range, sizeof(range)), val);
+	return xp_text_fail(err, errlen, "%s: expected %s, got '%s'", key,
+			    xp_parse_range_str(0, max, range, sizeof(range)), val);
 }
 
 static const struct {
@@ -116,15 +116,17 @@ static int parse_ifindex(const char *s, __u32 *ifindex, char *err, size_t errlen
 	if (*ifindex)
 		return 0;
 	if (xp_parse_u32(s, 1, UINT32_MAX, &v))
-		return fail(err, errlen,
-			    "redirect: no interface '%s' in this network namespace; give a name "
-			    "or index from `ip link`",
-			    s);
+		return xp_text_fail(
+			err, errlen,
+			"redirect: no interface '%s' in this network namespace; give a name "
+			"or index from `ip link`",
+			s);
 	if (!if_indextoname(v, name))
-		return fail(err, errlen,
-			    "redirect: no interface with index %u in this network namespace; "
-			    "give a name or index from `ip link`",
-			    v);
+		return xp_text_fail(
+			err, errlen,
+			"redirect: no interface with index %u in this network namespace; "
+			"give a name or index from `ip link`",
+			v);
 	*ifindex = v;
 	return 0;
 }
@@ -136,7 +138,7 @@ int xp_action_parse(int argc, char **argv, int *used, struct xp_action *a, char 
 	memset(a, 0, sizeof(*a));
 	*used = 1;
 	if (argc < 1)
-		return fail(err, errlen, "missing action: expected " ACTIONS);
+		return xp_text_fail(err, errlen, "missing action: expected " ACTIONS);
 	if (!strcmp(argv[0], "pass"))
 		a->kind = XP_ACT_PASS;
 	else if (!strcmp(argv[0], "drop"))
@@ -145,7 +147,8 @@ int xp_action_parse(int argc, char **argv, int *used, struct xp_action *a, char 
 		a->kind = XP_ACT_TX;
 	else if (!strcmp(argv[0], "redirect")) {
 		if (argc < 2)
-			return fail(err, errlen, "redirect needs an interface name or index");
+			return xp_text_fail(err, errlen,
+					    "redirect needs an interface name or index");
 		a->kind = XP_ACT_REDIRECT;
 		rc = parse_ifindex(argv[1], &a->ifindex, err, errlen);
 		if (rc)
@@ -157,8 +160,8 @@ int xp_action_parse(int argc, char **argv, int *used, struct xp_action *a, char 
 			__u32 v;
 
 			if (argc < 3)
-				return fail(err, errlen, "xsk slot needs a number in 0..%d",
-					    XP_STEER_XSK_SLOTS - 1);
+				return xp_text_fail(err, errlen, "xsk slot needs a number in 0..%d",
+						    XP_STEER_XSK_SLOTS - 1);
 			rc = word_u32("xsk slot", argv[2], XP_STEER_XSK_SLOTS - 1, &v, err, errlen);
 			if (rc)
 				return rc;
@@ -167,7 +170,7 @@ int xp_action_parse(int argc, char **argv, int *used, struct xp_action *a, char 
 			*used = 3;
 		}
 	} else {
-		return fail(err, errlen, "unknown action '%s': expected " ACTIONS, argv[0]);
+		return xp_text_fail(err, errlen, "unknown action '%s': expected " ACTIONS, argv[0]);
 	}
 	return 0;
 }
@@ -223,18 +226,19 @@ int xp_rule_parse(int argc, char **argv, struct xp_rule *r, char *err, size_t er
 		size_t j;
 
 		if (slot == S_NR)
-			return fail(
+			return xp_text_fail(
 				err, errlen,
 				"unknown keyword '%s': expected prio, queue, vlan, ip, ipv6, arp, "
 				"ethertype, src, dst, tcp, udp, icmp, icmpv6, proto, sport, dport "
 				"or action",
 				k);
 		if (seen[slot] && !strcmp(seen[slot], k))
-			return fail(err, errlen, "'%s' given twice: a rule names each field once",
-				    k);
+			return xp_text_fail(err, errlen,
+					    "'%s' given twice: a rule names each field once", k);
 		if (seen[slot])
-			return fail(err, errlen, "'%s' after '%s': a rule names each field once", k,
-				    seen[slot]);
+			return xp_text_fail(err, errlen,
+					    "'%s' after '%s': a rule names each field once", k,
+					    seen[slot]);
 		seen[slot] = k;
 
 		if (slot == S_L4 && strcmp(k, "proto")) {
@@ -262,7 +266,7 @@ int xp_rule_parse(int argc, char **argv, struct xp_rule *r, char *err, size_t er
 			continue;
 		}
 		if (!val)
-			return fail(err, errlen, "'%s' needs a value", k);
+			return xp_text_fail(err, errlen, "'%s' needs a value", k);
 		switch (slot) {
 		case S_PRIO:
 			rc = word_u32(k, val, UINT32_MAX, &r->prio, err, errlen);
@@ -294,9 +298,10 @@ int xp_rule_parse(int argc, char **argv, struct xp_rule *r, char *err, size_t er
 			rc = parse_prefix(val, dst ? r->dst : r->src,
 					  dst ? &r->dst_len : &r->src_len, &r->family);
 			if (rc == -2)
-				return fail(err, errlen, "src and dst must be the same IP version");
+				return xp_text_fail(err, errlen,
+						    "src and dst must be the same IP version");
 			if (rc)
-				return fail(
+				return xp_text_fail(
 					err, errlen,
 					"%s: expected ADDRESS[/LEN] (LEN 0..32 for IPv4, 0..128 "
 					"for IPv6), got '%s'",
@@ -310,10 +315,11 @@ int xp_rule_parse(int argc, char **argv, struct xp_rule *r, char *err, size_t er
 			rc = parse_range(val, dst ? &r->dport_lo : &r->sport_lo,
 					 dst ? &r->dport_hi : &r->sport_hi);
 			if (rc)
-				return fail(err, errlen,
-					    "%s: expected PORT or LO-HI with LO <= HI in 0..65535, "
-					    "got '%s'",
-					    k, val);
+				return xp_text_fail(
+					err, errlen,
+					"%s: expected PORT or LO-HI with LO <= HI in 0..65535, "
+					"got '%s'",
+					k, val);
 			r->fields |= dst ? XP_RF_DPORT : XP_RF_SPORT;
 			break;
 		}
@@ -323,31 +329,31 @@ int xp_rule_parse(int argc, char **argv, struct xp_rule *r, char *err, size_t er
 		i += 2;
 	}
 	if (!seen[S_ACTION])
-		return fail(err, errlen, "missing 'action ACTION'");
+		return xp_text_fail(err, errlen, "missing 'action ACTION'");
 	return xp_rule_check(r, err, errlen);
 }
 
 int xp_rule_check(const struct xp_rule *r, char *err, size_t errlen)
 {
 	if ((r->fields & (XP_RF_SRC | XP_RF_DST)) && r->family != 4 && r->family != 6)
-		return fail(err, errlen, "address family must be 4 or 6");
+		return xp_text_fail(err, errlen, "address family must be 4 or 6");
 	if ((r->fields & XP_RF_SRC) && r->src_len > (r->family == 4 ? 32 : 128))
-		return fail(err, errlen, "source prefix length too long");
+		return xp_text_fail(err, errlen, "source prefix length too long");
 	if ((r->fields & XP_RF_DST) && r->dst_len > (r->family == 4 ? 32 : 128))
-		return fail(err, errlen, "destination prefix length too long");
+		return xp_text_fail(err, errlen, "destination prefix length too long");
 	if ((r->fields & XP_RF_QUEUE) && r->queue >= XP_STEER_MAX_QUEUES)
-		return fail(err, errlen, "queue must be below %d", XP_STEER_MAX_QUEUES);
+		return xp_text_fail(err, errlen, "queue must be below %d", XP_STEER_MAX_QUEUES);
 	if ((r->fields & XP_RF_SPORT) && r->sport_lo > r->sport_hi)
-		return fail(err, errlen, "empty source port range");
+		return xp_text_fail(err, errlen, "empty source port range");
 	if ((r->fields & XP_RF_DPORT) && r->dport_lo > r->dport_hi)
-		return fail(err, errlen, "empty destination port range");
+		return xp_text_fail(err, errlen, "empty destination port range");
 	if ((r->fields & XP_RF_ETHTYPE) && (r->fields & (XP_RF_SRC | XP_RF_DST)) &&
 	    r->ethertype != (r->family == 4 ? ETH_P_IP : ETH_P_IPV6))
-		return fail(err, errlen, "ethertype contradicts the address family");
+		return xp_text_fail(err, errlen, "ethertype contradicts the address family");
 	if (r->action.kind >= XP_ACT_MAX)
-		return fail(err, errlen, "unknown action %u", r->action.kind);
+		return xp_text_fail(err, errlen, "unknown action %u", r->action.kind);
 	if ((r->action.flags & XP_ACT_F_SLOT) && r->action.slot >= XP_STEER_XSK_SLOTS)
-		return fail(err, errlen, "xsk slot must be below %d", XP_STEER_XSK_SLOTS);
+		return xp_text_fail(err, errlen, "xsk slot must be below %d", XP_STEER_XSK_SLOTS);
 	return 0;
 }
 
@@ -449,13 +455,15 @@ int xp_rule_format(const struct xp_rule *r, char *buf, size_t len)
 static int read_fail(const char *path, const struct xp_lines *lr, int rc, char *err, size_t errlen)
 {
 	if (rc == -EFBIG)
-		return fail(err, errlen,
-			    "%s line %u: longer than %d bytes (comments included); shorten it",
-			    path, lr->lineno, RULE_LINE_MAX);
+		return xp_text_fail(
+			err, errlen,
+			"%s line %u: longer than %d bytes (comments included); shorten it", path,
+			lr->lineno, RULE_LINE_MAX);
 	if (rc == -EILSEQ)
-		return fail(err, errlen, "%s line %u: holds a NUL byte; a rule file is text", path,
-			    lr->lineno);
-	return fail(err, errlen, "cannot read %s: %s", path, strerror(-rc));
+		return xp_text_fail(err, errlen,
+				    "%s line %u: holds a NUL byte; a rule file is text", path,
+				    lr->lineno);
+	return xp_text_fail(err, errlen, "cannot read %s: %s", path, strerror(-rc));
 }
 
 int xp_rules_parse_file(const char *path, struct xp_rule *rules, __u32 max, __u32 *n, char *err,
@@ -468,12 +476,12 @@ int xp_rules_parse_file(const char *path, struct xp_rule *rules, __u32 max, __u3
 
 	*n = 0;
 	if (!f)
-		return fail(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		return xp_text_fail(err, errlen, "cannot open %s: %s", path, strerror(errno));
 	rc = xp_lines_init(&lr, f, RULE_LINE_MAX);
 	if (rc) {
 		if (f != stdin)
-			fclose(f);
-		return fail(err, errlen, "cannot read %s: %s", path, strerror(-rc));
+			(void)fclose(f); /* read only: nothing to lose */
+		return xp_text_fail(err, errlen, "cannot read %s: %s", path, strerror(-rc));
 	}
 	while ((rc = xp_lines_next(&lr, &line)) > 0) {
 		char *argv[RULE_WORDS_MAX], *tok, *save;
@@ -483,9 +491,10 @@ int xp_rules_parse_file(const char *path, struct xp_rule *rules, __u32 max, __u3
 		for (tok = strtok_r(line, " \t\r", &save); tok;
 		     tok = strtok_r(NULL, " \t\r", &save)) {
 			if (argc == RULE_WORDS_MAX) {
-				rc = fail(err, errlen,
-					  "%s line %u: more than %d words; a rule has fewer", path,
-					  lr.lineno, RULE_WORDS_MAX);
+				rc = xp_text_fail(
+					err, errlen,
+					"%s line %u: more than %d words; a rule has fewer", path,
+					lr.lineno, RULE_WORDS_MAX);
 				goto out;
 			}
 			argv[argc++] = tok;
@@ -493,13 +502,14 @@ int xp_rules_parse_file(const char *path, struct xp_rule *rules, __u32 max, __u3
 		if (!argc)
 			continue;
 		if (*n >= max) {
-			rc = fail(err, errlen, "%s line %u: more than %u rules; a set holds %u",
-				  path, lr.lineno, max, max);
+			rc = xp_text_fail(err, errlen,
+					  "%s line %u: more than %u rules; a set holds %u", path,
+					  lr.lineno, max, max);
 			goto out;
 		}
 		rc = xp_rule_parse(argc, argv, &rules[*n], tmp, sizeof(tmp));
 		if (rc) {
-			fail(err, errlen, "%s line %u: %s", path, lr.lineno, tmp);
+			xp_text_fail(err, errlen, "%s line %u: %s", path, lr.lineno, tmp);
 			goto out;
 		}
 		(*n)++;

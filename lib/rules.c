@@ -15,11 +15,15 @@
 #include "xpile/steer.h"
 
 #define HT_SIZE (2 * XP_STEER_MAX_CLASSES)
+#define XP_RF_BITS 8 /* XP_RF_* are bits 0..7 */
+#define RF_BIT(f) __builtin_ctz(f)
 
 struct classes {
 	struct xp_bits *bits; /* [XP_STEER_MAX_CLASSES] */
+	__u16 *nzw; /* [XP_STEER_MAX_CLASSES] */
 	__u32 n;
 	__u32 *ht; /* class + 1, 0 empty */
+	const struct xp_bits *anchored; /* rules anchored on the field being written */
 };
 
 static __u64 bits_hash(const struct xp_bits *b)
@@ -31,22 +35,29 @@ static __u64 bits_hash(const struct xp_bits *b)
 	return h ^ (h >> 29);
 }
 
-/* Class id of bitmap @b, adding it when new; -ENOSPC when the table is full. */
+/* Class id of bitmap @b for the field whose anchored rules are c->anchored, adding it
+ * when new; -ENOSPC when the table is full. The same bitmap in a field with other
+ * anchored words is another class. */
 static int class_of(struct classes *c, const struct xp_bits *b)
 {
 	__u32 i = bits_hash(b) & (HT_SIZE - 1);
+	__u16 nzw = 0;
 
+	for (int w = 0; c->anchored && w < XP_STEER_WORDS; w++)
+		if (b->w[w] & c->anchored->w[w])
+			nzw |= 1u << w;
 	for (;; i = (i + 1) & (HT_SIZE - 1)) {
 		__u32 e = c->ht[i];
 
 		if (!e)
 			break;
-		if (!memcmp(&c->bits[e - 1], b, sizeof(*b)))
+		if (c->nzw[e - 1] == nzw && !memcmp(&c->bits[e - 1], b, sizeof(*b)))
 			return e - 1;
 	}
 	if (c->n >= XP_STEER_MAX_CLASSES)
 		return -ENOSPC;
 	c->bits[c->n] = *b;
+	c->nzw[c->n] = nzw;
 	c->ht[i] = c->n + 1;
 	return c->n++;
 }
@@ -337,7 +348,8 @@ static int write_array_field(__u16 *tab, __u32 field, __u32 size, const struct x
 	return err < 0 ? err : 0;
 }
 
-static int write_tries(struct xp_set *st, const struct xp_rule *r, __u32 n, struct classes *c)
+static int write_tries(struct xp_set *st, const struct xp_rule *r, __u32 n, struct classes *c,
+		       const struct xp_bits *anchored)
 {
 	struct trie t = { .blk = st->pfx, .next = XP_PFX_ROOTS };
 	int err = 0;
@@ -347,10 +359,59 @@ static int write_tries(struct xp_set *st, const struct xp_rule *r, __u32 n, stru
 
 		if (!(st->cfg.used & (dir ? XP_RF_DST : XP_RF_SRC)))
 			continue;
+		c->anchored = &anchored[RF_BIT(dir ? XP_RF_DST : XP_RF_SRC)];
 		err = write_prefixes(&t, dir, 4, r, n, c, none);
 		err = err ?: write_prefixes(&t, dir, 6, r, n, c, none);
 	}
 	return err;
+}
+
+/* How much of a field's value space one rule accepts, as -log2, roughly: the anchor is
+ * the field with the highest, where fewest packets find the rule. EtherType and L4
+ * protocol count as accepting half the traffic (IPv4, TCP), queues a quarter. */
+static __u32 selectivity(const struct xp_rule *r, __u32 bit)
+{
+	__u32 span;
+
+	switch (1u << bit) {
+	case XP_RF_SRC:
+		return r->src_len;
+	case XP_RF_DST:
+		return r->dst_len;
+	case XP_RF_SPORT:
+	case XP_RF_DPORT:
+		span = (1u << bit) == XP_RF_SPORT ? r->sport_hi - r->sport_lo :
+						    r->dport_hi - r->dport_lo;
+		return 16 - (32 - __builtin_clz(span + 1)) + 1;
+	case XP_RF_VLAN:
+		return 4;
+	case XP_RF_QUEUE:
+		return 2;
+	default:
+		return 1;
+	}
+}
+
+/* anchored[field bit]: the rules anchored on that field; *always: the words holding a
+ * rule that constrains nothing (it matches every packet). */
+static void anchor_rules(const struct xp_rule *r, __u32 n, struct xp_bits *anchored, __u32 *always)
+{
+	memset(anchored, 0, XP_RF_BITS * sizeof(*anchored));
+	*always = 0;
+	for (__u32 i = 0; i < n; i++) {
+		__u32 best = XP_RF_BITS, sel = 0;
+
+		for (__u32 b = 0; b < XP_RF_BITS; b++)
+			if ((r[i].fields & (1u << b)) &&
+			    (best == XP_RF_BITS || selectivity(&r[i], b) > sel)) {
+				best = b;
+				sel = selectivity(&r[i], b);
+			}
+		if (best == XP_RF_BITS)
+			*always |= 1u << (i / 64);
+		else
+			bit_set(&anchored[best], i);
+	}
 }
 
 int xp_rules_compile(const int *fds, __u32 set, const struct xp_rule *rules, __u32 n,
@@ -359,7 +420,7 @@ int xp_rules_compile(const int *fds, __u32 set, const struct xp_rule *rules, __u
 	struct xp_set *t = calloc(1, sizeof(*t));
 	struct classes c = { 0 };
 	struct xp_set_cfg *sc;
-	struct xp_bits all = { 0 };
+	struct xp_bits all = { 0 }, anch[XP_RF_BITS];
 	int err = 0;
 
 	if (n > XP_STEER_MAX_RULES) {
@@ -372,6 +433,7 @@ int xp_rules_compile(const int *fds, __u32 set, const struct xp_rule *rules, __u
 		goto out;
 	}
 	c.bits = t->bits;
+	c.nzw = t->nzw;
 	sc = &t->cfg;
 	sc->nrules = n;
 	sc->nwords = (n + 63) / 64;
@@ -381,24 +443,40 @@ int xp_rules_compile(const int *fds, __u32 set, const struct xp_rule *rules, __u
 		t->act[i] = rules[i].action;
 	}
 	class_of(&c, &all); /* class 0: fields no rule uses */
+	anchor_rules(rules, n, anch, &sc->always);
 	sc->dflt = *dflt;
 	sc->parse_err = *perr;
+	/* Past both sets' generations: cached verdicts of any earlier set never match. */
+	for (__u32 k = 0; k < XP_STEER_SETS; k++) {
+		struct xp_set_cfg o;
 
+		if (!bpf_map_lookup_elem(fds[XP_M_SETCFG], &k, &o) && o.gen >= sc->gen)
+			sc->gen = o.gen + 1;
+	}
+	if (!sc->gen)
+		sc->gen = 1;
+
+	c.anchored = &anch[RF_BIT(XP_RF_QUEUE)];
 	if (sc->used & XP_RF_QUEUE)
 		err = write_array_field(t->queue, XP_RF_QUEUE, XP_STEER_MAX_QUEUES + 1, rules, n,
 					&c);
+	c.anchored = &anch[RF_BIT(XP_RF_L4PROTO)];
 	if (!err && (sc->used & XP_RF_L4PROTO))
 		err = write_array_field(t->l4, XP_RF_L4PROTO, XP_STEER_L4_NONE + 1, rules, n, &c);
+	c.anchored = &anch[RF_BIT(XP_RF_VLAN)];
 	if (!err && (sc->used & XP_RF_VLAN))
 		err = write_array_field(t->vlan, XP_RF_VLAN, XP_STEER_VLANS, rules, n, &c);
+	c.anchored = &anch[RF_BIT(XP_RF_ETHTYPE)];
 	if (!err && (sc->used & XP_RF_ETHTYPE))
 		err = write_array_field(t->eth, XP_RF_ETHTYPE, XP_STEER_ETHTYPES, rules, n, &c);
+	c.anchored = &anch[RF_BIT(XP_RF_SPORT)];
 	if (!err && (sc->used & XP_RF_SPORT))
 		err = write_ports(t->sport, false, rules, n, &c, &sc->sport_none);
+	c.anchored = &anch[RF_BIT(XP_RF_DPORT)];
 	if (!err && (sc->used & XP_RF_DPORT))
 		err = write_ports(t->dport, true, rules, n, &c, &sc->dport_none);
 	if (!err && (sc->used & (XP_RF_SRC | XP_RF_DST)))
-		err = write_tries(t, rules, n, &c);
+		err = write_tries(t, rules, n, &c, anch);
 	if (err) {
 		if (err == -ENOSPC)
 			xp_err("rule set needs more than %d distinct field classes; split it\n",

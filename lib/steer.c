@@ -825,33 +825,31 @@ static int percpu_sum(struct xp_steer *s, int fd, __u32 key, size_t vsz, void *s
 static int move_counters(struct xp_steer *s, __u32 oldset, const struct xp_rule *old, __u32 nold,
 			 __u32 newset, const struct xp_rule *rules, __u32 n)
 {
-	size_t sz = s->ncpu * sizeof(struct xp_counter);
-	void *buf = malloc(sz), *zero = calloc(1, sz);
+	struct xp_rule_counters *src = calloc(s->ncpu, sizeof(*src)),
+				*dst = calloc(s->ncpu, sizeof(*dst));
 	int err = 0;
 
-	if (!buf || !zero) {
+	if (!src || !dst) {
 		err = -ENOMEM;
 		goto out;
 	}
-	for (__u32 i = 0; i < n && !err; i++) {
-		__u32 dst = newset * XP_STEER_MAX_RULES + i;
-		const void *val = zero;
-
-		for (__u32 j = 0; j < nold; j++) {
-			__u32 src = oldset * XP_STEER_MAX_RULES + j;
-
-			if (old[j].id == rules[i].id &&
-			    !bpf_map_lookup_elem(s->fds[XP_M_RULE_CNT], &src, buf)) {
-				val = buf;
-				break;
-			}
-		}
-		if (bpf_map_update_elem(s->fds[XP_M_RULE_CNT], &dst, val, BPF_ANY))
-			err = -errno;
+	if (bpf_map_lookup_elem(s->fds[XP_M_RULE_CNT], &oldset, src)) {
+		err = -errno;
+		goto out;
 	}
+	for (__u32 i = 0; i < n; i++)
+		for (__u32 j = 0; j < nold; j++) {
+			if (old[j].id != rules[i].id)
+				continue;
+			for (int c = 0; c < s->ncpu; c++)
+				dst[c].r[i] = src[c].r[j];
+			break;
+		}
+	if (bpf_map_update_elem(s->fds[XP_M_RULE_CNT], &newset, dst, BPF_ANY))
+		err = -errno;
 out:
-	free(buf);
-	free(zero);
+	free(src);
+	free(dst);
 	return err;
 }
 
@@ -979,9 +977,23 @@ int xp_steer_rules_get(struct xp_steer *s, struct xp_rule *rules, struct xp_coun
 	__u32 set;
 	int err = get_active_set(s, &set, rules, max, n, &sc);
 
-	for (__u32 i = 0; !err && counters && i < *n; i++)
-		err = percpu_sum(s, s->fds[XP_M_RULE_CNT], set * XP_STEER_MAX_RULES + i,
-				 sizeof(counters[i]), &counters[i]);
+	struct xp_rule_counters *rc;
+
+	if (err || !counters)
+		return err;
+	rc = calloc(s->ncpu, sizeof(*rc));
+	if (!rc)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(s->fds[XP_M_RULE_CNT], &set, rc))
+		err = -errno;
+	for (__u32 i = 0; !err && i < *n; i++) {
+		memset(&counters[i], 0, sizeof(counters[i]));
+		for (int c = 0; c < s->ncpu; c++) {
+			counters[i].packets += rc[c].r[i].packets;
+			counters[i].bytes += rc[c].r[i].bytes;
+		}
+	}
+	free(rc);
 	return err;
 }
 

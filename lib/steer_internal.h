@@ -4,9 +4,14 @@
 #define XPILE_STEER_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <linux/types.h>
 
 #include "steer_abi.h"
+
+/* Writes a one-line reason into @err (when given) and returns -EINVAL: the rule and
+ * flow text parsers' way to refuse a word. */
+__attribute__((format(printf, 3, 4))) int xp_text_fail(char *err, size_t len, const char *fmt, ...);
 
 int xp_mkdir_p(const char *path);
 void xp_rmdir_up(const char *path, const char *stop);

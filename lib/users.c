@@ -51,7 +51,7 @@ static unsigned long long start_time(int pid, char *comm, size_t len)
 			   &t) != 1)
 			t = 0;
 	}
-	fclose(f);
+	(void)fclose(f); /* read only: nothing to lose */
 	return t;
 }
 
@@ -87,6 +87,7 @@ int xp_users_register(const char *ifname, __u32 prog_id, const __u32 *queues, __
 void xp_users_unregister(const char *ifname)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 32];
+	const char *run = getenv("XPILE_RUNDIR");
 
 	if (users_dir(ifname, dir, sizeof(dir)))
 		return;
@@ -94,9 +95,7 @@ void xp_users_unregister(const char *ifname)
 	unlink(path);
 	/* Empty directories go, up to and with /run/xpile (as xp_wire_plan_remove()):
 	 * rmdir fails where a plan or another engine's record remains. */
-	snprintf(path, sizeof(path), "%s",
-		 getenv("XPILE_RUNDIR") && *getenv("XPILE_RUNDIR") ? getenv("XPILE_RUNDIR") :
-								     "/run/xpile");
+	snprintf(path, sizeof(path), "%s", run && *run ? run : "/run/xpile");
 	if (strrchr(path, '/') && strrchr(path, '/') != path)
 		*strrchr(path, '/') = 0;
 	xp_rmdir_up(dir, path);
@@ -126,7 +125,7 @@ static bool read_user(const char *path, struct xp_user *u)
 			u->queues[u->nqueues++] = (__u32)v;
 		}
 	}
-	fclose(f);
+	(void)fclose(f); /* read only: nothing to lose */
 	now = u->pid > 0 ? start_time(u->pid, u->comm, sizeof(u->comm)) : 0;
 	return now && now == start;
 }

@@ -129,7 +129,7 @@ int xp_wire_plan_read(const char *ifname, struct xp_wire_plan *out)
 		return -errno; /* -ENOENT: no plan, the caller decides */
 	err = xp_lines_init(&lr, f, PLAN_LINE_MAX);
 	if (err) {
-		fclose(f);
+		(void)fclose(f); /* read only: nothing to lose */
 		return err;
 	}
 	while ((err = xp_lines_next(&lr, &line)) > 0) {
@@ -150,7 +150,7 @@ int xp_wire_plan_read(const char *ifname, struct xp_wire_plan *out)
 		xp_err("cannot read %s: %s\n", path, strerror(-err));
 	}
 	xp_lines_free(&lr);
-	fclose(f);
+	(void)fclose(f); /* read only: nothing to lose */
 	if (err)
 		memset(out, 0, sizeof(*out));
 	return err;

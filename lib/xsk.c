@@ -294,7 +294,7 @@ static int set_tx_budget(int fd, const struct xp_xsk_opts *o, __u32 tx_size)
  * really taken. */
 static int bind_retry(int fd, const struct sockaddr_xdp *sxdp)
 {
-	const struct timespec pause = { .tv_nsec = 10 * 1000 * 1000 };
+	const struct timespec pause = { .tv_nsec = 10L * 1000 * 1000 };
 
 	for (int i = 0; i < 100; i++) {
 		if (!bind(fd, (const struct sockaddr *)sxdp, sizeof(*sxdp)))

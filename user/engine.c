@@ -261,58 +261,195 @@ static int assign_workers(struct engine *e)
 	return 0;
 }
 
+/* Channels and ranks: the options, else the probe, which says where it looked. */
+static void setup_topology(struct engine *e, struct xp_topology *t)
+{
+	struct eng_config *c = &e->cfg;
+	int found;
+
+	if (c->channels && c->ranks) {
+		snprintf(e->topo_note, sizeof(e->topo_note), "from --channels and --ranks");
+	} else {
+		found = xp_topology_probe(NULL, t, e->topo_note, sizeof(e->topo_note));
+		if (found < 0)
+			snprintf(e->topo_note, sizeof(e->topo_note), "probe failed: %s",
+				 strerror(-found));
+		if (c->channels || c->ranks) {
+			size_t k = strlen(e->topo_note);
+
+			snprintf(e->topo_note + k, sizeof(e->topo_note) - k, "; --%s %u wins",
+				 c->channels ? "channels" : "ranks",
+				 c->channels ? c->channels : c->ranks);
+		}
+		/* Said with the ready line, so a start-up error stays one line. */
+		e->topo_guessed = found < 0 ||
+				  (!c->channels && !(found & XP_TOPO_FOUND_CHANNELS)) ||
+				  (!c->ranks && !(found & XP_TOPO_FOUND_RANKS));
+	}
+	if (c->channels)
+		t->channels = c->channels;
+	if (c->ranks)
+		t->ranks = c->ranks;
+}
+
+/* The arena of NUMA node @node (-1: none), created on first use, sized @want bytes:
+ * every large buffer (each UMEM, later the buffers registered with io_uring) is carved
+ * from the arena of its node. */
+static struct xp_arena *node_arena(struct engine *e, int node, __u64 want, enum xp_hugepages hp)
+{
+	struct xp_arena_opts ao = { .sz = sizeof(ao) };
+	__u32 i;
+
+	for (i = 0; i < e->narenas; i++)
+		if (e->arenas[i].node == node)
+			return e->arenas[i].a;
+	if (e->narenas == ENG_MAX_PORTS)
+		return NULL;
+	/* Twice the need: address space only, so a second generation of the UMEM (a hot
+	 * handover) fits beside the first. */
+	ao.size = 2 * want;
+	ao.hugepages = hp;
+	ao.numa_node = node;
+	if (xp_arena_create(&ao, &e->arenas[e->narenas].a))
+		return NULL;
+	e->arenas[e->narenas].node = node;
+	return e->arenas[e->narenas++].a;
+}
+
+int eng_carve(struct engine *e, int node, __u64 bytes, struct xp_arena_buf *out)
+{
+	struct xp_arena *a = node_arena(
+		e, node, bytes, e->page_size == XP_PAGE_2M ? XP_HUGE_REQUIRE : XP_HUGE_NEVER);
+
+	return a ? xp_arena_alloc(a, bytes, 0, out) : -ENOMEM;
+}
+
+/*
+ * No mlock: XDP_UMEM_REG pins every UMEM page (pin_user_pages(FOLL_LONGTERM)) and
+ * charges it to RLIMIT_MEMLOCK itself, so a lock would only charge the pages a second
+ * time (lib/xsk.c names the fix when registration hits the limit).
+ */
 static int setup_memory(struct engine *e)
 {
 	struct eng_config *c = &e->cfg;
 	struct xp_layout_opts lo = { .sz = sizeof(lo) };
-	struct xp_mem_opts mo = { .sz = sizeof(mo), .numa_node = -1 };
 	__u32 page = XP_PAGE_4K;
-	int err;
+	int node = -1, err;
+	__u64 size;
 
 	lo.frame_size = c->frame_size;
 	lo.headroom = c->headroom;
 	lo.nframes = c->frames;
 	lo.kind = c->layout;
+	setup_topology(e, &lo.topo);
 	if (c->hugepages != XP_HUGE_NEVER) {
+		long avail = xp_hugepages_free();
+
 		lo.page_size = XP_PAGE_2M;
 		if (xp_layout_compute(&lo, &e->layout))
 			return fail(
 				"bad layout (--frame-size %u --headroom %u --frames %u): see the message above",
 				c->frame_size, c->headroom, c->frames);
 		if (c->hugepages == XP_HUGE_REQUIRE ||
-		    xp_hugepages_free() >= (long)(e->layout.area_size / XP_PAGE_2M))
+		    avail >= (long)(e->layout.area_size / XP_PAGE_2M))
 			page = XP_PAGE_2M;
+		else {
+			/* Said once set-up succeeded (print_sockets()). */
+			e->huge_free = avail > 0 ? avail : 0;
+			e->huge_need = (__u32)(e->layout.area_size / XP_PAGE_2M);
+			e->huge_want = xp_hugepages_wanted(e->layout.area_size);
+		}
 	}
 	lo.page_size = page;
 	if (xp_layout_compute(&lo, &e->layout))
 		return fail(
 			"bad layout (--frame-size %u --headroom %u --frames %u): see the message above",
 			c->frame_size, c->headroom, c->frames);
-	mo.size = e->layout.area_size;
-	mo.hugepages = page == XP_PAGE_2M ? XP_HUGE_REQUIRE : XP_HUGE_NEVER;
+	size = e->layout.area_size;
 	/* Every frame is touched at start: a UMEM larger than the memory there is would
 	 * only end in the OOM killer. */
 	{
 		long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
 		__u64 phys = pages > 0 && psz > 0 ? (__u64)pages * (__u64)psz : 0;
 
-		if (phys && mo.size > phys)
+		if (phys && size > phys)
 			return bad_input(
 				"--frames %u needs %.1f GiB of UMEM (%u frames of %u bytes, %u per %u KiB page since a frame may not cross a page) but the machine has %.1f GiB; use fewer --frames (the default fits the rings) or 2 MiB hugepages (--hugepages require)",
-				c->frames, mo.size / 1073741824.0, e->layout.nframes, c->frame_size,
+				c->frames, size / 1073741824.0, e->layout.nframes, c->frame_size,
 				e->layout.frames_per_page, page / 1024, phys / 1073741824.0);
 	}
-	if (xp_numa_node_of_ifname(e->ports[0].ifname, &mo.numa_node) == 0 && mo.numa_node >= 0)
-		mo.bind_node = true;
-	err = xp_mem_alloc(&mo, &e->mem);
+	if (xp_numa_node_of_ifname(e->ports[0].ifname, &node) || node < 0)
+		node = -1;
+	e->page_size = page;
+	err = eng_carve(e, node, size, &e->umem_buf);
 	if (err) {
-		if (c->hugepages == XP_HUGE_REQUIRE)
+		if (page == XP_PAGE_2M)
 			return -1; /* the library named the pages missing and the sysctl */
-		return fail("cannot allocate %llu bytes of UMEM: %s", (unsigned long long)mo.size,
+		return fail("cannot allocate %llu bytes of UMEM: %s", (unsigned long long)size,
 			    strerror(-err));
 	}
+	/* e->mem describes the UMEM itself: the carve, on the arena's memfd. */
+	e->mem = *xp_arena_mem(node_arena(e, node, size, XP_HUGE_NEVER));
+	e->mem.base = e->umem_buf.base;
+	e->mem.size = e->umem_buf.size;
 	e->mem_ok = true;
 	e->unaligned = e->layout.umem_flags & XDP_UMEM_UNALIGNED_CHUNK_FLAG;
+	return 0;
+}
+
+/*
+ * M3 per-core containers: worker i starts with slice i of the fill order
+ * (xp_layout_core_slice()), which covers every channel and cache set evenly. Every
+ * frame leaves the pool and goes back to its worker's slice: the head of the slice into
+ * the dealer's channel stacks, last frame first so its first frames are dealt first,
+ * the rest into the worker's cache, which flushes what it cannot hold to its home
+ * stripe. Frames in a dealer or a cache are free frames: the ledger does not change.
+ */
+static int deal_slices(struct engine *e)
+{
+	__u32 n = e->layout.nframes, first, count, i, k, step;
+	__u64 *all = calloc(n, sizeof(__u64));
+	int err = 0;
+
+	if (!all)
+		return fail("out of memory");
+	if (xp_pool_get(e->pool, all, n)) {
+		free(all);
+		return fail("cannot take the %u frames out of the pool for the workers' M3 slices",
+			    n);
+	}
+	free(all); /* the same frames, in fill order, are e->handles */
+	for (i = 0; i < e->nworkers && !err; i++) {
+		struct eng_worker *w = &e->workers[i];
+		__u32 head;
+
+		xp_layout_core_slice(&e->layout, e->nworkers, i, &first, &count);
+		w->slice_first = first;
+		w->slice_count = count;
+		/* The slice's head fits the dealer's stacks without a spill (a run of it is
+		 * within 1 of even per channel); the rest waits in the cache and the home
+		 * stripe, in order, for the dealer's pulls. */
+		head = (w->deal->cap - 2) * w->deal->npresent;
+		head = head < count ? head : count;
+		for (k = count; k > head && !err; k -= step) {
+			__u64 buf[64];
+
+			step = k - head < 64 ? k - head : 64;
+			for (__u32 j = 0; j < step; j++)
+				buf[j] = e->handles[first + k - 1 - j];
+			err = xp_cache_put(w->cache, buf, step);
+		}
+		for (k = head; k > 0 && !err; k -= step) {
+			__u64 buf[64];
+
+			step = k < 64 ? k : 64;
+			for (__u32 j = 0; j < step; j++)
+				buf[j] = e->handles[first + k - 1 - j];
+			err = xp_deal_put(w->deal, buf, step);
+		}
+	}
+	if (err)
+		return fail("cannot hand worker %u its M3 slice: %s", i - 1, strerror(-err));
 	return 0;
 }
 
@@ -335,6 +472,9 @@ static int setup_frames(struct engine *e)
 	po.flags = c->ledger_debug ? XP_POOL_F_DEBUG : 0;
 	po.umem_size = e->layout.area_size;
 	po.max_caches = e->nworkers;
+	/* One stripe per worker: cache i's home is stripe i (creation order), so what a
+	 * worker flushes, it gets back: its M3 slice stays its own. */
+	po.stripes = e->nworkers < XP_PILE_STRIPES_MAX ? e->nworkers : XP_PILE_STRIPES_MAX;
 	if (xp_pool_create(e->handles, n, &po, &e->pool))
 		return fail("cannot create the frame pool: see the message above");
 	lo.handles = e->handles;
@@ -357,6 +497,9 @@ static int setup_frames(struct engine *e)
 		    xp_ledger_acct_new(e->ledger, &w->acct))
 			return fail("cannot create the cache of core %d", w->core);
 	}
+	err = deal_slices(e);
+	if (err)
+		return err;
 	uo.area = e->mem.base;
 	uo.size = e->layout.area_size;
 	uo.chunk_size = e->layout.chunk_size;
@@ -543,6 +686,10 @@ static void print_sockets(struct engine *e)
 
 	if (e->sg_auto && !c->quiet && !c->json)
 		fprintf(stderr, "xpile: MTU exceeds a frame: multi-buffer (XDP_USE_SG) on\n");
+	if (e->huge_need && !c->quiet)
+		fprintf(stderr,
+			"xpile: %ld free 2 MiB hugepages, %u needed for the UMEM; using 4 KiB pages (for hugepages: echo %ld > /proc/sys/vm/nr_hugepages)\n",
+			e->huge_free, e->huge_need, e->huge_want);
 	for (i = 0; i < e->nq; i++) {
 		const struct eng_q *q = &e->qs[i];
 		const struct xp_xsk *x = q->xsk;
@@ -751,6 +898,82 @@ static void xskmap_set(struct engine *e, bool on)
 	}
 }
 
+/* Most bins a slice line shows: channels x ranks, L1 sets. */
+#define ENG_SLICE_BINS 4096
+
+/*
+ * Each worker's first frames, read back from its first socket's fill ring before any
+ * socket is in the XSKMAP (nothing consumed them yet): how many lie in its M3 slice and
+ * how they spread over channels and L1 sets. With -v or --json only.
+ */
+static void report_slices(struct engine *e)
+{
+	__u32 n = e->layout.nframes, *pos = calloc(n, sizeof(__u32)), *bins;
+	__u32 nch = xp_layout_spread_bins(&e->layout, XP_SPREAD_CH64);
+	__u32 nl1 = xp_layout_spread_bins(&e->layout, XP_SPREAD_L1), i, k, idx, reach = 0;
+
+	/* [0, 64): channels; [64, 64 + nl1): L1 sets; then the sets any frame reaches (on
+	 * 4 KiB pages a frame per page rotating over 32 lines reaches half of them). */
+	bins = calloc(ENG_SLICE_BINS, sizeof(__u32));
+	if (!pos || !bins || !nch || nch > 64 || !nl1 || 64 + 2 * nl1 > ENG_SLICE_BINS ||
+	    xp_layout_spread(&e->layout, XP_SPREAD_L1, 0, bins + 64 + nl1))
+		goto out;
+	for (k = 0; k < nl1; k++)
+		reach += bins[64 + nl1 + k] > 0;
+	for (i = 0; i < n; i++)
+		if (!xp_layout_frame_index(&e->layout, e->handles[i], &idx))
+			pos[idx] = i;
+	for (i = 0; i < e->nworkers; i++) {
+		struct eng_worker *w = &e->workers[i];
+		struct xp_ring *fill = w->nq ? &w->q[0]->xsk->fill : NULL;
+		__u32 got, in = 0, l1min = ~0u, l1max = 0, *ch = bins, *l1 = bins + 64;
+
+		if (!fill)
+			continue;
+		got = __atomic_load_n(fill->producer, __ATOMIC_ACQUIRE);
+		if (got > 4 * e->cfg.batch)
+			got = 4 * e->cfg.batch;
+		if (got > fill->mask + 1)
+			got = fill->mask + 1;
+		memset(bins, 0, (64 + nl1) * sizeof(__u32));
+		for (k = 0; k < got; k++) {
+			__u64 h = *xp_ring_addr(fill, k);
+
+			if (!xp_layout_frame_index(&e->layout, h, &idx) &&
+			    pos[idx] - w->slice_first < w->slice_count)
+				in++;
+			ch[xp_spread_bin(&e->layout, XP_SPREAD_CH64, h + e->layout.data_off)]++;
+			l1[xp_spread_bin(&e->layout, XP_SPREAD_L1, h + e->layout.data_off)]++;
+		}
+		for (k = 0; k < nl1; k++) {
+			if (!l1[nl1 + k])
+				continue;
+			l1min = l1[k] < l1min ? l1[k] : l1min;
+			l1max = l1[k] > l1max ? l1[k] : l1max;
+		}
+		if (e->cfg.json) {
+			printf("{\"type\":\"slice\",\"worker\":%u,\"core\":%d,\"first\":%u,\"count\":%u,\"frames\":%u,\"in_slice\":%u,\"channels\":[",
+			       w->id, w->core, w->slice_first, w->slice_count, got, in);
+			for (k = 0; k < nch; k++)
+				printf("%s%u", k ? "," : "", ch[k]);
+			printf("],\"l1_sets\":%u,\"l1_min\":%u,\"l1_max\":%u}\n", reach, l1min,
+			       l1max);
+		} else {
+			fprintf(stderr,
+				"xpile: worker %u (core %d): M3 slice [%u, %u) of the fill order; its first %u frames: %u in the slice, channels",
+				w->id, w->core, w->slice_first, w->slice_first + w->slice_count,
+				got, in);
+			for (k = 0; k < nch; k++)
+				fprintf(stderr, "%s%u", k ? "/" : " ", ch[k]);
+			fprintf(stderr, ", %u..%u in each of the %u L1 sets frames reach\n", l1min,
+				l1max, reach);
+		}
+	}
+out:
+	free(pos);
+	free(bins);
+}
+
 int eng_run(struct engine *e)
 {
 	struct eng_config *c = &e->cfg;
@@ -783,20 +1006,30 @@ int eng_run(struct engine *e)
 		while (!__atomic_load_n(&e->qs[i].c.fill_posted, __ATOMIC_RELAXED) &&
 		       eng_now_ns() < deadline)
 			usleep(100);
+	if (!status && c->mode->needs_rx && (c->json || c->verbose))
+		report_slices(e);
 	if (!status) {
 		xskmap_set(e, true);
 		/* Scripts wait for this line before sending traffic. */
 		if (c->json)
-			printf("{\"type\":\"ready\",\"sockets\":%u,\"workers\":%u,\"frames\":%u,\"layout\":\"%s\",\"stride\":%u}\n",
+			printf("{\"type\":\"ready\",\"sockets\":%u,\"workers\":%u,\"frames\":%u,\"layout\":\"%s\",\"stride\":%u,\"channels\":%u,\"ranks\":%u,\"topology\":\"%s\",\"page_size\":%u,\"umem_bytes\":%llu,\"numa_node\":%d}\n",
 			       e->nq, e->nworkers, e->layout.nframes,
 			       e->layout.kind == XP_LAYOUT_ALIGNED ? "aligned" : "interleaved",
-			       e->layout.stride);
-		else
+			       e->layout.stride, e->layout.topo.channels, e->layout.topo.ranks,
+			       e->topo_note, e->mem.page_size, (unsigned long long)e->mem.size,
+			       e->mem.numa_node);
+		else if (!c->quiet || e->topo_guessed)
+			fprintf(stderr, "xpile: memory topology: %s%s\n", e->topo_note,
+				e->topo_guessed ?
+					"; give --channels and --ranks for this machine's memory" :
+					"");
+		if (!c->json)
 			fprintf(stderr,
-				"xpile: ready: %u socket(s), %u worker(s), %u frames, %s layout (stride %u)\n",
+				"xpile: ready: %u socket(s), %u worker(s), %u frames, %s layout (stride %u, %u channels x %u ranks), %s pages\n",
 				e->nq, e->nworkers, e->layout.nframes,
 				e->layout.kind == XP_LAYOUT_ALIGNED ? "aligned" : "interleaved",
-				e->layout.stride);
+				e->layout.stride, e->layout.topo.channels, e->layout.topo.ranks,
+				e->mem.page_size == XP_PAGE_2M ? "2 MiB" : "4 KiB");
 		fflush(stdout);
 	}
 	e->start_ns = e->last_tick_ns = eng_now_ns();
@@ -933,5 +1166,8 @@ void eng_teardown(struct engine *e)
 	xp_pool_destroy(e->pool);
 	free(e->handles);
 	if (e->mem_ok)
-		xp_mem_free(&e->mem);
+		xp_arena_free(node_arena(e, e->mem.numa_node, 0, XP_HUGE_NEVER), &e->umem_buf);
+	for (i = 0; i < e->narenas; i++)
+		xp_arena_destroy(e->arenas[i].a);
+	e->narenas = 0;
 }

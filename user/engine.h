@@ -19,6 +19,7 @@
 #include "xpile/deal.h"
 #include "xpile/ledger.h"
 #include "xpile/pile.h"
+#include "xpile/region.h"
 #include "xpile/steer.h"
 #include "xpile/umem.h"
 #include "xpile/xsk.h"
@@ -80,6 +81,7 @@ struct eng_worker {
 	struct xp_cache *cache;
 	struct xp_deal *deal; /* in front of cache: refills even over channels */
 	struct xp_ledger_acct *acct;
+	__u32 slice_first, slice_count; /* its M3 slice of the fill order (xpile/layout.h) */
 	__u64 next_tx_ns; /* txonly rate limit */
 	__u32 parked_gen; /* last audit generation this worker parked for */
 	bool done; /* txonly: sent its share and got every completion back */
@@ -115,6 +117,7 @@ struct eng_config {
 	enum xp_hugepages hugepages;
 	__u32 frame_size, headroom, frames, rx_ring, tx_ring, fill_ring, comp_ring, batch, cache;
 	__u64 m3_seed; /* 0: deterministic fill order, LIFO refills */
+	__u32 channels, ranks; /* memory topology; 0: probed (xp_topology_probe) */
 	bool no_need_wakeup, busy_poll, multi_buffer, multi_buffer_set, attach_existing, force;
 	bool reattach; /* put our own program back when someone removes it */
 	__u32 busy_budget, tx_budget;
@@ -142,9 +145,23 @@ struct engine {
 	__u32 nq;
 	struct eng_worker workers[ENG_MAX_WORKERS];
 	__u32 nworkers;
+	/* One arena per NUMA node; the UMEM is a carve of its port's node's arena, and e->mem
+	 * describes that carve (base, size, page size, node, the arena's memfd). */
+	struct {
+		int node;
+		struct xp_arena *a;
+	} arenas[ENG_MAX_PORTS];
+	__u32 narenas;
+	__u32 page_size; /* UMEM page size chosen at set-up */
+	/* --hugepages auto fell back to 4 KiB pages: free, needed, the nr_hugepages to set */
+	long huge_free, huge_want;
+	__u32 huge_need;
+	struct xp_arena_buf umem_buf;
 	struct xp_mem mem;
 	bool mem_ok;
 	struct xp_layout layout;
+	char topo_note[512]; /* where the channels and ranks came from */
+	bool topo_guessed; /* a default stands in for what the probe did not find */
 	bool unaligned;
 	bool sg_auto; /* multi-buffer turned on because an MTU exceeds a frame */
 	__u64 *handles;
@@ -172,6 +189,8 @@ struct engine {
 #define ENG_BAD_INPUT 2
 #define ENG_PORT_FAILED 4 /* eng_run(): a port failed while running (watch.c) */
 int eng_setup(struct engine *e); /* 0, ENG_SETUP_FAILED or ENG_BAD_INPUT */
+/* Carves @bytes for a large buffer from the arena of NUMA node @node (-1: none). */
+int eng_carve(struct engine *e, int node, __u64 bytes, struct xp_arena_buf *out);
 int eng_run(struct engine *e); /* returns the process exit status */
 void eng_teardown(struct engine *e);
 __u64 eng_now_ns(void);

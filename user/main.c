@@ -193,6 +193,11 @@ static const struct cli_opt opts[] = {
 	    .min = 1, .max = 1u << 24),
 	OPT("m3-seed", NUM, c.m3_seed, "N",
 	    "M3 random dispersal (0, the default, turns it off): the initial fill order shuffles whole containers, and each refill takes every channel's frames from random depths of the dealer's stacks instead of its cache-warm top. Channel evenness is the same either way."),
+	OPT("channels", NUM, c.channels, "N",
+	    "Memory channels the interleaved stride is made prime to (1..64; default: probed from EDAC, SMBIOS or dmidecode, else 4; the start-up line says where it looked, the ready line what it resolved).",
+	    .min = 1, .max = 64),
+	OPT("ranks", NUM, c.ranks, "N",
+	    "Ranks per memory channel (1..16; default: probed, else 1).", .min = 1, .max = 16),
 	OPT("hugepages", ENUM, c.hugepages, "WHEN",
 	    "auto (default: 2 MiB pages when enough are reserved) | require (fail otherwise) | never.",
 	    .names = huge_names),
@@ -218,7 +223,8 @@ static const struct cli_opt opts[] = {
 	    .flags = CLI_F_REPEAT, .parse = parse_uds),
 	OPT("force", FLAG, c.force, NULL,
 	    "Replace an XDP program on the interface that xpile does not own."),
-	OPT("reattach", FLAG, c.reattach, NULL, "When the engine's own steer program is detached while it runs (ip link set dev IF xdp off) attach it again, pin it again when its pins are removed, and serve through xpile's program when `xpile-loader load` put a new one in its place, instead of stopping with exit status 4. An unload (program and pins gone), a foreign program in its place, or a detached program the engine did not load always stop it."),
+	OPT("reattach", FLAG, c.reattach, NULL,
+	    "When the engine's own steer program is detached while it runs (ip link set dev IF xdp off) attach it again, pin it again when its pins are removed, and serve through xpile's program when `xpile-loader load` put a new one in its place, instead of stopping with exit status 4. An unload (program and pins gone), a foreign program in its place, or a detached program the engine did not load always stop it."),
 	OPT("pkt-size", NUM, c.pkt_size, "N",
 	    "txonly: frame size on the wire including the 4-byte FCS (64..frame room + 4, default 64).",
 	    .section = "txonly", .min = 64, .max = 4096),
@@ -385,6 +391,7 @@ int main(int argc, char **argv)
 {
 	static struct run_args a; /* large: keep it off the stack */
 	static struct engine e;
+	const char *fault;
 	sigset_t stop;
 	int status;
 
@@ -392,8 +399,9 @@ int main(int argc, char **argv)
 	if (status != CLI_RUN)
 		return status;
 	e.cfg = a.c;
-	if (getenv("XPILE_FAULT")) {
-		const char *f = getenv("XPILE_FAULT");
+	fault = getenv("XPILE_FAULT");
+	if (fault) {
+		const char *f = fault;
 
 		e.cfg.fault = !strcmp(f, "lose-frame") ? ENG_FAULT_LOSE :
 			      !strcmp(f, "free-twice") ? ENG_FAULT_TWICE :

@@ -537,6 +537,457 @@ static void test_atomic_replace_concurrent(void)
 	XT_EQ(r.bad, 0);
 }
 
+/* BPF_PROG_TEST_RUN with @n repeats: every run after the first hits the flow cache. */
+static int run_n(const struct pkt *p, __u32 n)
+{
+	struct xdp_md ctx = { .data_end = p->len, .ingress_ifindex = ifindex };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = p->buf, .data_size_in = p->len, .ctx_in = &ctx,
+		    .ctx_size_in = sizeof(ctx), .repeat = n);
+
+	return bpf_prog_test_run_opts(xp_steer_prog_fd(st), &o) ? -1 : (int)o.retval;
+}
+
+/* fd of the steer program's map @name (caller closes), -1 if missing. */
+static int prog_map_fd(const char *name)
+{
+	__u32 ids[16], len;
+	struct bpf_prog_info pi = { .nr_map_ids = 16, .map_ids = (__u64)(unsigned long)ids };
+
+	len = sizeof(pi);
+	if (bpf_obj_get_info_by_fd(xp_steer_prog_fd(st), &pi, &len))
+		return -1;
+	for (__u32 i = 0; i < pi.nr_map_ids && i < 16; i++) {
+		struct bpf_map_info mi = { 0 };
+		int fd = bpf_map_get_fd_by_id(ids[i]);
+
+		len = sizeof(mi);
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &mi, &len) && !strcmp(mi.name, name))
+			return fd;
+		if (fd >= 0)
+			close(fd);
+	}
+	return -1;
+}
+
+static void set_nocache(bool on)
+{
+	int fd = prog_map_fd("xp_cfg");
+	__u32 zero = 0;
+	struct xp_cfg c;
+
+	XT_REQUIRE(fd >= 0);
+	XT_REQUIRE(!bpf_map_lookup_elem(fd, &zero, &c));
+	c.flags = on ? c.flags | XP_CFG_F_NOCACHE : c.flags & ~XP_CFG_F_NOCACHE;
+	XT_REQUIRE(!bpf_map_update_elem(fd, &zero, &c, BPF_ANY));
+	close(fd);
+}
+
+static __u64 rule_packets(__u32 i)
+{
+	struct xp_rule got[16];
+	struct xp_counter c[16];
+	__u32 n;
+
+	if (xp_steer_rules_get(st, got, c, 16, &n) || i >= n)
+		return ~0ULL;
+	return c[i].packets;
+}
+
+/* A verdict cached for a flow is gone right after a replace or a default change. */
+static void test_flow_cache_replace(void)
+{
+	set_default(XP_ACT_PASS);
+	RULES("udp dport 7 action drop");
+	build(UDP4(1, 7));
+	XT_EQ(run_n(&P, 1000), XDP_DROP);
+	XT_EQ(run(&P), XDP_DROP);
+	RULES("udp dport 7 action pass");
+	XT_EQ(run(&P), XDP_PASS);
+	XT_EQ(rule_packets(0), 1); /* the new rule's, not the default */
+	RULES("udp dport 7 action tx");
+	XT_EQ(run(&P), XDP_TX);
+	XT_EQ(rule_packets(0), 1); /* a new rule (new id), a new counter */
+	RULES("udp dport 8 action tx");
+	XT_EQ(run(&P), XDP_PASS); /* no rule now: the default */
+	set_default(XP_ACT_DROP);
+	XT_EQ(run(&P), XDP_DROP); /* the cached default went with the old set */
+	XT_EQ(run_n(&P, 100), XDP_DROP);
+	set_default(XP_ACT_TX);
+	XT_EQ(run(&P), XDP_TX);
+	/* Back and forth between two sets: the set index repeats, the generation not. */
+	for (int i = 0; i < 6; i++) {
+		if (i % 2)
+			RULES("udp dport 7 action drop");
+		else
+			RULES("udp dport 9 action drop");
+		XT_EQ(run_n(&P, 10), i % 2 ? XDP_DROP : XDP_TX);
+	}
+	set_default(XP_ACT_PASS);
+}
+
+/* Counters count every packet, hit or miss, with and without cache hits. */
+static void test_flow_cache_counters(void)
+{
+	struct xp_steer_stats a, b;
+	struct xp_rule got[4];
+	struct xp_counter c[4];
+	struct pkt p1, p2;
+	__u32 n;
+
+	set_default(XP_ACT_PASS);
+	for (int nocache = 0; nocache < 2; nocache++) {
+		RULES("udp dport 7 action drop", "udp action tx");
+		set_nocache(nocache);
+		pkt_build(UDP4(1, 7), &p1);
+		pkt_build(UDP4(1, 9), &p2);
+		a = snap();
+		for (int i = 0; i < 10; i++) {
+			XT_EQ(run_n(&p1, 1000), XDP_DROP);
+			XT_EQ(run_n(&p2, 500), XDP_TX);
+			XT_EQ(run(&p1), XDP_DROP);
+		}
+		b = snap();
+		XT_EQ(xp_steer_rules_get(st, got, c, 4, &n), 0);
+		XT_EQ(n, 2);
+		XT_EQ(c[0].packets, 10010);
+		XT_EQ(c[0].bytes, 10010ULL * p1.len);
+		XT_EQ(c[1].packets, 5000);
+		XT_EQ(c[1].bytes, 5000ULL * p2.len);
+		XT_EQ(b.verdict[XP_CNT_DROP].packets - a.verdict[XP_CNT_DROP].packets, 10010);
+		XT_EQ(b.verdict[XP_CNT_TX].packets - a.verdict[XP_CNT_TX].packets, 5000);
+		XT_EQ(b.verdict[XP_CNT_DEFAULT].packets - a.verdict[XP_CNT_DEFAULT].packets, 0);
+	}
+	set_nocache(false);
+}
+
+static void udp4_key(const struct pkt *p, struct xp_fcache_key *k)
+{
+	__u32 s, d;
+	__u16 sp, dp;
+
+	memcpy(&s, p->buf + 26, 4);
+	memcpy(&d, p->buf + 30, 4);
+	memcpy(&sp, p->buf + 34, 2);
+	memcpy(&dp, p->buf + 36, 2);
+	memset(k, 0, sizeof(*k));
+	k->addr[0] = s;
+	k->addr[2] = d;
+	k->l4 = xp_fcache_l4(ntohs(sp), ntohs(dp), XP_STEER_VLAN_NONE, ETH_P_IP);
+	k->misc = xp_fcache_misc(0, IPPROTO_UDP, 1);
+}
+
+/* Two flows in one cache slot evict each other and each keeps its own verdict; the
+ * slot holds the last one's key and rule (read back from CPU 0, where we run). */
+static void test_flow_cache_collision(void)
+{
+	int fd = prog_map_fd("xp_fcache"), ncpu = libbpf_num_possible_cpus();
+	struct xp_fcache_key ka, kb;
+	struct xp_fcache_entry *e = calloc(ncpu, sizeof(*e));
+	struct pkt pa, pb;
+	__u32 slot, sp;
+	cpu_set_t cpus, old;
+
+	XT_REQUIRE(fd >= 0 && e);
+	XT_REQUIRE(!sched_getaffinity(0, sizeof(old), &old));
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	XT_REQUIRE(!sched_setaffinity(0, sizeof(cpus), &cpus));
+	set_default(XP_ACT_PASS);
+	RULES("udp dport 7 action drop", "udp dport 8 action tx");
+	pkt_build(UDP4(1000, 7), &pa);
+	udp4_key(&pa, &ka);
+	slot = xp_fcache_hash(&ka);
+	for (sp = 1001; sp < 200000; sp++) {
+		pkt_build(UDP4(sp & 0xffff, 8), &pb);
+		udp4_key(&pb, &kb);
+		if (xp_fcache_hash(&kb) == slot)
+			break;
+	}
+	XT_REQUIRE(sp < 200000);
+	fprintf(stderr, "  sport 1000 dport 7 and sport %u dport 8 share slot %u\n", sp, slot);
+	for (int i = 0; i < 20; i++) {
+		XT_EQ(run_n(&pa, 1 + i), XDP_DROP);
+		XT_EQ(bpf_map_lookup_elem(fd, &slot, e), 0);
+		XT_EQ(e[0].k.addr[0], ka.addr[0]);
+		XT_EQ(e[0].k.l4, ka.l4);
+		XT_EQ(e[0].k.misc, ka.misc);
+		XT_EQ(e[0].k.rule, 0);
+		XT_EQ(run_n(&pb, 1 + i), XDP_TX);
+		XT_EQ(bpf_map_lookup_elem(fd, &slot, e), 0);
+		XT_EQ(e[0].k.l4, kb.l4);
+		XT_EQ(e[0].k.rule, 1);
+	}
+	XT_EQ(rule_packets(0), 210);
+	XT_EQ(rule_packets(1), 210);
+	sched_setaffinity(0, sizeof(old), &old);
+	free(e);
+	close(fd);
+}
+
+/* The winner in the third 64-rule word, constraining one field (each in turn) or none:
+ * that word is ANDed only because the field's class says it holds a rule anchored there
+ * (steer_abi.h). The 130 rules before it never match the packet. */
+static void test_words_per_anchor(void)
+{
+	static const char *const target[] = {
+		"queue 1",
+		"vlan 5",
+		"ip",
+		"src 198.18.0.1/32",
+		"dst 198.18.0.2/32",
+		"udp",
+		"sport 1000",
+		"dport 2000",
+		"",
+		"src 198.18.0.0/15 udp",
+		"vlan 5 dport 1990-2010",
+	};
+	static struct xp_rule r[131];
+	char err[128];
+
+	set_default(XP_ACT_PASS);
+	build(&(struct pkt_spec){ .nvlan = 1,
+				  .vlan = { 5 },
+				  .family = 4,
+				  .l4 = IPPROTO_UDP,
+				  .sport = 1000,
+				  .dport = 2000 });
+	for (size_t t = 0; t < sizeof(target) / sizeof(target[0]); t++) {
+		char buf[128], *argv[16], *sp;
+		int argc = 0;
+
+		for (int i = 0; i < 130; i++) {
+			char port[16], *fa[] = { "vlan", "4000", "dport", port, "action", "drop" };
+
+			snprintf(port, sizeof(port), "%d", 3000 + i);
+			XT_REQUIRE(!xp_rule_parse(6, fa, &r[i], err, sizeof(err)));
+		}
+		snprintf(buf, sizeof(buf), "%s action tx", target[t]);
+		for (char *w = strtok_r(buf, " ", &sp); w && argc < 16;
+		     w = strtok_r(NULL, " ", &sp))
+			argv[argc++] = w;
+		XT_REQUIRE(!xp_rule_parse(argc, argv, &r[130], err, sizeof(err)));
+		XT_EQ(xp_steer_rules_replace(st, r, 131), 0);
+		if (run_q(P.buf, P.len, 1) != XDP_TX)
+			fprintf(stderr, "  winner '%s' at rule 130 missed\n", target[t]);
+		XT_EQ(run_q(P.buf, P.len, 1), XDP_TX);
+		XT_EQ(run_q(P.buf, P.len, 1), XDP_TX); /* from the cache */
+	}
+}
+
+/* Random rule sets against a plain first-match scan over the rules: every field, several
+ * 64-rule words, with and without cache hits, every packet's verdict and every rule's
+ * count. */
+struct ref_pkt {
+	struct pkt_spec s;
+	char src[64], dst[64];
+	__u32 queue;
+};
+
+static __u32 rnd(__u64 *x, __u32 n)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return (__u32)(*x >> 11) % n;
+}
+
+static bool pfx_match(const __u8 *rule, __u32 len, const __u8 *a)
+{
+	for (__u32 i = 0; i < len; i++)
+		if (((rule[i / 8] ^ a[i / 8]) >> (7 - i % 8)) & 1)
+			return false;
+	return true;
+}
+
+static bool ref_match(const struct xp_rule *r, const struct ref_pkt *p)
+{
+	const struct pkt_spec *s = &p->s;
+	__u16 et = s->family == 4 ? ETH_P_IP : s->family == 6 ? ETH_P_IPV6 : s->ethertype;
+	bool ports = s->l4 == IPPROTO_TCP || s->l4 == IPPROTO_UDP;
+	__u8 sa[16] = { 0 }, da[16] = { 0 };
+
+	if (s->family) {
+		inet_pton(s->family == 4 ? AF_INET : AF_INET6, p->src, sa);
+		inet_pton(s->family == 4 ? AF_INET : AF_INET6, p->dst, da);
+	}
+	if ((r->fields & XP_RF_QUEUE) && r->queue != p->queue)
+		return false;
+	if ((r->fields & XP_RF_VLAN) && (!s->nvlan || r->vlan != s->vlan[0]))
+		return false;
+	if ((r->fields & XP_RF_ETHTYPE) && r->ethertype != et)
+		return false;
+	if ((r->fields & XP_RF_SRC) &&
+	    (r->family != s->family || !pfx_match(r->src, r->src_len, sa)))
+		return false;
+	if ((r->fields & XP_RF_DST) &&
+	    (r->family != s->family || !pfx_match(r->dst, r->dst_len, da)))
+		return false;
+	if ((r->fields & XP_RF_L4PROTO) && (!s->family || r->l4proto != s->l4))
+		return false;
+	if ((r->fields & XP_RF_SPORT) &&
+	    (!ports || s->sport < r->sport_lo || s->sport > r->sport_hi))
+		return false;
+	if ((r->fields & XP_RF_DPORT) &&
+	    (!ports || s->dport < r->dport_lo || s->dport > r->dport_hi))
+		return false;
+	return true;
+}
+
+static void rand_addr(__u64 *x, int family, __u8 *a)
+{
+	memset(a, 0, 16);
+	if (family == 4) {
+		a[0] = 198;
+		a[1] = 18 + rnd(x, 2);
+		a[2] = rnd(x, 4);
+		a[3] = rnd(x, 4);
+	} else {
+		a[0] = 0x20;
+		a[1] = 0x01;
+		a[2] = 0x0d;
+		a[3] = 0xb8;
+		a[4] = rnd(x, 4);
+		a[15] = rnd(x, 4);
+	}
+}
+
+static void rand_rule(__u64 *x, struct xp_rule *r)
+{
+	static const __u8 l4s[] = { IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP };
+
+	memset(r, 0, sizeof(*r));
+	r->prio = rnd(x, 4);
+	r->action.kind = rnd(x, 3); /* pass, drop, tx */
+	/* Two to five fields, so that later rules win too; now and then none, at the end. */
+	for (int k = 2 + rnd(x, 4); k > 0; k--)
+		r->fields |= 1u << rnd(x, 8);
+	if (rnd(x, 50) == 0) {
+		r->fields = 0;
+		r->prio = 3;
+	}
+	r->queue = rnd(x, 3);
+	r->vlan = 5 + rnd(x, 2);
+	r->ethertype = rnd(x, 4) ? ETH_P_IP : ETH_P_IPV6;
+	r->family = rnd(x, 2) ? 4 : 6;
+	rand_addr(x, r->family, r->src);
+	rand_addr(x, r->family, r->dst);
+	r->src_len = r->family == 4 ? 14 + rnd(x, 19) : 28 + rnd(x, 101);
+	r->dst_len = r->family == 4 ? 14 + rnd(x, 19) : 28 + rnd(x, 101);
+	for (__u32 i = r->src_len; i < 128; i++)
+		r->src[i / 8] &= ~(1 << (7 - i % 8));
+	for (__u32 i = r->dst_len; i < 128; i++)
+		r->dst[i / 8] &= ~(1 << (7 - i % 8));
+	r->l4proto = l4s[rnd(x, 3)];
+	r->sport_lo = rnd(x, 12);
+	r->sport_hi = r->sport_lo + rnd(x, 4);
+	r->dport_lo = rnd(x, 12);
+	r->dport_hi = r->dport_lo + rnd(x, 4);
+	if ((r->fields & XP_RF_ETHTYPE) && (r->fields & (XP_RF_SRC | XP_RF_DST)))
+		r->ethertype = r->family == 4 ? ETH_P_IP : ETH_P_IPV6; /* else refused */
+}
+
+static void rand_pkt(__u64 *x, struct ref_pkt *p)
+{
+	static const __u8 l4s[] = { IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP };
+	__u8 a[16];
+
+	memset(p, 0, sizeof(*p));
+	p->queue = rnd(x, 3);
+	p->s.family = rnd(x, 10) ? (rnd(x, 2) ? 4 : 6) : 0;
+	if (rnd(x, 3) == 0) {
+		p->s.nvlan = 1;
+		p->s.vlan[0] = 5 + rnd(x, 3);
+	}
+	if (!p->s.family) {
+		p->s.ethertype = ETH_P_ARP;
+		p->s.payload = 28;
+		return;
+	}
+	rand_addr(x, p->s.family, a);
+	inet_ntop(p->s.family == 4 ? AF_INET : AF_INET6, a, p->src, sizeof(p->src));
+	rand_addr(x, p->s.family, a);
+	inet_ntop(p->s.family == 4 ? AF_INET : AF_INET6, a, p->dst, sizeof(p->dst));
+	p->s.src = p->src;
+	p->s.dst = p->dst;
+	p->s.l4 = l4s[rnd(x, 3)];
+	if (p->s.l4 == IPPROTO_ICMP && p->s.family == 6)
+		p->s.l4 = IPPROTO_ICMPV6;
+	p->s.sport = rnd(x, 16);
+	p->s.dport = rnd(x, 16);
+	p->s.payload = 16;
+}
+
+static void test_random_rules_vs_reference(void)
+{
+	enum { NRULES = 300, NPKTS = 1500 };
+	static struct xp_rule r[NRULES], sorted[NRULES], got[NRULES];
+	static struct xp_counter c[NRULES];
+	static __u64 want[NRULES];
+	__u64 x = 0x9e3779b97f4a7c15ULL, matched = 0;
+	int bad = 0, hit = 0;
+	__u32 words = 0;
+
+	set_default(XP_ACT_PASS);
+	for (int round = 0; round < 3; round++) {
+		__u32 n, ns = 0;
+
+		for (int i = 0; i < NRULES; i++)
+			rand_rule(&x, &r[i]);
+		/* the program's order: by prio, ties in insertion order */
+		for (__u32 pr = 0; pr < 4; pr++)
+			for (int i = 0; i < NRULES; i++)
+				if (r[i].prio == pr)
+					sorted[ns++] = r[i];
+		XT_EQ(xp_steer_rules_replace(st, r, NRULES), 0);
+		memset(want, 0, sizeof(want));
+		set_nocache(round == 2);
+		for (int i = 0; i < NPKTS; i++) {
+			struct ref_pkt p;
+			struct pkt pk;
+			int m = -1, v, reps = 1 + (i % 3);
+
+			rand_pkt(&x, &p);
+			XT_REQUIRE(!pkt_build(&p.s, &pk));
+			for (int j = 0; j < NRULES && m < 0; j++)
+				if (ref_match(&sorted[j], &p))
+					m = j;
+			for (int k = 0; k < reps; k++) { /* a miss, then hits */
+				v = run_q(pk.buf, pk.len, p.queue);
+				if (v != (m < 0				       ? XDP_PASS :
+					  sorted[m].action.kind == XP_ACT_DROP ? XDP_DROP :
+					  sorted[m].action.kind == XP_ACT_TX   ? XDP_TX :
+										 XDP_PASS) &&
+				    bad++ < 5)
+					fprintf(stderr,
+						"  round %d packet %d: verdict %d, rule %d\n",
+						round, i, v, m);
+			}
+			if (m >= 0)
+				want[m] += reps;
+		}
+		XT_EQ(xp_steer_rules_get(st, got, c, NRULES, &n), 0);
+		XT_EQ(n, NRULES);
+		for (int j = 0; j < NRULES; j++) {
+			hit += want[j] > 0;
+			matched += want[j];
+			if (want[j])
+				words |= 1u << (j / 64);
+		}
+		for (int j = 0; j < NRULES; j++)
+			if (c[j].packets != want[j] && bad++ < 10)
+				fprintf(stderr, "  round %d rule %d: %llu packets, want %llu\n",
+					round, j, (unsigned long long)c[j].packets,
+					(unsigned long long)want[j]);
+	}
+	set_nocache(false);
+	fprintf(stderr, "  3 x %d rules, %d packets, %d runs: %d rules won %llu runs\n", NRULES,
+		NPKTS, 6 * NPKTS, hit, (unsigned long long)matched);
+	XT_CHECK(hit > 100);
+	XT_EQ(words, (1u << ((NRULES + 63) / 64)) - 1); /* winners in every word */
+	XT_EQ(bad, 0);
+}
+
 /* The single-buffer entry point (what xp_steer_open picks at a normal MTU) classifies
  * the same and counts the frame length from data_end. */
 static void test_single_buffer_program(void)
@@ -646,6 +1097,11 @@ int main(void)
 	XT_RUN(test_add_del_keep_counters);
 	XT_RUN(test_multibuffer);
 	XT_RUN(test_atomic_replace_concurrent);
+	XT_RUN(test_flow_cache_replace);
+	XT_RUN(test_flow_cache_counters);
+	XT_RUN(test_flow_cache_collision);
+	XT_RUN(test_words_per_anchor);
+	XT_RUN(test_random_rules_vs_reference);
 	XT_RUN(test_single_buffer_program);
 	return xt_done();
 }

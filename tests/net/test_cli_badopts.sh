@@ -47,12 +47,12 @@ refused() {
 
 # accepted BIN CMD EXPECTED-LINE -- ARGS...: exit 0 and --parse-only printed the line.
 accepted() {
-	local bin=$1 cmd=$2 want=$3 rc
+	local bin=$1 cmd=$2 expect=$3 rc
 	shift 4
 	run "$bin" "$cmd" "$@"
 	rc=$?
 	[ "$rc" = 0 ] || xt_fail "$(basename "$bin") $cmd $*: exit $rc: $(cat "$ERR")"
-	grep -qxF -- "$want" "$ERR.out" || xt_fail "$(basename "$bin") $cmd $*: parsed as '$(tr '\n' ' ' <"$ERR.out")', want '$want'"
+	grep -qxF -- "$expect" "$ERR.out" || xt_fail "$(basename "$bin") $cmd $*: parsed as '$(tr '\n' ' ' <"$ERR.out")', want '$expect'"
 }
 
 # 1. Generated from the tables.
@@ -64,7 +64,7 @@ for bin in "$ENGINE" "$LOADER" "$BENCH" "$AGENT"; do
 	[ "$bin" = "$AGENT" ] && min=5 # run and ctl: a daemon's options are in its config
 	[ "$nopt" -ge $min ] || xt_fail "$(basename "$bin") --list-options: only $nopt options"
 	declare -A help=()
-	while IFS=$'\t' read -r kind cmd opt vis; do
+	while IFS=$'\t' read -r _ cmd opt vis; do
 		[ -n "${help[$cmd]+x}" ] || help[$cmd]=$("$bin" "$cmd" --help 2>&1) ||
 			xt_fail "$(basename "$bin") $cmd --help failed: ${help[$cmd]}"
 		[ "$vis" = hidden ] && continue
@@ -75,7 +75,7 @@ for bin in "$ENGINE" "$LOADER" "$BENCH" "$AGENT"; do
 	while IFS=$'\t' read -r -a f; do
 		cmd=${f[1]}
 		args=("${f[@]:2}")
-		for i in "${!args[@]}"; do [ "${args[$i]}" = "<empty>" ] && args[$i]=; done
+		for i in "${!args[@]}"; do [ "${args[i]}" = "<empty>" ] && args[i]=; done
 		must=("${args[0]%%=*}")
 		# The value, when there is one, is named too; so is the other of a contradiction.
 		[ ${#args[@]} -ge 2 ] && [ -n "${args[1]}" ] && must+=("${args[1]}")

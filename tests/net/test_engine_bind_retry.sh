@@ -5,7 +5,7 @@
 # retries for up to a second. A queue that stays taken is refused in one line naming
 # the engine that holds it.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
 source tests/lib/engine.sh
 eng_require

@@ -7,7 +7,7 @@
 # repairs it or exits 4 with the reason; nothing is left behind that is not someone
 # else's, and the pins of a program the engine no longer owns survive it.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
 source tests/lib/engine.sh
 eng_require

@@ -5,7 +5,7 @@
 # crosses fwd, and every bad setting gets one line naming the cause and the fix with
 # the right exit status: 2 for options that cannot work, 1 for the environment.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
 source tests/lib/engine.sh
 eng_require
@@ -47,6 +47,7 @@ ip netns exec "$H1" timeout 15 iperf3 -c "$H2_ADDR" -p 5202 -t 3 -i 1 -f m >"$XT
 	{ cat "$XT_TMP/iperf"; xt_fail "iperf3 through fwd --frames 4096 failed"; }
 rates=$(grep -E '^\[ *[0-9]+\] +[0-9.]+-[0-9.]+ +sec' "$XT_TMP/iperf" | grep -v -E 'sender|receiver' |
 	awk '{for (i = 1; i < NF; i++) if ($(i + 1) == "Mbits/sec") print int($i)}')
+# shellcheck disable=SC2086 # the rates on one line
 echo "iperf3 through fwd --frames 4096, Mbit/s per second:" $rates
 [ "$(echo "$rates" | wc -w)" -ge 3 ] || { cat "$XT_TMP/iperf"; xt_fail "iperf3 printed no intervals"; }
 for r in $rates; do
@@ -66,6 +67,7 @@ H2MAC=$(ip -n "$H2" -o link show h2 | grep -o 'link/ether [0-9a-f:]*' | cut -d' 
 eng_start VL "$E" --iface e1 --iface e2 --cores 0 --mode fwd
 grep -q '"multi_buffer":true' "$XT_TMP/VL.json" || xt_fail "MTU 1778 + VLAN tag: multi-buffer not turned on"
 # dst, src, 802.1Q tag (VLAN 5), IPv4: 14 + 4 + 1778 bytes
+# shellcheck disable=SC2016 # a perl program, not shell
 ip netns exec "$H1" perl -e '
 	use Socket;
 	my ($dst, $n) = @ARGV;

@@ -5,7 +5,7 @@
 # queue where the other port's plan puts it (fwd's pairs stay on one worker); fwd
 # refuses two plans that would split a pair, in one line naming both.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
 source tests/lib/engine.sh
 eng_require
@@ -15,6 +15,7 @@ eng_ns E eng
 eng_ns G peer
 eng_veth "$E" e1 "$G" g1 2
 eng_veth "$E" e2 "$G" g2 2
+# shellcheck disable=SC2086 # "NS IF" pairs split into two arguments
 for p in "$E e1" "$E e2" "$G g1" "$G g2"; do eng_quiet $p; done
 W() { ip netns exec "$E" "$XT_BUILD/xpile-loader" wire "$@" >/dev/null 2>&1 || xt_fail "wire $* failed"; }
 sockets() { # VAR expected "port queue core"...
@@ -33,7 +34,7 @@ W e1 --queues 0,1 --cores 1,0
 W e2 --queues 0,1 --cores 0,1
 eng_start RX "$E" --iface e1:0-1 --iface e2:0-1 --mode rxdrop --cores 0,1
 sockets RX "e1 0 1" "e1 1 0" "e2 0 0" "e2 1 1"
-eng_stop "$RX" || { cat "$XT_TMP/RX.err"; xt_fail "rxdrop exited with status $?"; }
+eng_stop "$RX" || { rc=$?; cat "$XT_TMP/RX.err"; xt_fail "rxdrop exited with status $rc"; }
 
 # fwd moves queue N of e1 to queue N of e2 on one worker: these plans would split it.
 ip netns exec "$E" timeout 10 "$XPILE" run --iface e1:0-1 --iface e2:0-1 --mode fwd --cores 0,1 \
@@ -46,7 +47,7 @@ grep -q "fwd moves queue 0 between e1 and e2 on one core, but their wiring plans
 ip netns exec "$E" "$XT_BUILD/xpile-loader" unload e2 >/dev/null 2>&1 # removes e2's plan
 eng_start FWD "$E" --iface e1:0-1 --iface e2:0-1 --mode fwd --cores 0,1
 sockets FWD "e1 0 1" "e1 1 0" "e2 0 1" "e2 1 0"
-eng_stop "$FWD" || { cat "$XT_TMP/FWD.err"; xt_fail "fwd exited with status $?"; }
+eng_stop "$FWD" || { rc=$?; cat "$XT_TMP/FWD.err"; xt_fail "fwd exited with status $rc"; }
 
 # No plan at all: --cores in turn.
 ip netns exec "$E" "$XT_BUILD/xpile-loader" unload e1 >/dev/null 2>&1

@@ -19,7 +19,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 # The PREFIX build/xpile.pc was made with, so that install rewrites nothing in build/.
 prefix=$(sed -n 's/^prefix=//p' "$build/xpile.pc")
 libdir=$(sed -n 's/^libdir=//p' "$build/xpile.pc")
-make -s --no-print-directory BUILD="$build" install DESTDIR="$tmp" >"$tmp/install.log" 2>&1 ||
+make -s --no-print-directory BUILD="$build" PREFIX="$prefix" install DESTDIR="$tmp" >"$tmp/install.log" 2>&1 ||
 	{ cat "$tmp/install.log"; fail "make install DESTDIR=$tmp failed"; }
 inc=$tmp$(sed -n 's/^includedir=//p' "$build/xpile.pc")/xpile
 for h in lib/include/xpile/*.h bpf/steer_abi.h; do

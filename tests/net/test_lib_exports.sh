@@ -21,23 +21,24 @@ grep -ho '^XP_API[^(]*\bxp_[a-z0-9_]*(' lib/include/xpile/*.h |
 sed -n 's/^[[:space:]]*\(xp_[a-z0-9_]*\);$/\1/p' lib/libxpile.map | sort -u >"$tmp/mapped"
 
 rc=0
+indent() { sed "s/^/  /"; }
 extra=$(comm -23 "$tmp/exported" "$tmp/declared")
 missing=$(comm -13 "$tmp/exported" "$tmp/declared")
 unmapped=$(comm -13 "$tmp/mapped" "$tmp/declared")
 stale=$(comm -23 "$tmp/mapped" "$tmp/declared")
-[ -z "$extra" ] || { echo "FAIL: exported but no XP_API declaration in lib/include/xpile/ (make it static, or declare it XP_API):"; echo "$extra" | sed 's/^/  /'; rc=1; }
-[ -z "$missing" ] || { echo "FAIL: declared XP_API but not exported (add it to lib/libxpile.map, or define it):"; echo "$missing" | sed 's/^/  /'; rc=1; }
-[ -z "$unmapped" ] || { echo "FAIL: XP_API but not in lib/libxpile.map:"; echo "$unmapped" | sed 's/^/  /'; rc=1; }
-[ -z "$stale" ] || { echo "FAIL: in lib/libxpile.map but declared nowhere:"; echo "$stale" | sed 's/^/  /'; rc=1; }
+[ -z "$extra" ] || { echo "FAIL: exported but no XP_API declaration in lib/include/xpile/ (make it static, or declare it XP_API):"; indent <<<"$extra"; rc=1; }
+[ -z "$missing" ] || { echo "FAIL: declared XP_API but not exported (add it to lib/libxpile.map, or define it):"; indent <<<"$missing"; rc=1; }
+[ -z "$unmapped" ] || { echo "FAIL: XP_API but not in lib/libxpile.map:"; indent <<<"$unmapped"; rc=1; }
+[ -z "$stale" ] || { echo "FAIL: in lib/libxpile.map but declared nowhere:"; indent <<<"$stale"; rc=1; }
 # Every export carries the version node, so a later incompatible change can add a new one.
 unversioned=$(nm -D --defined-only --with-symbol-versions "$so" 2>/dev/null |
 	awk '$2 != "A" && $3 !~ /@LIBXPILE_0\.1$/ { print $3 }')
-[ -z "$unversioned" ] || { echo "FAIL: exported without the LIBXPILE_0.1 version (first 10):"; echo "$unversioned" | head -n 10 | sed 's/^/  /'; rc=1; }
+[ -z "$unversioned" ] || { echo "FAIL: exported without the LIBXPILE_0.1 version (first 10):"; echo "$unversioned" | head -n 10 | indent; rc=1; }
 # A static embedder links every global of libxpile.a into its own namespace: all are xp_*.
 a=${so%.so}.a
 if [ -f "$a" ]; then
 	foreign=$(nm -g --defined-only "$a" | awk 'NF == 3 && $3 !~ /^xp_/ { print $3 }' | sort -u)
-	[ -z "$foreign" ] || { echo "FAIL: globals of $a outside the xp_ prefix:"; echo "$foreign" | sed 's/^/  /'; rc=1; }
+	[ -z "$foreign" ] || { echo "FAIL: globals of $a outside the xp_ prefix:"; indent <<<"$foreign"; rc=1; }
 fi
 soname=$(objdump -p "$so" 2>/dev/null | awk '$1 == "SONAME" { print $2 }')
 [ "$soname" = libxpile.so.0 ] || { echo "FAIL: soname is '$soname', expected libxpile.so.0"; rc=1; }

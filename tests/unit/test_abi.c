@@ -194,13 +194,14 @@ static const struct pin pins[] = {
 	F(xp_mem_opts, numa_node, 24),
 	F(xp_mem_opts, lock, 28),
 	F(xp_mem_opts, reserved_, 29),
-	S(xp_mem, 32, 8),
+	S(xp_mem, 40, 8),
 	F(xp_mem, base, 0),
 	F(xp_mem, size, 8),
 	F(xp_mem, page_size, 16),
 	F(xp_mem, hugepages, 20),
 	F(xp_mem, numa_node, 24),
 	F(xp_mem, locked, 28),
+	F(xp_mem, fd, 32),
 	S(xp_steer_health, 28, 4),
 	F(xp_steer_health, iface_gone, 0),
 	F(xp_steer_health, prog_gone, 1),
@@ -258,6 +259,20 @@ static const struct pin pins[] = {
 	F(xp_region_stats, largest_block, 16),
 	F(xp_region_stats, free_blocks, 24),
 	F(xp_region_stats, coalesces, 32),
+	S(xp_arena_opts, 40, 8),
+	F(xp_arena_opts, sz, 0),
+	F(xp_arena_opts, size, 8),
+	F(xp_arena_opts, chunk, 16),
+	F(xp_arena_opts, spaces, 24),
+	F(xp_arena_opts, hugepages, 28),
+	F(xp_arena_opts, numa_node, 32),
+	F(xp_arena_opts, algo, 36),
+	S(xp_arena_buf, 32, 8),
+	F(xp_arena_buf, base, 0),
+	F(xp_arena_buf, off, 8),
+	F(xp_arena_buf, size, 16),
+	F(xp_arena_buf, nchunks, 24),
+	F(xp_arena_buf, reserved_, 28),
 	S(xp_steer_opts, 64, 8),
 	F(xp_steer_opts, sz, 0),
 	F(xp_steer_opts, ifname, 8),
@@ -358,6 +373,7 @@ static void layouts(void)
  * field is a named reserved_, so a zero-initialised struct has a zero tail. */
 static void opts_tails(void)
 {
+	XT_EQ(XP_OPTS_KNOWN(xp_arena_opts), sizeof(struct xp_arena_opts));
 	XT_EQ(XP_OPTS_KNOWN(xp_deal_opts), sizeof(struct xp_deal_opts));
 	XT_EQ(XP_OPTS_KNOWN(xp_layout_opts), sizeof(struct xp_layout_opts));
 	XT_EQ(XP_OPTS_KNOWN(xp_ledger_opts), sizeof(struct xp_ledger_opts));

@@ -4,6 +4,7 @@
 #define XPILE_BENCH_H
 
 #include "cli.h"
+#include "xpile/mem.h"
 
 struct bench_cmd {
 	struct cli_cmd cli;
@@ -21,6 +22,8 @@ int bench_alloc(int argc, char **argv);
 int bench_layout(int argc, char **argv);
 int bench_deal(int argc, char **argv);
 int bench_region(int argc, char **argv);
+/* region --umems: N UMEMs from one arena against one mapping each (region_umems.c). */
+int bench_region_umems(__u32 n, __u64 bytes, __u32 runs, enum xp_hugepages hp);
 int bench_xdp(int argc, char **argv);
 int bench_engine(int argc, char **argv);
 int bench_gen(int argc, char **argv);

@@ -272,7 +272,7 @@ static void make_ring(const struct layout_args *a, __u32 *ring, __u32 n)
 		ring[i] = i;
 	if (a->order == ORDER_SEQ)
 		return;
-	for (__u32 i = n - 1; i > 0; i--) {
+	for (__u32 i = n; i-- > 1;) { /* Fisher-Yates; n == 0 never wraps */
 		__u32 j, t;
 
 		x ^= x << 13;
@@ -327,8 +327,12 @@ static double time_one(const struct layout_args *a, char *base, const struct xp_
 		       const __u32 *ring, __u32 n, int lines, char **hdr)
 {
 	__u64 visits = a->touches > 4ull * n ? a->touches : 4ull * n;
-	char *start = build_chain(base, l, ring, n, hdr);
+	char *start;
 	double t0;
+
+	if (!n) /* no frame, no chain: hdr[0] would be the calloc's NULL */
+		return 0.0;
+	start = build_chain(base, l, ring, n, hdr);
 	/* Warm: two passes put the working set where it will stay. */
 	if (a->access == ACCESS_DEP) {
 		sink = lines == 1 ? walk_dep1(start, 2ull * n) : walk_dep2(start, 2ull * n);

@@ -21,6 +21,15 @@
 struct region_args {
 	__u32 threads, runs, single_pct, max_chunks, spaces, chunks, live;
 	__u64 ops;
+	__u32 umems; /* non-zero: the memory comparison of region_umems.c instead */
+	enum xp_hugepages hugepages;
+	__u64 umem_size;
+};
+
+static const struct cli_name huge_names[] = {
+	CLI_NAME("never", XP_HUGE_NEVER),
+	CLI_NAME("require", XP_HUGE_REQUIRE),
+	{ 0 },
 };
 
 #define OPT(...) CLI_OPT(struct region_args, __VA_ARGS__)
@@ -41,6 +50,14 @@ static const struct cli_opt opts[] = {
 	    .max = 1u << 24, .flags = CLI_F_POW2),
 	OPT("live", NUM, live, "N", "allocations each thread keeps (default 256)", .min = 1,
 	    .max = 1u << 20),
+	OPT("umems", NUM, umems, "N",
+	    "instead: start-up time and memory of N registered UMEMs carved from one arena against one mapping each",
+	    .min = 1, .max = 256),
+	OPT("umem-size", SIZE, umem_size, "BYTES", "--umems: bytes per UMEM (default 16M)",
+	    .min = 4096, .max = 1ull << 34, .multiple = 4096),
+	OPT("hugepages", ENUM, hugepages, "WHEN",
+	    "--umems: never (default, 4 KiB pages) | require (2 MiB pages, reserved beforehand)",
+	    .names = huge_names),
 	{ 0 },
 };
 
@@ -55,8 +72,15 @@ const struct bench_cmd bench_region_cmd = {
 			"allocating (--single % single chunks, else 2..--max-chunks). Prints\n"
 			"  region threads=T single=P lazy_ns=X eager_ns=Y eager_spaces_ns=Z ratio=Y/X less=%\n"
 			"with ns of thread CPU time per operation (allocation or free), medians of --runs "
-			"alternating runs.",
-		.examples = "xpile-bench region --threads 2 --runs 5"),
+			"alternating runs.\n"
+			"With --umems N it compares memory instead: N UMEMs of --umem-size carved from one "
+			"memfd arena (as the engine does) against N mappings of their own, each "
+			"registered with XDP_UMEM_REG, and prints\n"
+			"  region umems=N ... arena_us=X mappings_us=Y arena_rss= mappings_rss= arena_backed= "
+			"mappings_backed= arena_vsz= mappings_vsz= arena_maps= mappings_maps= ...\n"
+			"(start-up in microseconds, medians; memory gained by the process, in bytes).",
+		.examples = "xpile-bench region --threads 2 --runs 5\n"
+			    "xpile-bench region --umems 16 --runs 5"),
 	bench_region,
 };
 
@@ -70,7 +94,9 @@ static int parse_args(int argc, char **argv, struct region_args *a)
 				   .max_chunks = 16,
 				   .chunks = 4096,
 				   .live = 256,
-				   .ops = 1000000 };
+				   .ops = 1000000,
+				   .hugepages = XP_HUGE_NEVER,
+				   .umem_size = 16u << 20 };
 	rc = bench_parse(&bench_region_cmd, argc, argv, a);
 	if (rc != CLI_RUN)
 		return rc;
@@ -220,6 +246,8 @@ int bench_region(int argc, char **argv)
 
 	if (rc != CLI_RUN)
 		return rc;
+	if (a.umems)
+		return bench_region_umems(a.umems, a.umem_size, a.runs, a.hugepages);
 	for (int c = 0; c < 4; c++)
 		v[c] = calloc(a.runs, sizeof(double));
 	if (!v[0] || !v[1] || !v[2] || !v[3]) {

@@ -3,7 +3,9 @@
  * xpile-bench xdp: ns per packet of the steer program through BPF_PROG_TEST_RUN with
  * repeat, for TCP/UDP over IPv4/IPv6 and VLAN-tagged packets, with 0, 16 and 1024
  * rules, next to the minimal program that only redirects to the RX queue's XSKMAP
- * entry. Programs run interleaved (min, 0, 16, 1024, min, ...) and each figure is the
+ * entry. Every run after a packet's first hits the flow cache (a flow's steady state);
+ * "1024 miss" ignores the cache's hits (XP_CFG_F_NOCACHE), what a flow's first packet
+ * costs. Programs run interleaved (min, 0, 16, 1024, min, ...) and each figure is the
  * median of the rounds. The rule sets use every field, so every lookup happens; the
  * packets match the lowest-priority rule or nothing, the most work the program does.
  * Test runs of bpf_redirect_map() return without redirecting, the same for both.
@@ -28,11 +30,13 @@
 #include "pkt.h"
 #include "xpile/steer.h"
 
-#define NSETS 3
+#define NSETS 4
 #define MAX_ROUNDS 51
 #define CATCH_ALL_PRIO 100 /* the one rule of a set the bench packets match */
 
-static const unsigned set_sizes[NSETS] = { 0, 16, 1024 };
+/* The last is 1024 rules with flow cache hits ignored: every run is a first packet. */
+static const unsigned set_sizes[NSETS] = { 0, 16, 1024, 1024 };
+static const bool set_cold[NSETS] = { false, false, false, true };
 
 static const struct {
 	const char *name;
@@ -190,6 +194,35 @@ static int path_check(const char *what, const char *pkt, unsigned nrules, unsign
 	return -1;
 }
 
+/* Sets XP_CFG_F_NOCACHE in the "xp_cfg" map of program @prog_fd. */
+static int set_nocache(int prog_fd)
+{
+	__u32 ids[16], n, zero = 0;
+	struct bpf_prog_info pi = { .nr_map_ids = 16, .map_ids = (__u64)(unsigned long)ids };
+	int err = -ENOENT;
+
+	n = sizeof(pi);
+	if (bpf_obj_get_info_by_fd(prog_fd, &pi, &n))
+		return -errno;
+	for (__u32 i = 0; i < pi.nr_map_ids && i < 16 && err == -ENOENT; i++) {
+		struct bpf_map_info mi = { 0 };
+		struct xp_cfg c;
+		int fd = bpf_map_get_fd_by_id(ids[i]);
+
+		n = sizeof(mi);
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &mi, &n) && !strcmp(mi.name, "xp_cfg")) {
+			err = bpf_map_lookup_elem(fd, &zero, &c) ? -errno : 0;
+			c.flags |= XP_CFG_F_NOCACHE;
+			if (!err && bpf_map_update_elem(fd, &zero, &c, BPF_ANY))
+				err = -errno;
+		}
+		close(fd);
+	}
+	return err;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
@@ -282,6 +315,10 @@ int bench_xdp(int argc, char **argv)
 		make_rules(rules, set_sizes[i]);
 		if (xp_steer_rules_replace(st[i], rules, set_sizes[i]))
 			goto out;
+		if (set_cold[i] && set_nocache(xp_steer_prog_fd(st[i]))) {
+			fprintf(stderr, "xpile-bench xdp: cannot find the xp_cfg map\n");
+			goto out;
+		}
 	}
 	if (xp_bpf_obj_path("redirect_min.o", path, sizeof(path)))
 		goto out;
@@ -300,8 +337,9 @@ int bench_xdp(int argc, char **argv)
 
 			pkt_build(&packets[p].spec, &pk);
 			for (int v = 0; v <= NSETS; v++) {
-				static const char *const names[] = { "minimal", "0 rules",
-								     "16 rules", "1024 rules" };
+				static const char *const names[NSETS + 1] = {
+					"minimal", "0 rules", "16 rules", "1024 rules", "1024 miss"
+				};
 				struct path_cnt a = { 0 }, b = { 0 };
 				unsigned nr = v ? set_sizes[v - 1] : 0;
 				__u32 verdict = XDP_ABORTED;
@@ -337,8 +375,9 @@ cnt_fail:
 			}
 		}
 	if (!json)
-		printf("%-10s %8s %8s %8s %8s %10s   (ns/packet, median of %u rounds x %u)\n",
-		       "packet", "minimal", "0 rules", "16", "1024", "1024/min", rounds, repeat);
+		printf("%-10s %8s %8s %8s %8s %10s %9s   (ns/packet, median of %u rounds x %u)\n",
+		       "packet", "minimal", "0 rules", "16", "1024", "1024/min", "1024 miss",
+		       rounds, repeat);
 	for (size_t p = 0; p < NPKTS; p++) {
 		__u64 med[NSETS + 1];
 
@@ -349,16 +388,16 @@ cnt_fail:
 		if (json)
 			printf("{\"packet\":\"%s\",\"minimal_ns\":%llu,\"rules0_ns\":%llu,"
 			       "\"rules16_ns\":%llu,\"rules1024_ns\":%llu,\"ratio1024\":%.2f,"
-			       "\"rounds\":%u,\"repeat\":%u}\n",
+			       "\"rules1024_miss_ns\":%llu,\"rounds\":%u,\"repeat\":%u}\n",
 			       packets[p].name, (unsigned long long)med[0],
 			       (unsigned long long)med[1], (unsigned long long)med[2],
 			       (unsigned long long)med[3], med[0] ? (double)med[3] / med[0] : 0,
-			       rounds, repeat);
+			       (unsigned long long)med[4], rounds, repeat);
 		else
-			printf("%-10s %8llu %8llu %8llu %8llu %9.2fx\n", packets[p].name,
+			printf("%-10s %8llu %8llu %8llu %8llu %9.2fx %9llu\n", packets[p].name,
 			       (unsigned long long)med[0], (unsigned long long)med[1],
 			       (unsigned long long)med[2], (unsigned long long)med[3],
-			       med[0] ? (double)med[3] / med[0] : 0);
+			       med[0] ? (double)med[3] / med[0] : 0, (unsigned long long)med[4]);
 	}
 	rc = 0;
 out:

@@ -74,10 +74,11 @@ void out_print(struct out *o, const char *ifname)
 
 void out_close(struct out *o)
 {
+	/* Memory streams: what they held was printed (or is dropped on a failure). */
 	if (o->steps)
-		fclose(o->steps);
+		(void)fclose(o->steps);
 	if (o->more)
-		fclose(o->more);
+		(void)fclose(o->more);
 	free(o->steps_buf);
 	free(o->more_buf);
 	*o = (struct out){ 0 };

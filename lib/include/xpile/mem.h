@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Memory for UMEMs and region arenas: hugepage-backed, NUMA-bound, locked mappings,
- * and the host facts that choose them (a device's NUMA node, free hugepages).
+ * and the host facts that choose them (a device's NUMA node, free hugepages). Every
+ * mapping is MAP_SHARED of a memfd (MFD_HUGETLB | MFD_HUGE_2MB for 2 MiB pages), whose
+ * fd xp_mem.fd keeps: another process given it (SCM_RIGHTS) maps the same pages.
  */
 #ifndef XPILE_MEM_H
 #define XPILE_MEM_H
@@ -45,6 +47,7 @@ struct xp_mem {
 	bool hugepages;
 	int numa_node; /* node bound, -1 if none */
 	bool locked;
+	int fd; /* the memfd behind the mapping (close-on-exec), closed by xp_mem_free() */
 };
 
 /*
@@ -56,13 +59,17 @@ struct xp_mem {
  * or mlock's negative errno; each logged with the fix.
  */
 XP_API int xp_mem_alloc(const struct xp_mem_opts *o, struct xp_mem *out);
-/* Unmaps what xp_mem_alloc() mapped and clears @m->base (NULL or freed twice is fine). */
+/* Unmaps what xp_mem_alloc() mapped, closes its memfd and clears @m->base (NULL or
+ * freed twice is fine). */
 XP_API void xp_mem_free(struct xp_mem *m);
 /* NUMA node of @ifname's device: *node = 0.., or -1 (virtual device, no node). -ENODEV if no such interface. */
 XP_API int xp_numa_node_of_ifname(const char *ifname, int *node);
 /* Free 2 MiB hugepages the kernel holds now and has not promised to a mapping
  * (free - resv); 0 when sysfs cannot tell. */
 XP_API long xp_hugepages_free(void);
+/* The value for /proc/sys/vm/nr_hugepages that leaves @bytes more of 2 MiB pages free
+ * (what `echo N > /proc/sys/vm/nr_hugepages` should say when they are missing). */
+XP_API long xp_hugepages_wanted(__u64 bytes);
 
 #ifdef __cplusplus
 }

@@ -26,9 +26,22 @@
  *   load an all-or-nothing get may fail while other threads hold objects in flight.
  * - xp_pool_destroy() requires every cache of the pool destroyed first.
  *
- * Capacity contract: the pool never holds more than N handles. In debug mode a put
- * of a handle that is already free (double free, or any put that would exceed N) is
- * refused with -EINVAL and changes nothing.
+ * Capacity contract: the backend never holds more than N handles, in every mode.
+ * - Release mode checks the count, not the handles: a put that would make the
+ *   backend hold more than N (uncached xp_pool_put(), a cache's flush or bypass,
+ *   xp_cache_flush()) fails with -ENOSPC, puts none of the batch and logs one line.
+ *   Both backends, exact at quiescence and never exceeded under load (the pile
+ *   takes "room" on the caller's home stripe before a push and gives it back after
+ *   a pop: one CAS on a line of its own, on the slow path only). The inline cache
+ *   hit paths check only the cache's own bound, so a surplus put into a cache is
+ *   refused when that cache next flushes (the cache keeps it; destroy logs it).
+ *   Which handles are put is not checked: a foreign or double-freed handle put while
+ *   the backend has room is taken, and a later, legitimate put is then the one
+ *   refused; xp_pool_audit() finds it (foreign, held twice, free + cached > N).
+ * - XP_POOL_F_DEBUG checks every handle of every get and put, cache hits included:
+ *   not from this pool, outside umem_size, misaligned, or already free (a double
+ *   free, which covers every put beyond N) fails the whole call with -EINVAL, a
+ *   message naming the handle, and no change.
  *
  * Every function returns 0 or a negative errno; failures are also reported through
  * the log hook (xpile/log.h). Nothing aborts.
@@ -137,9 +150,9 @@ XP_API void xp_pool_destroy(struct xp_pool *p);
 /*
  * Uncached, thread-safe bulk get/put. Get is all-or-nothing: 0 with @n handles in
  * @objs, or -ENOBUFS and nothing taken. n == 0 succeeds. Put takes the @n handles
- * of @objs (copied) back and returns 0, or in debug mode -EINVAL (foreign,
- * misaligned, out-of-UMEM or double-freed handle; nothing put), or -ENOSPC if the
- * pool is full (more puts than gets).
+ * of @objs (copied) back and returns 0, or -ENOSPC if the backend would then hold
+ * more than N (more puts than gets; nothing put), or in debug mode -EINVAL
+ * (foreign, misaligned, out-of-UMEM or double-freed handle; nothing put).
  */
 XP_API int xp_pool_get(struct xp_pool *p, __u64 *objs, __u32 n);
 XP_API int xp_pool_put(struct xp_pool *p, const __u64 *objs, __u32 n);
@@ -216,7 +229,11 @@ static inline int xp_cache_get(struct xp_cache *c, __u64 *objs, __u32 n)
 	return xp_cache_get_slow(c, objs, n);
 }
 
-/* Returns @n handles: 0, or (debug mode / full pool) a negative errno and nothing put. */
+/*
+ * Returns @n handles: 0, or a negative errno and nothing put: -ENOSPC when the flush
+ * this put needs would make the backend hold more than N, -EINVAL in debug mode.
+ * A hit checks only the cache's bound (see the capacity contract above).
+ */
 static inline int xp_cache_put(struct xp_cache *c, const __u64 *objs, __u32 n)
 {
 	if (__builtin_expect(n <= c->put_lim - c->len, 1)) {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Region allocator: carves UMEMs out of one arena (e.g. an xp_mem of 2 MiB
- * hugepages) for a long-running node agent that creates and destroys sockets as
- * pods come and go. It hands out byte offsets into the arena in whole chunks.
+ * Region allocator: carves UMEMs out of one arena for a long-running process that
+ * creates and destroys sockets as they come and go. It hands out byte offsets into the
+ * arena in whole chunks; xp_arena_* below puts it over a memfd mapping (the engine's).
  *
  * XP_REGION_LAZY is a lazy iBuddy: single-chunk allocation and free are O(1)
  * pushes and pops on a per-space stack of loose chunks, with no split and no
@@ -22,6 +22,7 @@
 #include <stddef.h>
 
 #include "xpile/api.h"
+#include "xpile/mem.h"
 #include "xpile/opts.h"
 
 #ifdef __cplusplus
@@ -79,6 +80,62 @@ XP_API void xp_region_stats(struct xp_region *r, struct xp_region_stats *st);
 /* Chunks per space (the largest possible allocation) and the space count. */
 XP_API __u64 xp_region_space_chunks(const struct xp_region *r);
 XP_API __u32 xp_region_spaces(const struct xp_region *r);
+
+/*
+ * Arena: one memfd-backed mapping (2 MiB hugetlb or 4 KiB shmem, xpile/mem.h) with a
+ * region allocator over it, from which a process carves every large buffer it needs
+ * (UMEMs, buffers registered with io_uring) on one NUMA node. Lazy twice over: the
+ * mapping reserves only address space (MAP_NORESERVE), and a carve gets real pages
+ * (fallocate() on the memfd, bound to the node, then faulted in) for the bytes asked
+ * only, while its offset range is a whole power of two chunks; a free punches them
+ * back out. xp_arena_mem()->fd is the memfd, which another process can map (hot
+ * handover). Thread-safe like the region allocator; carving is not for the data path.
+ */
+struct xp_arena;
+
+struct xp_arena_opts {
+	size_t sz; /* sizeof(struct xp_arena_opts); the rule: xpile/opts.h */
+	__u64 size; /* address space, rounded up to spaces x a power of two chunks */
+	__u64 chunk; /* carve granule, a power of two, at least the page (default 2 MiB) */
+	__u32 spaces; /* region spaces (default 1) */
+	enum xp_hugepages hugepages; /* XP_HUGE_AUTO: 2 MiB pages if @size of them is free */
+	int numa_node; /* -1: no bind; else every carve's pages are bound to this node */
+	enum xp_region_algo algo;
+};
+#define xp_arena_opts__last_field algo
+
+/* One carve: @base is arena base + @off, the memfd offset too. */
+struct xp_arena_buf {
+	void *base;
+	__u64 off;
+	__u64 size; /* bytes backed by pages: the request rounded up to the page */
+	__u32 nchunks; /* offset range held, in chunks (a power of two) */
+	__u32 reserved_;
+};
+
+/*
+ * Creates an arena. XP_HUGE_AUTO takes 2 MiB pages when xp_hugepages_free() covers
+ * @o->size, else 4 KiB ones with one warning naming the sysctl; XP_HUGE_REQUIRE fails
+ * at a carve the pages cannot back. -EINVAL (the opts rule, a bad chunk, size 0), or
+ * memfd_create's, mmap's negative errno; each logged.
+ */
+XP_API int xp_arena_create(const struct xp_arena_opts *o, struct xp_arena **out);
+/* Unmaps the arena and closes its memfd (NULL is fine); carves still held die with it. */
+XP_API void xp_arena_destroy(struct xp_arena *a);
+/*
+ * Carves @bytes, backed and faulted in on the arena's node. -ENOMEM: no offset range
+ * that long is free, or the pages are missing (hugepages: logged with the
+ * `echo N > /proc/sys/vm/nr_hugepages` that fixes it); -EINVAL: @bytes 0 or NULL @out;
+ * mbind()'s negative errno when the arena's node cannot be bound (logged).
+ */
+XP_API int xp_arena_alloc(struct xp_arena *a, __u64 bytes, __u32 hint, struct xp_arena_buf *out);
+/* Gives a carve's pages back to the kernel and its range to the region; -EINVAL if
+ * @b is not a live carve of @a. Clears @b->base. */
+XP_API int xp_arena_free(struct xp_arena *a, struct xp_arena_buf *b);
+/* The arena's mapping: base, size, page size, node and the memfd (fd). */
+XP_API const struct xp_mem *xp_arena_mem(const struct xp_arena *a);
+/* Bytes of the arena backed by pages now (the sum of live carves' sizes). */
+XP_API __u64 xp_arena_backed(const struct xp_arena *a);
 
 #ifdef __cplusplus
 }
