@@ -44,7 +44,7 @@ echo "daemonset.yaml: ConfigMap, DaemonSet, Pod valid against the OpenAPI schema
 # 2. The ConfigMap's config, where its interface exists.
 eng_ns N node
 eng_ns P peer
-xt_veth "$N" eth1 "$P" p1
+eng_veth "$N" eth1 "$P" p1 2 # the ConfigMap asks for 2 queues
 sed -n '/agent.json: |/,/^---/p' tools/deploy/daemonset.yaml | sed '1d;$d' >"$T/agent.json"
 ip netns exec "$N" "$AGENT" run --check --config "$T/agent.json" ||
 	xt_fail "the ConfigMap's agent.json does not pass --check"
