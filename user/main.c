@@ -219,7 +219,7 @@ static const struct cli_opt opts[] = {
 	OPT("pin-path", STR, c.pin_path, "DIR",
 	    "Where the steer program's maps are pinned (default: the loader's per-interface directory)."),
 	OPT("uds", FUNC, c.uds, "PATH",
-	    "Get the XSKMAP from the AF_XDP device plugin's socket PATH (xpile-agent serves DIR/IFACE/afxdp.sock) instead of loading anything: the engine attaches no program and needs only CAP_NET_RAW (plus locked memory for the UMEM: RLIMIT_MEMLOCK or CAP_IPC_LOCK). One per --iface, in the same order.",
+	    "Get the XSKMAP from the AF_XDP device plugin's socket PATH (xpile-agent serves DIR/IFACE/afxdp.sock); load nothing. Needs only CAP_NET_RAW and locked memory for the UMEM (README). One per --iface, in order.",
 	    .flags = CLI_F_REPEAT, .parse = parse_uds),
 	OPT("force", FLAG, c.force, NULL,
 	    "Replace an XDP program on the interface that xpile does not own."),
