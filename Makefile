@@ -149,6 +149,30 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TLIB_OBJS) $(BUILD)/libxpile.a
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
+# Fuzzing (tests/fuzz/, clang's libFuzzer; never part of `all`): `make fuzz SECONDS=N`
+# builds build/fuzz/fuzz_* (libFuzzer + ASan + UBSan, the library instrumented too) and
+# runs each for N seconds (default 20) from its seed corpus tests/fuzz/corpus/NAME/,
+# failing on any crash or broken property; FUZZ=NAME runs one. The corpora are also
+# replayed by the regular suites (tests/unit/test_fuzz_*.c, tests/bpf/test_fuzz_*.c).
+# fuzz_cli needs tools/cli (the command-line framework); without it there is nothing to fuzz.
+FUZZ_SRCS := $(filter-out $(if $(wildcard tools/cli/cli.c),,tests/fuzz/fuzz_cli.c),\
+             $(wildcard tests/fuzz/fuzz_*.c))
+SECONDS   ?= 20
+FUZZ      ?=
+ifeq ($(SAN),fuzz)
+CC        := $(CLANG)
+# clang builds the library here: lib/ethtool.c's GNU flexible-array-in-struct is gcc's norm.
+SAN_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+             -fno-omit-frame-pointer -Wno-gnu-variable-sized-type-not-at-end
+fuzz-bins: $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/%) $(BPF_OBJS)
+$(BUILD)/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(BUILD)/libxpile.a
+	$(CC) $(XP_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(XP_LDLIBS)
+endif
+
+fuzz: deps
+	$(MAKE) SAN=fuzz fuzz-bins
+	tests/fuzz/run.sh $(SECONDS) $(FUZZ)
+
 deps:
 	tools/setup/install-deps.sh
 
@@ -197,4 +221,4 @@ lint: $(BUILD)/compile_commands.json
 clean:
 	rm -rf build
 
-.PHONY: all deps test demo install format lint clean FORCE
+.PHONY: all deps test demo install format lint clean FORCE fuzz fuzz-bins

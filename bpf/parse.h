@@ -143,12 +143,16 @@ static __always_inline int xp_parse_ip6(void *l3, void *end, struct xp_parsed *p
 		case IPPROTO_ROUTING:
 		case IPPROTO_DSTOPTS:
 		case 135: /* mobility */
+			if (i == XP_IP6_MAX_EXT) /* a seventh: too deep before it is read */
+				return XP_PERR_IP6_EXT_DEPTH;
 			if ((void *)(eh + 2) > end)
 				return XP_PERR_IP6_EXT_TRUNC;
 			nh = eh[0];
 			cur += (eh[1] + 1) * 8;
 			break;
 		case IPPROTO_AH:
+			if (i == XP_IP6_MAX_EXT) /* a seventh: too deep before it is read */
+				return XP_PERR_IP6_EXT_DEPTH;
 			if ((void *)(eh + 2) > end)
 				return XP_PERR_IP6_EXT_TRUNC;
 			nh = eh[0];
@@ -161,6 +165,8 @@ static __always_inline int xp_parse_ip6(void *l3, void *end, struct xp_parsed *p
 				__be32 id;
 			} *fh = cur;
 
+			if (i == XP_IP6_MAX_EXT) /* a seventh: too deep before it is read */
+				return XP_PERR_IP6_EXT_DEPTH;
 			if ((void *)(fh + 1) > end)
 				return XP_PERR_IP6_EXT_TRUNC;
 			nh = fh->nexthdr;

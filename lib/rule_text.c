@@ -112,9 +112,11 @@ static int parse_ifindex(const char *s, __u32 *ifindex, char *err, size_t errlen
 	char name[IF_NAMESIZE];
 	__u32 v;
 
+	/* SIOCGIFINDEX reads "lo:z" as lo (an alias suffix): the name must come back. */
 	*ifindex = if_nametoindex(s);
-	if (*ifindex)
+	if (*ifindex && if_indextoname(*ifindex, name) && !strcmp(name, s))
 		return 0;
+	*ifindex = 0;
 	if (xp_parse_u32(s, 1, UINT32_MAX, &v))
 		return xp_text_fail(
 			err, errlen,

@@ -26,8 +26,10 @@ int xp_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 		base = 16;
 		p += 2;
 	}
-	/* strtoull would take a sign or leading blanks: only digits may start it here. */
-	if (!(base == 16 ? isxdigit((unsigned char)*p) : isdigit((unsigned char)*p)))
+	/* strtoull would take a sign or leading blanks, and in base 16 a second "0x"
+	 * ("0x0x1b"): only digits may start it here. */
+	if (!(base == 16 ? isxdigit((unsigned char)*p) : isdigit((unsigned char)*p)) ||
+	    (base == 16 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')))
 		return -EINVAL;
 	errno = 0;
 	v = strtoull(p, &end, base);

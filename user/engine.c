@@ -717,56 +717,66 @@ static void print_sockets(struct engine *e)
 
 /* ---- audits ---- */
 
-static void ring_split(struct engine *e, FILE *f)
-{
-	__u64 fill = 0, kern = 0, rxr = 0, txr = 0, txk = 0;
-	__u32 i;
-
-	for (i = 0; i < e->nq; i++) {
-		struct xp_xsk *x = e->qs[i].xsk;
-		__u32 fp = *x->fill.producer, fc = *x->fill.consumer;
-		__u32 rp = *x->rx.producer, rc = *x->rx.consumer;
-		__u32 tp = *x->tx.producer, tc = *x->tx.consumer;
-
-		fill += fp - fc;
-		rxr += rp - rc;
-		kern += (__u32)(e->qs[i].c.fill_posted - (fp - fc)) - rp;
-		txr += tp - tc;
-		txk += e->qs[i].tx_inflight - (tp - tc);
-	}
-	fprintf(f,
-		"ledger: fill = %llu in fill rings + %llu in the kernel + %llu in RX rings; tx = %llu in TX rings + %llu in the kernel or completion rings\n",
-		(unsigned long long)fill, (unsigned long long)kern, (unsigned long long)rxr,
-		(unsigned long long)txr, (unsigned long long)txk);
-}
-
+/*
+ * Workers parked between turns or gone: the ledger must match the allocator, the
+ * fill side of every socket (fill producer - RX consumer) and its TX side (TX
+ * producer - completion consumer) exactly, and the state bytes the counts.
+ */
 static int audit_quiescent(struct engine *e, const char *when)
 {
 	struct xp_ledger_report r;
 	__s64 obs[XP_PLACE_MAX] = { -1, -1, -1, -1 };
 	FILE *f = e->cfg.json ? stdout : stderr;
+	struct eng_split s = {};
 	int err;
 
 	obs[XP_PLACE_FREE] = (__s64)xp_pool_avail(e->pool) + xp_pool_cached(e->pool);
 	for (__u32 i = 0; i < e->nworkers; i++)
 		obs[XP_PLACE_FREE] += e->workers[i].deal ? xp_deal_count(e->workers[i].deal) : 0;
 	obs[XP_PLACE_APP] = 0; /* workers hold nothing between loop turns */
+	for (__u32 i = 0; i < e->nq; i++) {
+		eng_cut_ring(&e->qs[i]);
+		eng_split_add(&s, &e->qs[i]);
+	}
+	obs[XP_PLACE_FILL] = s.fill_side;
+	obs[XP_PLACE_TX] = s.tx_side;
 	err = xp_ledger_audit(e->ledger, obs, &r);
+	if (!err && s.bad[0]) {
+		snprintf(r.why, sizeof(r.why), "%s", s.bad);
+		r.ok = false;
+		err = -EUCLEAN;
+	}
 	if (!err && e->cfg.ledger_debug && xp_pool_audit(e->pool))
 		err = -EUCLEAN;
 	if (e->cfg.json) {
 		printf("{\"type\":\"ledger\",\"when\":\"%s\",\"ok\":%s,\"frames\":%u,\"free\":%lld,"
-		       "\"fill\":%lld,\"app\":%lld,\"tx\":%lld,\"bad_transitions\":%llu%s%s%s}\n",
+		       "\"fill\":%lld,\"kernel_rx\":%lld,\"rx\":%lld,\"app\":%lld,\"tx\":%lld,"
+		       "\"kernel_tx\":%lld,\"completion\":%lld,\"total\":%lld,"
+		       "\"bad_transitions\":%llu%s%s%s}\n",
 		       when, err ? "false" : "true", r.nframes, (long long)r.place[XP_PLACE_FREE],
-		       (long long)r.place[XP_PLACE_FILL], (long long)r.place[XP_PLACE_APP],
-		       (long long)r.place[XP_PLACE_TX], (unsigned long long)r.bad_transitions,
-		       err ? ",\"why\":\"" : "", err ? r.why : "", err ? "\"" : "");
+		       (long long)s.fill_ring, (long long)s.kernel_rx, (long long)s.rx_ring,
+		       (long long)r.place[XP_PLACE_APP], (long long)s.tx_ring,
+		       (long long)s.kernel_tx, (long long)s.comp_ring,
+		       (long long)(r.place[XP_PLACE_FREE] + r.place[XP_PLACE_APP] + s.fill_side +
+				   s.tx_side),
+		       (unsigned long long)r.bad_transitions, err ? ",\"why\":\"" : "",
+		       err ? r.why : "", err ? "\"" : "");
 		fflush(stdout);
 	} else {
 		fprintf(f, "%s: ", when);
 		xp_ledger_report_print(&r, f);
-		if (e->cfg.verbose && e->nq && e->qs[0].xsk)
-			ring_split(e, f);
+		if (e->cfg.verbose)
+			fprintf(f,
+				"ledger: fill = %lld in fill rings + %lld in the kernel + %lld in RX rings; tx = %lld in TX rings + %lld in the kernel + %lld in completion rings\n",
+				(long long)s.fill_ring, (long long)s.kernel_rx,
+				(long long)s.rx_ring, (long long)s.tx_ring, (long long)s.kernel_tx,
+				(long long)s.comp_ring);
+	}
+	/* A live audit that failed fails the run, whatever the exit state shows. */
+	if (!strcmp(when, "exit") && e->live_failures) {
+		fprintf(stderr, "xpile: ledger: %llu live audit(s) failed; the first: %s\n",
+			(unsigned long long)e->live_failures, e->live_why);
+		err = -EUCLEAN;
 	}
 	return err;
 }
@@ -802,7 +812,8 @@ static int audit_now(struct engine *e)
  */
 static int reclaim(struct engine *e)
 {
-	__u32 n = e->layout.nframes, avail, i, missing = 0, dups = 0, foreign = 0;
+	__u32 n = e->layout.nframes, avail, i, k, missing = 0, dups = 0, foreign = 0;
+	__u32 lost = 0, held_twice = 0;
 	struct xp_ledger_acct *a;
 	__u64 *buf = calloc(n, sizeof(__u64));
 	__u8 *seen = calloc(n, 1);
@@ -832,30 +843,35 @@ static int reclaim(struct engine *e)
 	xp_ledger_audit(e->ledger, NULL, &r);
 	held = r.place[XP_PLACE_FILL] + r.place[XP_PLACE_TX];
 	for (i = 0; i < n; i++) {
+		__u64 h = xp_layout_frame(&e->layout, i);
+		int st = xp_ledger_state_of(e->ledger, h);
+
+		/* Frame by frame: in the pile means free; missing means a ring had it. */
+		if (seen[i] && st != XP_PLACE_FREE && held_twice++ < XP_LEDGER_LOG_MAX)
+			fprintf(stderr,
+				"ledger: frame %#llx is in the pile, but the ledger has it in %s (held twice)\n",
+				(unsigned long long)h, xp_place_name(st));
+		if (!seen[i] && st == XP_PLACE_FREE && lost++ < XP_LEDGER_LOG_MAX)
+			fprintf(stderr,
+				"ledger: frame %#llx is not in the pile, but the ledger has it free (lost)\n",
+				(unsigned long long)h);
 		if (seen[i])
 			continue;
 		if (avail + missing < n)
-			buf[avail + missing] = xp_layout_frame(&e->layout, i);
+			buf[avail + missing] = h;
 		missing++;
 	}
-	if (foreign || dups || avail + missing != n || held != missing) {
+	if (foreign || dups || avail + missing != n || held != missing || lost || held_twice) {
 		fprintf(stderr,
-			"ledger: FAILED: %u frames in the pile (%u foreign, %u twice), %u missing, ledger expected %lld in rings\n",
-			avail, foreign, dups, missing, (long long)held);
+			"ledger: FAILED: %u frames in the pile (%u foreign, %u twice), %u missing, ledger expected %lld in rings; %u lost, %u held twice by state byte\n",
+			avail, foreign, dups, missing, (long long)held, lost, held_twice);
 		err = -EUCLEAN;
 	}
 	/* The rings are gone: their frames are free again. */
-	if (e->cfg.ledger_debug) {
-		__u32 k = xp_ledger_frames_in(e->ledger, XP_PLACE_FILL, e->handles, n);
-
-		xp_ledger_move(a, XP_PLACE_FILL, XP_PLACE_FREE, e->handles, k);
-		k = xp_ledger_frames_in(e->ledger, XP_PLACE_TX, e->handles, n);
-		xp_ledger_move(a, XP_PLACE_TX, XP_PLACE_FREE, e->handles, k);
-	} else {
-		a->n[XP_PLACE_FREE] += r.place[XP_PLACE_FILL] + r.place[XP_PLACE_TX];
-		a->n[XP_PLACE_FILL] -= r.place[XP_PLACE_FILL];
-		a->n[XP_PLACE_TX] -= r.place[XP_PLACE_TX];
-	}
+	k = xp_ledger_frames_in(e->ledger, XP_PLACE_FILL, e->handles, n);
+	xp_ledger_move(a, XP_PLACE_FILL, XP_PLACE_FREE, e->handles, k);
+	k = xp_ledger_frames_in(e->ledger, XP_PLACE_TX, e->handles, n);
+	xp_ledger_move(a, XP_PLACE_TX, XP_PLACE_FREE, e->handles, k);
 	if (!dups && !foreign && avail + missing == n && xp_pool_put(e->pool, buf, n))
 		err = fail("ledger: the pile refused the frames back");
 	obs[XP_PLACE_FREE] = xp_pool_avail(e->pool);

@@ -43,6 +43,12 @@ struct eng_counters {
 	__u64 rx_descs; /* descriptors taken from RX: fill_posted - rx_descs are in the kernel */
 };
 
+/* A socket's ring indices at its worker's cut (user/audit.c): fill, RX, TX and
+ * completion producer and consumer. */
+struct eng_ring_cut {
+	__u32 fp, fc, rp, rc, tp, tc, cp, cc;
+};
+
 struct eng_q {
 	struct xp_xsk *xsk;
 	struct eng_port *port;
@@ -55,6 +61,7 @@ struct eng_q {
 	struct eng_counters c;
 	struct eng_counters shown; /* main thread: counters at the last stats line */
 	bool napi_checked; /* main thread: --busy-poll's NAPI id looked at */
+	struct eng_ring_cut cut; /* written by the owning worker at its cut */
 };
 
 struct eng_port {
@@ -68,6 +75,16 @@ struct eng_port {
 	int uds_map_fd; /* --uds: the XSKMAP the agent handed over (uds.c), else unused */
 	/* Main thread (watch.c): what was last seen, so each change is told once. */
 	bool link_up, gone, prog_lost, pins_told, registered;
+};
+
+/* What a worker saw at its cut, between two loop turns (user/audit.c). */
+struct eng_cut {
+	struct xp_ledger_cut led;
+	__u64 allocator; /* frames in its cache and dealer */
+	__u64 pile_ops; /* its cache's slow paths so far: every pile access is one */
+	__u32 pile; /* the pile's count */
+	__u32 ticket; /* order of the cuts in a round */
+	__u32 gen; /* round this cut answers; published last */
 };
 
 struct eng_worker {
@@ -85,6 +102,9 @@ struct eng_worker {
 	__u64 next_tx_ns; /* txonly rate limit */
 	__u32 parked_gen; /* last audit generation this worker parked for */
 	bool done; /* txonly: sent its share and got every completion back */
+	bool exited; /* returned: the main thread may read its state */
+	bool fault_done; /* XPILE_FAULT injected */
+	struct eng_cut cut;
 	__u64 scratch[ENG_MAX_BATCH];
 	struct xdp_desc descs[ENG_MAX_BATCH];
 };
@@ -127,7 +147,7 @@ struct eng_config {
 	bool ledger_debug, audit_each_interval;
 	bool spin; /* never sleep in poll() when idle */
 	enum xp_pool_backend pool_backend;
-	/* XPILE_FAULT (tests): at stop, each worker loses one frame or frees one twice. */
+	/* XPILE_FAULT (tests): once running, each worker loses one frame or frees one twice. */
 	enum { ENG_FAULT_NONE, ENG_FAULT_LOSE, ENG_FAULT_TWICE } fault;
 	/* txonly */
 	__u32 pkt_size, flows;
@@ -181,6 +201,11 @@ struct engine {
 	__u64 next_watch_ns;
 	int fault_status; /* 4 when a port failed while running (watch.c) */
 	__u32 fill_cap; /* most frames one fill ring may hold (fair share of a small pool) */
+	/* Live audit (user/audit.c): workers cut when cut_gen moves. */
+	volatile __u32 cut_gen;
+	__u32 cut_ticket;
+	__u64 live_failures; /* live audits that failed */
+	char live_why[256]; /* the first one's reason */
 };
 
 /* engine.c */
@@ -211,6 +236,16 @@ void eng_watch_start(struct engine *e);
 int eng_watch(struct engine *e, __u64 now); /* non-zero: stop with that status */
 void eng_event(struct engine *e, const struct eng_port *p, const char *event, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* audit.c: the live ledger audit, the ring split every audit reports */
+struct eng_split {
+	__s64 fill_ring, kernel_rx, rx_ring, tx_ring, kernel_tx, comp_ring;
+	__s64 fill_side, tx_side; /* frames the sockets hold, from our own indices */
+	char bad[160]; /* a ring index out of bounds, when set */
+};
+void eng_cut_take(struct eng_worker *w); /* the worker, between loop turns */
+void eng_cut_ring(struct eng_q *q); /* records q->cut from the rings now */
+void eng_split_add(struct eng_split *s, const struct eng_q *q); /* adds q->cut */
+int eng_audit_live(struct engine *e); /* 0, or -EUCLEAN (reported, counted) */
 /* stats.c */
 void eng_stats_tick(struct engine *e, bool final);
 void eng_stats_allocator(struct engine *e, bool final);

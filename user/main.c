@@ -206,10 +206,10 @@ static const struct cli_opt opts[] = {
 	OPT("pool", ENUM, c.pool_backend, "KIND",
 	    "pile (default: lock-free stack of bulks) | ring (MPMC ring).", .names = pool_names),
 	OPT("ledger-debug", FLAG, c.ledger_debug, NULL,
-	    "Track every frame's place (one byte per frame) and check each transition; the allocator runs in debug mode too.",
+	    "Check every move against the frame's state byte (kept anyway) and report a bad one where it happens; debug allocator.",
 	    .section = "Ledger"),
 	OPT("audit", FLAG, c.audit_each_interval, NULL,
-	    "Audit the ledger at every stats interval (stop-the-world, brief). SIGUSR1 audits once."),
+	    "Also audit stop-the-world every interval (the live audit runs anyway). SIGUSR1 audits once."),
 	OPT("attach-existing", FLAG, c.attach_existing, NULL,
 	    "Use the steer program and maps `xpile-loader load` pinned; do not load or detach anything.",
 	    .section = "XDP program"),
@@ -258,9 +258,9 @@ static const struct
 				  "    l2fwd    swap the MAC addresses and send back out of the same queue\n"
 				  "    fwd      two ports joined as a wire: queue N of one to queue N of the other" },
 				{ "OUTPUT",
-				  "Text: one live line per port/queue on stderr every --interval (packets and bits per second, totals, drops, kernel counters) and an allocator line, then a summary, the allocator figures and the ledger audit. Before traffic: {\"type\":\"socket\",...} per socket (mode chosen) and {\"type\":\"ready\",...}. With --json, stdout gets one object per line: {\"type\":\"interval\"|\"summary\", \"time\", \"port\", \"queue\", \"mode\", \"zerocopy\", \"rx_packets\", \"tx_packets\", \"rx_bytes\", \"tx_bytes\", \"rx_pps\", \"tx_pps\", \"rx_bps\", \"tx_bps\", \"tx_dropped\", \"bad_descs\", \"fill_starved\", \"tx_kicks\", and the kernel's XDP_STATISTICS: \"rx_dropped\", \"rx_invalid_descs\", \"tx_invalid_descs\", \"rx_ring_full\", \"rx_fill_ring_empty_descs\", \"tx_ring_empty_descs\"}, with {\"type\":\"allocator\",\"when\":\"interval\"|\"exit\",...} (pile and cache figures) after each round and {\"type\":\"ledger\",\"ok\":true|false,...} at audits and exit." },
+				  "Text: one live line per port/queue on stderr every --interval (packets and bits per second, totals, drops, kernel counters) and allocator and ledger lines, then a summary, the allocator figures and the ledger audit. Before traffic: {\"type\":\"socket\",...} per socket (mode chosen) and {\"type\":\"ready\",...}. With --json, stdout gets one object per line: {\"type\":\"interval\"|\"summary\", \"time\", \"port\", \"queue\", \"mode\", \"zerocopy\", \"rx_packets\", \"tx_packets\", \"rx_bytes\", \"tx_bytes\", \"rx_pps\", \"tx_pps\", \"rx_bps\", \"tx_bps\", \"tx_dropped\", \"bad_descs\", \"fill_starved\", \"tx_kicks\", and the kernel's XDP_STATISTICS: \"rx_dropped\", \"rx_invalid_descs\", \"tx_invalid_descs\", \"rx_ring_full\", \"rx_fill_ring_empty_descs\", \"tx_ring_empty_descs\"}, with {\"type\":\"allocator\",\"when\":\"interval\"|\"exit\",...} after every round and {\"type\":\"ledger\",\"when\":\"live\"|\"audit\"|\"exit\",...} (FRAME LEDGER)." },
 				{ "FRAME LEDGER",
-				  "Every UMEM frame is always in exactly one place: free (pile or a core's cache), fill (fill ring, kernel, RX ring), app (being processed) or tx (TX ring, kernel, completion ring). At exit the engine stops receiving, drains, closes its sockets, takes every frame back and proves each is in the pile exactly once; SIGUSR1 (or --audit) audits while running. A discrepancy is reported as frames lost or held twice and makes the exit status 3." },
+				  "Every UMEM frame is in exactly one place, which its state byte names: free (pile or a cache), fill (fill ring, kernel, RX ring), app (being processed) or tx (TX ring, kernel, completion ring). A live audit every --interval checks it against the allocator and the indices of every ring, no pausing; SIGUSR1 (or --audit) audits stop-the-world; at exit all frames are proven back in the pile. Any discrepancy (lost or held twice): status 3." },
 				{ "SIGNALS",
 				  "    SIGINT, SIGTERM, SIGHUP  stop: detach the sockets from the steer map (packets\n"
 				  "                             fall back to the kernel), drain, audit, return every\n"
@@ -268,7 +268,7 @@ static const struct
 				  "    SIGUSR1                  audit the ledger now and keep running\n"
 				  "    SIGPIPE                  ignored: a closed output pipe only fails the writes" },
 				{ "ENVIRONMENT",
-				  "XPILE_BPF_DIR: where steer.o is (default: next to the binary, then the install directory). XPILE_FAULT=lose-frame|free-twice: test hook; at stop every worker loses one frame, or frees one still in a fill ring, so the ledger audit must fail (exit status 3)." },
+				  "XPILE_BPF_DIR: where steer.o is (default: next to the binary, then the install directory). XPILE_FAULT=lose-frame|free-twice: test hook; once running, each worker loses one frame, or frees one still in a fill ring: the live and exit audits fail (status 3)." },
 				{ "EXIT STATUS",
 				  "0 success; 1 set-up error (one line names the cause and the fix); 2 bad "
 				  "usage (one line names the option, the value and what is accepted); 3 the "

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * Stats: a live line per socket every --interval and a summary at exit, as text or
- * (--json) one JSON object per line per port/queue. Runs on the main thread and only
- * reads the workers' counters (aligned 64-bit loads; a line may mix two batches).
+ * (--json) one JSON object per line per port/queue, then the allocator and the live
+ * ledger lines. Runs on the main thread and only reads the workers' counters (aligned
+ * 64-bit loads; a line may mix two batches); the ledger line comes from the workers'
+ * own cuts (audit.c), which are consistent.
  */
 #include <stdio.h>
 
@@ -132,6 +134,9 @@ void eng_stats_tick(struct engine *e, bool final)
 	}
 	if (!final && (e->cfg.json || !e->cfg.quiet))
 		eng_stats_allocator(e, false);
+	/* Every interval: where every frame is, proven without pausing (audit.c). */
+	if (!final)
+		eng_audit_live(e);
 	if (e->cfg.json)
 		fflush(stdout);
 	e->last_tick_ns = now;

@@ -23,6 +23,7 @@ __u32 eng_refill(struct eng_worker *w, struct eng_q *q)
 	__u32 batch = w->e->cfg.batch, total = 0, n, idx, i;
 	__u32 held = (__u32)(q->c.fill_posted - q->c.rx_descs), cap = w->e->fill_cap;
 	__u32 room = held < cap ? cap - held : 0;
+	struct xp_ledger_map m = xp_ledger_map_get(w->acct);
 
 	while (total < room && (n = xp_ring_prod_free(fill, batch)) > 0) {
 		if (n > batch)
@@ -38,9 +39,12 @@ __u32 eng_refill(struct eng_worker *w, struct eng_q *q)
 			break;
 		}
 		xp_ring_prod_reserve(fill, n, &idx);
-		for (i = 0; i < n; i++)
+		xp_ledger_count(w->acct, XP_PLACE_FREE, XP_PLACE_FILL, w->scratch, n,
+				sizeof(__u64));
+		for (i = 0; i < n; i++) {
 			*xp_ring_addr(fill, idx + i) = w->scratch[i];
-		xp_ledger_move(w->acct, XP_PLACE_FREE, XP_PLACE_FILL, w->scratch, n);
+			xp_ledger_mark(&m, w->scratch[i], XP_PLACE_FILL);
+		}
 		total += n;
 		if (total >= 4 * batch)
 			break;
@@ -62,7 +66,7 @@ static inline bool desc_ok(const struct engine *e, const struct xdp_desc *d)
 	__u64 handle = xp_layout_handle(&e->layout, d->addr);
 	__u64 data = xp_layout_data(&e->layout, d->addr);
 
-	return handle < e->layout.area_size && data >= handle &&
+	return handle <= e->layout.area_size - e->layout.chunk_size && data >= handle &&
 	       data + d->len <= handle + e->layout.chunk_size && d->len <= e->layout.chunk_size;
 }
 
@@ -70,7 +74,8 @@ __u32 eng_rx(struct eng_worker *w, struct eng_q *q, struct xdp_desc *out, __u32 
 {
 	struct engine *e = w->e;
 	struct xp_ring *rx = &q->xsk->rx;
-	__u32 n, idx, i, k = 0, bad = 0, last = 0, ring_last = 0;
+	struct xp_ledger_map m = xp_ledger_map_get(w->acct);
+	__u32 n, idx, i, k = 0, bad = 0, bad_last = 0, last = 0, ring_last = 0;
 	__u64 bytes = 0, bytes_last = 0;
 
 	n = xp_ring_cons_peek(rx, max, &idx);
@@ -89,6 +94,7 @@ __u32 eng_rx(struct eng_worker *w, struct eng_q *q, struct xdp_desc *out, __u32 
 			last = k;
 			ring_last = i + 1;
 			bytes_last = bytes;
+			bad_last = bad;
 			q->c.rx_packets++;
 		}
 	}
@@ -98,23 +104,30 @@ __u32 eng_rx(struct eng_worker *w, struct eng_q *q, struct xdp_desc *out, __u32 
 		rx->cached_cons -= n - ring_last;
 		k = last;
 		bytes = bytes_last;
+		bad = bad_last; /* the rest are read, and counted, again next time */
 	}
 	q->c.rx_bytes += bytes;
 	q->c.rx_descs += k;
 	xp_ring_cons_release(rx);
 	q->c.bad_descs += bad;
-	xp_ledger_move_strided(w->acct, XP_PLACE_FILL, XP_PLACE_APP, out, k, sizeof(*out));
+	/* Counted once k is known, and before the bytes (xp_ledger_count()). */
+	xp_ledger_count(w->acct, XP_PLACE_FILL, XP_PLACE_APP, out, k, sizeof(*out));
+	for (i = 0; i < k; i++)
+		xp_ledger_mark(&m, out[i].addr, XP_PLACE_APP);
 	return k;
 }
 
 void eng_free_descs(struct eng_worker *w, const struct xdp_desc *d, __u32 n)
 {
 	const struct xp_layout *l = &w->e->layout;
+	struct xp_ledger_map m = xp_ledger_map_get(w->acct);
 	__u32 i;
 
-	for (i = 0; i < n; i++)
+	xp_ledger_count(w->acct, XP_PLACE_APP, XP_PLACE_FREE, d, n, sizeof(*d));
+	for (i = 0; i < n; i++) {
 		w->scratch[i] = xp_layout_handle(l, d[i].addr);
-	xp_ledger_move(w->acct, XP_PLACE_APP, XP_PLACE_FREE, w->scratch, n);
+		xp_ledger_mark(&m, d[i].addr, XP_PLACE_FREE);
+	}
 	xp_deal_put(w->deal, w->scratch, n);
 }
 
@@ -135,6 +148,7 @@ void eng_kick(struct eng_q *q)
 __u32 eng_tx(struct eng_worker *w, struct eng_q *q, const struct xdp_desc *d, __u32 n)
 {
 	struct xp_ring *tx = &q->xsk->tx;
+	struct xp_ledger_map m;
 	__u32 got, idx, i, pkts = 0;
 	__u64 bytes = 0;
 
@@ -159,12 +173,14 @@ __u32 eng_tx(struct eng_worker *w, struct eng_q *q, const struct xdp_desc *d, __
 	if (!got)
 		return 0;
 	xp_ring_prod_reserve(tx, got, &idx);
+	m = xp_ledger_map_get(w->acct);
+	xp_ledger_count(w->acct, XP_PLACE_APP, XP_PLACE_TX, d, got, sizeof(*d));
 	for (i = 0; i < got; i++) {
 		*xp_ring_desc(tx, idx + i) = d[i];
+		xp_ledger_mark(&m, d[i].addr, XP_PLACE_TX);
 		bytes += d[i].len;
 		pkts += !(d[i].options & XDP_PKT_CONTD);
 	}
-	xp_ledger_move_strided(w->acct, XP_PLACE_APP, XP_PLACE_TX, d, got, sizeof(*d));
 	xp_ring_prod_submit(tx);
 	q->tx_inflight += got;
 	q->c.tx_posted += got;
@@ -179,6 +195,7 @@ __u32 eng_complete(struct eng_worker *w, struct eng_q *q)
 {
 	const struct engine *e = w->e;
 	struct xp_ring *comp = &q->xsk->comp;
+	struct xp_ledger_map m = xp_ledger_map_get(w->acct);
 	__u32 n, idx, i, k = 0;
 
 	if (!q->tx_inflight)
@@ -196,7 +213,9 @@ __u32 eng_complete(struct eng_worker *w, struct eng_q *q)
 	if (n)
 		xp_ring_cons_release(comp);
 	if (k) {
-		xp_ledger_move(w->acct, XP_PLACE_TX, XP_PLACE_FREE, w->scratch, k);
+		xp_ledger_count(w->acct, XP_PLACE_TX, XP_PLACE_FREE, w->scratch, k, sizeof(__u64));
+		for (i = 0; i < k; i++)
+			xp_ledger_mark(&m, w->scratch[i], XP_PLACE_FREE);
 		xp_deal_put(w->deal, w->scratch, k);
 	}
 	q->tx_inflight -= n;
@@ -246,19 +265,21 @@ static bool drained(struct eng_worker *w)
 }
 
 /* Test hook: the ledger must catch a frame that vanishes and one that is freed while
- * still in a fill ring; the exit audit then fails and the engine exits 3. */
+ * still in a fill ring, while running (the live audit) and at exit (exit status 3).
+ * Fired once, as soon as the fill ring holds frames (txonly: at once). */
 static void inject_fault(struct eng_worker *w)
 {
 	struct xp_ring *fill;
 	__u64 h;
 
 	if (w->e->cfg.fault == ENG_FAULT_LOSE) {
-		xp_deal_get(w->deal, &h, 1);
+		w->fault_done = !xp_deal_get(w->deal, &h, 1);
 	} else if (w->e->cfg.fault == ENG_FAULT_TWICE && w->nq) {
 		fill = &w->q[0]->xsk->fill;
-		if (fill->cached_prod != *fill->consumer) {
+		if (fill->cached_prod != __atomic_load_n(fill->consumer, __ATOMIC_ACQUIRE)) {
 			h = *xp_ring_addr(fill, fill->cached_prod - 1);
 			xp_deal_put(w->deal, &h, 1);
+			w->fault_done = true;
 		}
 	}
 }
@@ -348,6 +369,10 @@ void *eng_worker_main(void *arg)
 	spin_init(&sp);
 
 	for (;;) {
+		/* Between turns this worker holds no frame: the live audit's cut. */
+		if (__builtin_expect(__atomic_load_n(&e->cut_gen, __ATOMIC_ACQUIRE) != w->cut.gen,
+				     0))
+			eng_cut_take(w);
 		if (__atomic_load_n(&e->paused, __ATOMIC_ACQUIRE))
 			park(w);
 		if (__atomic_load_n(&e->stop, __ATOMIC_ACQUIRE)) {
@@ -371,6 +396,8 @@ void *eng_worker_main(void *arg)
 				xp_xsk_wake_rx(q->xsk);
 			work += m->poll(w, q);
 		}
+		if (__builtin_expect(e->cfg.fault && !w->fault_done, 0))
+			inject_fault(w);
 		if (w->done)
 			break;
 		if (work) {
@@ -389,7 +416,7 @@ void *eng_worker_main(void *arg)
 	}
 	if (sp.fd >= 0)
 		close(sp.fd);
-	inject_fault(w);
+	__atomic_store_n(&w->exited, true, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&e->finished, 1, __ATOMIC_ACQ_REL);
 	return NULL;
 }

@@ -7,7 +7,8 @@
  * - read or written in place by inline code compiled into the caller: xp_cache
  *   (the cache hit paths), xp_deal (xp_deal_put), xp_xsk and xp_ring (the ring
  *   helpers), xp_layout and xp_topology (address arithmetic), xp_ledger_acct
- *   (xp_ledger_move), xp_lines;
+ *   (xp_ledger_move), xp_ledger_map (xp_ledger_mark), xp_ledger_cut
+ *   (xp_ledger_cut_take), xp_lines;
  * - filled or read across the call boundary: every opts struct (append-only under the
  *   rule of xpile/opts.h), the stats, info, report, plan and feature structs.
  *
@@ -167,10 +168,14 @@ static const struct pin pins[] = {
 	F(xp_layout, m3_classes, 76),
 	F(xp_layout, m3_magic, 80),
 	F(xp_layout, m3_chinv, 88),
-	S(xp_ledger_acct, 48, 8),
+	S(xp_ledger_acct, 72, 8),
 	F(xp_ledger_acct, n, 0),
 	F(xp_ledger_acct, ledger, 32),
-	F(xp_ledger_acct, debug, 40),
+	F(xp_ledger_acct, state, 40),
+	F(xp_ledger_acct, nslots, 48),
+	F(xp_ledger_acct, moved, 56),
+	F(xp_ledger_acct, shift, 64),
+	F(xp_ledger_acct, debug, 68),
 	S(xp_ledger_opts, 48, 8),
 	F(xp_ledger_opts, sz, 0),
 	F(xp_ledger_opts, handles, 8),
@@ -179,13 +184,23 @@ static const struct pin pins[] = {
 	F(xp_ledger_opts, debug, 24),
 	F(xp_ledger_opts, handle_of, 32),
 	F(xp_ledger_opts, ctx, 40),
-	S(xp_ledger_report, 336, 8),
+	S(xp_ledger_map, 32, 8),
+	F(xp_ledger_map, state, 0),
+	F(xp_ledger_map, nslots, 8),
+	F(xp_ledger_map, shift, 16),
+	F(xp_ledger_map, acct, 24),
+	S(xp_ledger_report, 344, 8),
 	F(xp_ledger_report, place, 0),
 	F(xp_ledger_report, state, 32),
 	F(xp_ledger_report, bad_transitions, 64),
-	F(xp_ledger_report, nframes, 72),
-	F(xp_ledger_report, ok, 76),
-	F(xp_ledger_report, why, 77),
+	F(xp_ledger_report, slack, 72),
+	F(xp_ledger_report, nframes, 80),
+	F(xp_ledger_report, ok, 84),
+	F(xp_ledger_report, live, 85),
+	F(xp_ledger_report, why, 86),
+	S(xp_ledger_cut, 40, 8),
+	F(xp_ledger_cut, n, 0),
+	F(xp_ledger_cut, moved, 32),
 	S(xp_mem_opts, 32, 8),
 	F(xp_mem_opts, sz, 0),
 	F(xp_mem_opts, size, 8),

@@ -259,8 +259,17 @@ static const char *shown(const char *v, char *buf, size_t len)
 
 static int verror(const struct cli_prog *p, const struct cli_cmd *c, const char *fmt, va_list ap)
 {
+	char msg[512];
+
+	/* A quoted argument may hold a newline or another control byte: escape it, so
+	 * the error stays one line. */
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	fprintf(stderr, "%s: ", p->name);
-	vfprintf(stderr, fmt, ap);
+	for (const unsigned char *m = (const unsigned char *)msg; *m; m++)
+		if (*m < 0x20 || *m == 0x7f)
+			fprintf(stderr, "\\x%02x", *m);
+		else
+			fputc(*m, stderr);
 	if (c)
 		fprintf(stderr, " (see '%s %s --help')\n", p->name, c->name);
 	else
