@@ -25,7 +25,8 @@ ag_dir() {
 	local d
 	d=$(mktemp -d /tmp/xpile-agent.XXXXXX) || xt_fail "mktemp failed"
 	chmod 755 "$d"
-	xt_on_exit rm -rf "$d"
+	# --one-file-system: never into a mount left inside it (an image root with bpffs bound)
+	xt_on_exit rm -rf --one-file-system "$d"
 	printf -v "$1" '%s' "$d"
 }
 

@@ -19,7 +19,7 @@ bins=(xpile-agent xpile xpile-loader)
 for b in "${bins[@]}"; do
 	[ -x "$build/$b" ] || { echo "image.sh: $build/$b missing: run make" >&2; exit 1; }
 done
-rm -rf "$out"
+rm -rf --one-file-system "$out"
 root=$out/rootfs
 mkdir -p "$root/usr/bin" "$root/usr/lib/xpile/bpf" "$root/etc/xpile" "$root/tmp" "$root/run" \
 	"$root/sys/fs/bpf" "$root/proc" "$root/dev"
