@@ -6,6 +6,7 @@
 #   user/*.c user/modes/*.c -> build/xpile              (the engine)
 #   tools/loader/*.c        -> build/xpile-loader
 #   tools/bench/*.c         -> build/xpile-bench
+#   tools/agent/*.c         -> build/xpile-agent        (the node agent)
 #   tools/cli/*.c           -> linked into all three (the command-line framework)
 #   tests/unit/test_*.c     -> build/tests/unit/test_*  (one binary per feature)
 #   tests/bpf/test_*.c      -> build/tests/bpf/test_*
@@ -61,6 +62,7 @@ ENGINE_SRCS := $(wildcard user/*.c user/modes/*.c)
 LOADER_SRCS := $(wildcard tools/loader/*.c)
 BENCH_SRCS  := $(wildcard tools/bench/*.c)
 CLI_SRCS    := $(wildcard tools/cli/*.c)
+AGENT_SRCS  := $(wildcard tools/agent/*.c)
 UNIT_SRCS   := $(wildcard tests/unit/test_*.c)
 BPFT_SRCS   := $(wildcard tests/bpf/test_*.c)
 TLIB_SRCS   := $(wildcard tests/lib/*.c)
@@ -70,7 +72,7 @@ UNIT_BINS   := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 BPFT_BINS   := $(BPFT_SRCS:tests/bpf/%.c=$(BUILD)/tests/bpf/%)
 TLIB_OBJS   := $(TLIB_SRCS:%.c=$(BUILD)/obj/%.o)
 BINS        := $(if $(ENGINE_SRCS),$(BUILD)/xpile) $(if $(LOADER_SRCS),$(BUILD)/xpile-loader) \
-               $(if $(BENCH_SRCS),$(BUILD)/xpile-bench)
+               $(if $(BENCH_SRCS),$(BUILD)/xpile-bench) $(if $(AGENT_SRCS),$(BUILD)/xpile-agent)
 
 # Sanitizer variants build only what their suites need.
 ifeq ($(SAN),tsan)
@@ -79,7 +81,8 @@ else ifeq ($(SAN),asan)
 all: $(BUILD)/libxpile.a $(UNIT_BINS) $(BINS) $(BPF_OBJS)
 else
 all: $(BUILD)/libxpile.a $(BUILD)/libxpile.so $(BUILD)/xpile.pc $(BPF_OBJS) $(BINS) \
-     $(UNIT_BINS) $(BPFT_BINS) $(BUILD)/tests/harness/broken
+     $(UNIT_BINS) $(BPFT_BINS) $(BUILD)/tests/harness/broken $(BUILD)/tests/harness/dpclient \
+     $(BUILD)/tests/harness/notify
 endif
 
 $(BUILD)/obj/%.o: %.c
@@ -128,6 +131,10 @@ $(BUILD)/xpile-bench: $(BUILD)/obj/user/capture.o $(BUILD)/obj/user/pcapng.o
 $(BUILD)/xpile-bench: XP_LDLIBS += $(BUILD)/libxpile.a -luring
 $(eval $(call prog,xpile-loader,$(LOADER_SRCS) $(CLI_SRCS)))
 $(eval $(call prog,xpile-bench,$(BENCH_SRCS) $(CLI_SRCS)))
+# The agent alone links the daemon's libraries (Debian libjson-c-dev, liburing-dev,
+# libsystemd-dev, libmicrohttpd-dev): the engine, which pods run unprivileged, stays without them.
+$(eval $(call prog,xpile-agent,$(AGENT_SRCS) $(CLI_SRCS)))
+$(BUILD)/xpile-agent: XP_LDLIBS += -ljson-c -luring -lsystemd -lmicrohttpd
 
 # Optional DPDK side of `xpile-bench alloc` (Debian dpdk-dev), never required:
 # XPILE_DPDK=auto builds it when pkg-config finds libdpdk (plain builds only),
@@ -208,7 +215,7 @@ format:
 # Static checks, run by .ci/run before the tests: clang-format (check only), shellcheck
 # on every shell script, clang-tidy (.clang-tidy) over lib/ user/ tools/, at zero
 # findings. The compile database comes from the flags above, so nothing is built.
-LINT_SRCS := $(LIB_SRCS) $(ENGINE_SRCS) $(LOADER_SRCS) $(BENCH_SRCS) $(CLI_SRCS)
+LINT_SRCS := $(LIB_SRCS) $(ENGINE_SRCS) $(LOADER_SRCS) $(BENCH_SRCS) $(CLI_SRCS) $(AGENT_SRCS)
 $(BUILD)/compile_commands.json: Makefile tools/lint/compdb.sh FORCE
 	@mkdir -p $(@D)
 	@tools/lint/compdb.sh $(CC) $(XP_CFLAGS) -Itools/cli -- $(LINT_SRCS) >$@.tmp && mv $@.tmp $@

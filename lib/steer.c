@@ -32,6 +32,7 @@
 #include "xpile/steer.h"
 
 #define PROG_PIN "xp_steer"
+#define LINK_PIN "xp_link"
 
 const char *const xp_steer_map_names[XP_M_NR] = {
 	[XP_M_CFG] = "xp_cfg",	   [XP_M_SETCFG] = "xp_setcfg",	    [XP_M_SETS] = "xp_sets",
@@ -44,8 +45,10 @@ struct xp_steer {
 	int ifindex;
 	char pin[PATH_MAX];
 	char root[PATH_MAX];
-	struct xdp_program *prog; /* set when we loaded it */
+	struct xdp_program *prog; /* set when we loaded it through libxdp */
+	struct bpf_object *obj; /* set when we loaded it for a bpf_link */
 	int prog_fd;
+	int link_fd; /* the bpf_link it is attached through, or -1 (netlink) */
 	__u32 prog_id;
 	int fds[XP_M_NR];
 	enum xp_steer_mode mode;
@@ -94,14 +97,20 @@ static void unpin_all(struct xp_steer *s)
 
 static void close_fds(struct xp_steer *s)
 {
+	/* libxdp and libbpf own the fds of what they loaded */
+	bool owned = s->prog || s->obj;
+
 	for (int i = 0; i < XP_M_NR; i++)
-		if (s->fds[i] >= 0 && !s->prog) /* libxdp owns the fds of what it loaded */
+		if (s->fds[i] >= 0 && !owned)
 			close(s->fds[i]);
-	if (s->prog_fd >= 0 && !s->prog)
+	if (s->prog_fd >= 0 && !owned)
 		close(s->prog_fd);
+	if (s->link_fd >= 0)
+		close(s->link_fd);
 	for (int i = 0; i < XP_M_NR; i++)
 		s->fds[i] = -1;
 	s->prog_fd = -1;
+	s->link_fd = -1;
 }
 
 static __u32 fd_prog_id(int fd)
@@ -151,6 +160,8 @@ static int open_pins(struct xp_steer *s)
 		return -errno;
 	s->prog_id = fd_prog_id(s->prog_fd);
 	s->pin_ino = pin_inode(s);
+	pin_path(s, LINK_PIN, p, sizeof(p));
+	s->link_fd = bpf_obj_get(p); /* none: attached through netlink */
 	for (int i = 0; i < XP_M_NR; i++) {
 		pin_path(s, xp_steer_map_names[i], p, sizeof(p));
 		s->fds[i] = bpf_obj_get(p);
@@ -300,6 +311,77 @@ static int check_obj_maps(struct xdp_program *prog, const char *obj)
 	return 0;
 }
 
+/* The program of section @sec alone, loaded by libbpf and attached through a bpf_link
+ * in the mode asked (auto: native, else generic). */
+static int attach_link(struct xp_steer *s, const struct xp_steer_opts *o, const char *obj,
+		       const char *sec)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, lo);
+	struct bpf_program *p, *want = NULL;
+	char why[128];
+	int err;
+
+	s->obj = bpf_object__open_file(obj, NULL);
+	err = libbpf_get_error(s->obj);
+	if (err) {
+		s->obj = NULL;
+		libbpf_strerror(err, why, sizeof(why));
+		xp_err("cannot open BPF object %s: %s; give the steer.o that `make` builds "
+		       "(build/bpf/steer.o)\n",
+		       obj, why);
+		return err;
+	}
+	bpf_object__for_each_program(p, s->obj)
+	{
+		bool match = !strcmp(bpf_program__section_name(p), sec);
+
+		bpf_program__set_autoload(p, match);
+		if (match && !want)
+			want = p;
+	}
+	for (int i = 0; want && i < XP_M_NR; i++)
+		if (!bpf_object__find_map_by_name(s->obj, xp_steer_map_names[i]))
+			want = NULL;
+	if (!want) {
+		xp_err("%s is a BPF object but not xpile's steer program (no %s program or a "
+		       "map missing); give the steer.o that `make` builds (build/bpf/steer.o)\n",
+		       obj, sec);
+		return -ENOEXEC;
+	}
+	err = bpf_object__load(s->obj);
+	if (err) {
+		libbpf_strerror(err, why, sizeof(why));
+		xp_err("%s: cannot load %s: %s\n", s->ifname, obj, why);
+		return err;
+	}
+	s->prog_fd = bpf_program__fd(want);
+	lo.flags = o->mode == XP_STEER_MODE_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
+	s->link_fd = bpf_link_create(s->prog_fd, s->ifindex, BPF_XDP, &lo);
+	if (s->link_fd < 0 && o->mode == XP_STEER_MODE_AUTO && errno != EBUSY) {
+		xp_info("%s: native XDP link failed (%s), using generic (skb) mode\n", s->ifname,
+			strerror(errno));
+		lo.flags = XDP_FLAGS_SKB_MODE;
+		s->link_fd = bpf_link_create(s->prog_fd, s->ifindex, BPF_XDP, &lo);
+	}
+	if (s->link_fd < 0) {
+		err = -errno;
+		if (err == -EPERM)
+			xp_err("%s: attaching XDP needs CAP_NET_ADMIN and CAP_BPF; run as root\n",
+			       s->ifname);
+		else if (err == -EBUSY)
+			xp_err("%s: an XDP program is attached already (a bpf_link cannot replace "
+			       "a netlink attach); remove it: ip link set dev %s xdp off\n",
+			       s->ifname, s->ifname);
+		else
+			xp_err("%s: XDP link attach failed: %s\n", s->ifname, strerror(-err));
+		return err;
+	}
+	s->mode = lo.flags == XDP_FLAGS_SKB_MODE ? XP_STEER_MODE_SKB : XP_STEER_MODE_NATIVE;
+	s->prog_id = fd_prog_id(s->prog_fd);
+	s->legacy = true;
+	return 0;
+}
+
 static int attach(struct xp_steer *s, const struct xp_steer_opts *o)
 {
 	enum xdp_attach_mode m = o->mode == XP_STEER_MODE_SKB ? XDP_MODE_SKB : XDP_MODE_NATIVE;
@@ -316,6 +398,8 @@ static int attach(struct xp_steer *s, const struct xp_steer_opts *o)
 	err = check_obj_file(obj);
 	if (err)
 		return err;
+	if (o->link)
+		return attach_link(s, o, obj, frags > 0 ? "xdp.frags" : "xdp");
 	s->prog = xdp_program__open_file(obj, frags > 0 ? "xdp.frags" : "xdp", NULL);
 	err = libxdp_get_error(s->prog);
 	if (err) {
@@ -371,6 +455,8 @@ static int detach(struct xp_steer *s)
 	struct xdp_program *p = s->prog;
 	int err;
 
+	if (s->link_fd >= 0)
+		return bpf_link_detach(s->link_fd) ? -errno : 0;
 	if (!p) {
 		p = xdp_program__from_id(s->prog_id);
 		if (libxdp_get_error(p))
@@ -385,7 +471,7 @@ static int detach(struct xp_steer *s)
 
 static int pin_all(struct xp_steer *s)
 {
-	struct bpf_object *obj = xdp_program__bpf_obj(s->prog);
+	struct bpf_object *obj = s->obj ?: xdp_program__bpf_obj(s->prog);
 	char p[PATH_MAX + 32];
 	int err = xp_mkdir_p(s->pin);
 
@@ -405,6 +491,9 @@ static int pin_all(struct xp_steer *s)
 		if (bpf_obj_pin(s->fds[i], p))
 			goto fail;
 	}
+	pin_path(s, LINK_PIN, p, sizeof(p));
+	if (s->link_fd >= 0 && bpf_obj_pin(s->link_fd, p))
+		goto fail;
 	pin_path(s, PROG_PIN, p, sizeof(p));
 	if (!bpf_obj_pin(s->prog_fd, p)) {
 		s->pin_ino = pin_inode(s);
@@ -562,6 +651,7 @@ int xp_steer_open(const struct xp_steer_opts *opts, struct xp_steer **out)
 	for (int i = 0; i < XP_M_NR; i++)
 		s->fds[i] = -1;
 	s->prog_fd = -1;
+	s->link_fd = -1;
 	s->ncpu = libbpf_num_possible_cpus();
 	snprintf(s->ifname, sizeof(s->ifname), "%s", o->ifname);
 	s->ifindex = if_nametoindex(o->ifname);
@@ -585,6 +675,7 @@ fail:
 	close_fds(s);
 	if (s->prog)
 		xdp_program__close(s->prog);
+	bpf_object__close(s->obj);
 	free(s);
 	return err;
 }
@@ -636,6 +727,7 @@ void xp_steer_close(struct xp_steer *s, bool detach_too)
 	close_fds(s);
 	if (s->prog)
 		xdp_program__close(s->prog);
+	bpf_object__close(s->obj);
 	free(s);
 }
 
@@ -689,6 +781,11 @@ int xp_steer_xskmap_fd(const struct xp_steer *s)
 int xp_steer_prog_fd(const struct xp_steer *s)
 {
 	return s->prog_fd;
+}
+
+int xp_steer_link_fd(const struct xp_steer *s)
+{
+	return s->link_fd >= 0 ? s->link_fd : -ENOENT;
 }
 
 /* Serializes rule-set writers across processes; the pin directory is the one object
@@ -1002,6 +1099,7 @@ int xp_steer_remove_stale(const char *ifname, const char *pin_path)
 	for (int i = 0; i < XP_M_NR; i++)
 		s->fds[i] = -1;
 	s->prog_fd = -1;
+	s->link_fd = -1;
 	s->ifindex = if_nametoindex(ifname);
 	snprintf(s->ifname, sizeof(s->ifname), "%s", ifname);
 	err = resolve_pin(s, pin_path, false);

@@ -166,6 +166,10 @@ static int port_plan(const struct eng_port *p, struct xp_wire_plan *plan)
 		plan->n = 0;
 	if (!perr || perr == -ENOENT)
 		return 0;
+	/* /run/xpile is root's: an unprivileged engine (--uds) cannot read plans, and
+	 * cannot tell its namespace's from the host's either; --cores decides. */
+	if (perr == -EACCES && geteuid())
+		return 0;
 	if (steer_msg[0]) {
 		fprintf(stderr, "xpile: %s", steer_msg);
 		return -1;
@@ -513,6 +517,8 @@ static int setup_steer(struct engine *e)
 
 	if (!c->mode->needs_rx)
 		return 0;
+	if (c->nuds) /* the agent's program: nothing to load, the XSKMAP comes by socket */
+		return eng_uds_setup(e);
 	for (i = 0; i < c->nports; i++) {
 		struct eng_port *p = &e->ports[i];
 		struct xp_steer_opts so = { .sz = sizeof(so) };
@@ -900,6 +906,8 @@ static void xskmap_set(struct engine *e, bool on)
 	for (i = 0; i < e->nq; i++) {
 		struct eng_q *q = &e->qs[i];
 
+		if (e->cfg.nuds && q->xsk)
+			eng_uds_xskmap_set(q, on);
 		if (!q->port->steer || !q->xsk)
 			continue;
 		if (on)
@@ -1138,6 +1146,8 @@ static void close_port(struct engine *e, struct eng_port *p)
 
 	if (p->registered)
 		xp_users_unregister(p->ifname);
+	if (e->cfg.nuds)
+		eng_uds_close(p);
 	if (!p->steer)
 		return;
 	if (!e->cfg.attach_existing) {

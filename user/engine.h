@@ -77,6 +77,7 @@ struct eng_port {
 	struct xp_steer *steer;
 	struct eng_tap *tap; /* --host-tap, else NULL */
 	bool steer_borrowed; /* found attached: not ours to remove */
+	int uds_map_fd; /* --uds: the XSKMAP the agent handed over (uds.c), else unused */
 	/* Main thread (watch.c): what was last seen, so each change is told once. */
 	bool link_up, gone, prog_lost, pins_told, registered;
 };
@@ -150,6 +151,8 @@ struct eng_config {
 	bool reattach; /* put our own program back when someone removes it */
 	__u32 busy_budget, tx_budget;
 	const char *pin_path;
+	const char *uds[ENG_MAX_PORTS]; /* --uds PATH of each --iface, in order */
+	__u32 nuds;
 	bool ledger_debug, audit_each_interval;
 	bool spin; /* never sleep in poll() when idle */
 	int idle_wait; /* enum eng_idle_wait */
@@ -274,6 +277,10 @@ int eng_audit_live(struct engine *e); /* 0, or -EUCLEAN (reported, counted) */
 void eng_stats_tick(struct engine *e, bool final);
 void eng_stats_allocator(struct engine *e, bool final);
 __u64 eng_tx_unsent(struct engine *e); /* TX descriptors never completed */
+/* uds.c: the XSKMAP from the AF_XDP device plugin's socket (xpile-agent) */
+int eng_uds_setup(struct engine *e); /* 0 or -1 after one line */
+void eng_uds_xskmap_set(struct eng_q *q, bool on);
+void eng_uds_close(struct eng_port *p);
 /* modes/txonly.c */
 int eng_txonly_prepare(struct engine *e);
 

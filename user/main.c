@@ -138,6 +138,23 @@ static int parse_punt(const struct cli_opt *o, const char *v, void *cfg, char *w
 	return 0;
 }
 
+/* --uds PATH, repeated: the device-plugin socket of each --iface, in order. */
+static int parse_uds(const struct cli_opt *o, const char *v, void *cfg, char *why, size_t len)
+{
+	struct eng_config *c = &((struct run_args *)cfg)->c;
+
+	if (c->nuds == ENG_MAX_PORTS) {
+		snprintf(why, len, "at most %d sockets, one per --iface", ENG_MAX_PORTS);
+		return -1;
+	}
+	if (strlen(v) >= 108) {
+		snprintf(why, len, "a Unix socket path has at most 107 bytes");
+		return -1;
+	}
+	c->uds[c->nuds++] = v;
+	return 0;
+}
+
 #define OPT(...) CLI_OPT(struct run_args, __VA_ARGS__)
 
 static const struct cli_opt opts[] = {
@@ -279,6 +296,9 @@ static const struct cli_opt opts[] = {
 	    .names = xdp_names),
 	OPT("pin-path", STR, c.pin_path, "DIR",
 	    "Where the steer program's maps are pinned (default: the loader's per-interface directory)."),
+	OPT("uds", FUNC, c.uds, "PATH",
+	    "Get the XSKMAP from the AF_XDP device plugin's socket PATH (xpile-agent serves DIR/IFACE/afxdp.sock); load nothing. Needs only CAP_NET_RAW and locked memory for the UMEM (README). One per --iface, in order.",
+	    .flags = CLI_F_REPEAT, .parse = parse_uds),
 	OPT("force", FLAG, c.force, NULL,
 	    "Replace an XDP program on the interface that xpile does not own."),
 	OPT("reattach", FLAG, c.reattach, NULL,
@@ -428,6 +448,16 @@ static int parse(int argc, char **argv, struct run_args *a)
 	}
 	if (c->punt_rule_set && !c->ntaps)
 		return cli_usage_error(&prog, cmd, "--punt needs --host-tap PORT");
+	if (c->nuds && c->nuds != c->nports)
+		return cli_usage_error(
+			&prog, cmd,
+			"--uds given %u time(s) for %u --iface: give one socket per interface, in order",
+			c->nuds, c->nports);
+	if (c->nuds && (c->attach_existing || c->force || c->reattach || c->pin_path ||
+			cli_given(&res, "xdp-mode")))
+		return cli_usage_error(
+			&prog, cmd,
+			"--uds uses the agent's program: --attach-existing, --force, --reattach, --pin-path and --xdp-mode do not apply");
 	c->verbose = a->verbose > 0;
 	c->multi_buffer_set = cli_given(&res, "multi-buffer") || cli_given(&res, "no-multi-buffer");
 	c->dst_mac_set = cli_given(&res, "dst-mac");

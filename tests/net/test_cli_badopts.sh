@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# The command lines of xpile, xpile-loader and xpile-bench, from their own option tables
+# The command lines of xpile, xpile-loader, xpile-bench and xpile-agent, from their own option tables
 # (the hidden --list-options): every bad argument the table implies (a bad number, a
 # value out of range, a sign, inf/nan, a flag with a value, an empty string, a bad list,
 # MAC or address, an option given twice, two that contradict) gets ONE line on stderr
@@ -14,7 +14,8 @@ cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
 
 ENGINE=$XT_BUILD/xpile LOADER=$XT_BUILD/xpile-loader BENCH=$XT_BUILD/xpile-bench
-for b in "$ENGINE" "$LOADER" "$BENCH"; do
+AGENT=$XT_BUILD/xpile-agent
+for b in "$ENGINE" "$LOADER" "$BENCH" "$AGENT"; do
 	[ -x "$b" ] || xt_skip "$b not built: run make"
 done
 ERR=$(mktemp /tmp/xpile-cli.XXXXXX)
@@ -56,10 +57,12 @@ accepted() {
 
 # 1. Generated from the tables.
 total=0
-for bin in "$ENGINE" "$LOADER" "$BENCH"; do
+for bin in "$ENGINE" "$LOADER" "$BENCH" "$AGENT"; do
 	list=$("$bin" --list-options 2>&1) || xt_fail "$(basename "$bin") --list-options failed: $list"
 	nopt=$(grep -c '^opt' <<<"$list")
-	[ "$nopt" -ge 10 ] || xt_fail "$(basename "$bin") --list-options: only $nopt options"
+	min=10
+	[ "$bin" = "$AGENT" ] && min=5 # run and ctl: a daemon's options are in its config
+	[ "$nopt" -ge $min ] || xt_fail "$(basename "$bin") --list-options: only $nopt options"
 	declare -A help=()
 	while IFS=$'\t' read -r _ cmd opt vis; do
 		[ -n "${help[$cmd]+x}" ] || help[$cmd]=$("$bin" "$cmd" --help 2>&1) ||

@@ -57,9 +57,14 @@ struct xp_steer_opts {
 	 * fit one page), 1 always, -1 never. The frags program costs ~9 ns more per
 	 * packet (it asks the kernel for the frame length). */
 	int frags;
-	__u32 reserved_; /* zero: the tail has no unnamed padding (xpile/opts.h) */
+	/* Attach through a bpf_link (pinned as xp_link beside the maps) instead of netlink:
+	 * a netlink detach by someone else (DPDK's net_af_xdp does one when its port
+	 * closes) fails with -EBUSY, and the program outlives every process while the
+	 * pin stays. Never inside libxdp's dispatcher. */
+	bool link;
+	__u8 reserved_[3]; /* zero: the tail has no unnamed padding (xpile/opts.h) */
 };
-#define xp_steer_opts__last_field frags
+#define xp_steer_opts__last_field link
 
 /*
  * Loads, attaches and pins the steer program on @o->ifname, or with
@@ -95,6 +100,9 @@ XP_API int xp_steer_slot_clear(struct xp_steer *s, __u32 slot);
 XP_API int xp_steer_xskmap_fd(const struct xp_steer *s);
 /* The steer program itself (e.g. for BPF_PROG_TEST_RUN); owned by @s likewise. */
 XP_API int xp_steer_prog_fd(const struct xp_steer *s);
+/* The bpf_link the program is attached through (opts.link, or found pinned by
+ * attach_existing), owned by @s; -ENOENT when it was attached through netlink. */
+XP_API int xp_steer_link_fd(const struct xp_steer *s);
 
 struct xp_steer_replace_opts {
 	size_t sz; /* sizeof(struct xp_steer_replace_opts); the rule: xpile/opts.h */

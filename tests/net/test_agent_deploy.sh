@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# tools/deploy/, checked by machines, not by eye:
+#  - daemonset.yaml (ConfigMap, DaemonSet, an engine Pod) validates against
+#    Kubernetes' OpenAPI schema (npm kubernetes-models 4.5.0, installed here from the
+#    npm registry into a temporary directory), the DaemonSet keeps its least-privilege
+#    promises (caps exactly BPF, PERFMON, NET_ADMIN, nothing privileged, the probes,
+#    the scrape annotation, the three hostPath mounts), and a broken copy is refused;
+#  - the ConfigMap's agent.json passes `xpile-agent run --check` where eth1 exists;
+#  - xpile-agent.service passes `systemd-analyze verify`;
+#  - image.sh builds the image offline; the docker-save archive's digests match its
+#    manifest; the agent runs from the image's root file system alone (chroot, with
+#    bpffs and /proc mounted as the DaemonSet does): it attaches and serves /readyz;
+#    with the DaemonSet's three capabilities alone it runs, without any one it does not.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+source tests/lib/netns.sh
+source tests/lib/steer.sh
+source tests/lib/engine.sh
+source tests/lib/agent.sh
+eng_require
+ag_require
+for t in node npm systemd-analyze chroot curl setpriv nsenter unshare; do
+	command -v $t >/dev/null || xt_skip "$t missing (tools/setup/install-deps.sh installs it)"
+done
+ag_dir T
+
+# 1. The manifests against the OpenAPI schema.
+if ! timeout 50 npm install --prefix "$T/npm" --cache "$T/npm-cache" --no-audit --no-fund \
+	--loglevel=error kubernetes-models@4.5.0 yaml@2.9.1 >"$T/npm.log" 2>&1; then
+	xt_fail "npm install kubernetes-models failed (the npm registry unreachable?): $(tail -3 "$T/npm.log")"
+fi
+val() { NODE_PATH="$T/npm/node_modules" node tools/deploy/validate.js "$@"; }
+out=$(val tools/deploy/daemonset.yaml) || xt_fail "daemonset.yaml does not validate: $out"
+[ "$(grep -c '^ok ' <<<"$out")" = 3 ] || xt_fail "expected 3 valid documents: $out"
+sed 's/containerPort: 9469/containerPort: "metrics"/' tools/deploy/daemonset.yaml >"$T/bad1.yaml"
+out=$(val "$T/bad1.yaml" --expect-invalid) || xt_fail "a string containerPort passed: $out"
+grep -q 'containerPort must be integer' <<<"$out" || xt_fail "bad1: $out"
+sed 's/add: \["BPF", "PERFMON", "NET_ADMIN"\]/add: ["SYS_ADMIN"]/' tools/deploy/daemonset.yaml >"$T/bad2.yaml"
+out=$(val "$T/bad2.yaml" --expect-invalid) || xt_fail "CAP_SYS_ADMIN passed: $out"
+grep -q 'want BPF, NET_ADMIN, PERFMON' <<<"$out" || xt_fail "bad2: $out"
+echo "daemonset.yaml: ConfigMap, DaemonSet, Pod valid against the OpenAPI schema; 2 broken copies refused"
+
+# 2. The ConfigMap's config, where its interface exists.
+eng_ns N node
+eng_ns P peer
+eng_veth "$N" eth1 "$P" p1 2 # the ConfigMap asks for 2 queues
+sed -n '/agent.json: |/,/^---/p' tools/deploy/daemonset.yaml | sed '1d;$d' >"$T/agent.json"
+ip netns exec "$N" "$AGENT" run --check --config "$T/agent.json" ||
+	xt_fail "the ConfigMap's agent.json does not pass --check"
+
+# 3. The systemd unit, pointed at this build.
+sed "s|/usr/local/bin/xpile-agent|$(realpath "$AGENT")|g" tools/deploy/xpile-agent.service \
+	>"$T/xpile-agent.service"
+out=$(systemd-analyze verify "$T/xpile-agent.service" 2>&1) || xt_fail "systemd-analyze verify: $out"
+[ -z "$out" ] || xt_fail "systemd-analyze verify: $out"
+grep -qx 'CapabilityBoundingSet=CAP_BPF CAP_PERFMON CAP_NET_ADMIN' tools/deploy/xpile-agent.service ||
+	xt_fail "the unit's bounding set is not the DaemonSet's"
+echo "xpile-agent.service: systemd-analyze verify clean"
+
+# 4. The image, built offline, and the agent run from it alone.
+tools/deploy/image.sh "$XT_BUILD" "$T/image" >/dev/null || xt_fail "image.sh failed"
+mkdir -p "$T/x" && tar -C "$T/x" -xf "$T/image/xpile-agent-image.tar" || xt_fail "archive unreadable"
+cfg=$(jq -r '.[0].Config' "$T/x/manifest.json")
+layer=$(jq -r '.[0].Layers[0]' "$T/x/manifest.json")
+[ "$(sha256sum "$T/x/$cfg" | cut -d' ' -f1).json" = "$cfg" ] || xt_fail "config digest mismatch"
+[ "sha256:$(sha256sum "$T/x/$layer" | cut -d' ' -f1)" = "$(jq -r '.rootfs.diff_ids[0]' "$T/x/$cfg")" ] ||
+	xt_fail "layer digest mismatch"
+[ "$(jq -r '.[0].RepoTags[0]' "$T/x/manifest.json")" = "xpile/agent:0.1.0" ] || xt_fail "tag"
+R=$T/image/rootfs
+sed 's/"mode": "native"/"mode": "skb"/' "$T/agent.json" >"$R/etc/xpile/agent.json"
+# What a pod gets: sysfs (its network namespace's), the host's bpffs through the
+# DaemonSet's hostPath (the pins outlive the pod), /proc. All in a private mount
+# namespace that goes with the process.
+# shellcheck disable=SC2016 # expanded by the inner shell
+nsenter --net="/run/netns/$N" unshare -m --propagation private sh -c '
+	mount -t sysfs sysfs "$1/sys" && mount --bind /sys/fs/bpf "$1/sys/fs/bpf" &&
+	mount -t proc proc "$1/proc" &&
+	exec chroot "$1" /usr/bin/xpile-agent run --config /etc/xpile/agent.json --detach-on-exit' \
+	_ "$R" >"$T/img.log" 2>&1 &
+IMG=$!
+XT_PIDS+=("$IMG")
+ag_wait_log 10 "$T/img.log" "xpile-agent: ready:" || xt_fail "agent from the image: $(cat "$T/img.log")"
+[ "$(ip netns exec "$N" curl -s -m 2 http://127.0.0.1:9469/readyz)" = ready ] ||
+	xt_fail "agent from the image not ready: $(cat "$T/img.log")"
+[ -S "$R/tmp/afxdp_dp/eth1/afxdp.sock" ] || xt_fail "no device-plugin socket in the image's /tmp/afxdp_dp"
+kill -TERM "$IMG"
+wait "$IMG"
+rc=$?
+[ $rc = 0 ] || xt_fail "agent from the image: exit $rc: $(cat "$T/img.log")"
+st_no_trace "$N" eth1 || xt_fail "the image's agent left something"
+# The DaemonSet's capabilities are enough, and each one is needed. nsenter keeps the
+# host's /sys (bpffs), as a pod's hostPath mount does; the pins stay in this namespace's dir.
+caprun() { # caps -> the agent's log
+	timeout 10 nsenter --net="/run/netns/$N" setpriv --inh-caps=-all --bounding-set="-all,$1" -- \
+		"$AGENT" run --config "$R/etc/xpile/agent.json" --detach-on-exit >"$T/cap.log" 2>&1 &
+	local p=$!
+	ag_wait_log 5 "$T/cap.log" "xpile-agent: ready:" && kill -TERM $p
+	wait $p
+}
+sed -i "s|/tmp/afxdp_dp|$T/dp|; s|/run/xpile/agent.sock|$T/ctl.sock|" "$R/etc/xpile/agent.json"
+caprun +bpf,+perfmon,+net_admin || xt_fail "BPF+PERFMON+NET_ADMIN are not enough: $(cat "$T/cap.log")"
+st_no_trace "$N" eth1 || xt_fail "left something with the DaemonSet's caps"
+for c in +perfmon,+net_admin +bpf,+net_admin +bpf,+perfmon; do
+	caprun $c && xt_fail "the agent ran without one of BPF, PERFMON, NET_ADMIN ($c): $(cat "$T/cap.log")"
+	grep -q "ready:" "$T/cap.log" && xt_fail "ready with $c"
+done
+st_no_trace "$N" eth1 || xt_fail "a refused start left something"
+echo "image: digests match, the agent ran from its root file system alone; BPF+PERFMON+NET_ADMIN enough, each needed"
+echo PASS

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# xpile-agent under a stand-in for systemd's NOTIFY_SOCKET (tests/harness/notify.c):
+#  - READY=1 once every interface is attached and every socket serves; a SIGHUP is
+#    RELOADING=1 then READY=1; SIGTERM is STOPPING=1 and exit 0;
+#  - idle, the loop sleeps: under 1% of a CPU over 10 s and about one wake-up a
+#    second (the tick that closes idle device-plugin connections).
+# Prints the figures: start to READY=1, idle CPU, wake-ups, RSS.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+source tests/lib/netns.sh
+source tests/lib/steer.sh
+source tests/lib/engine.sh
+source tests/lib/agent.sh
+eng_require
+ag_require
+NOTIFY=$XT_BUILD/tests/harness/notify
+[ -x "$NOTIFY" ] || xt_skip "notify harness not built: run make"
+
+eng_pair 198.18.51
+ag_dir D
+cat >"$D/agent.json" <<EOF
+{
+  "interfaces": [{"name": "b0", "default": "pass", "rules": ["udp dport 6000 action drop"]}],
+  "control": {"path": "$D/ctl.sock"},
+  "device_plugin": {"dir": "$D/dp"}
+}
+EOF
+ip netns exec "$B" "$NOTIFY" "$D/notify.sock" "$AGENT" run --config "$D/agent.json" \
+	--detach-on-exit >"$D/notify.out" 2>"$D/agent.log" &
+N=$!
+XT_PIDS+=("$N")
+xt_wait_for 10 grep -q ' READY=1' "$D/notify.out" || xt_fail "no READY=1: $(cat "$D/notify.out" "$D/agent.log")"
+ready=$(grep -m1 ' READY=1' "$D/notify.out" | cut -d' ' -f1)
+grep -q "xpile-agent: ready:" "$D/agent.log" || xt_fail "READY=1 before the agent was ready"
+[ -S "$D/ctl.sock" ] && [ -S "$D/dp/b0/afxdp.sock" ] || xt_fail "READY=1 before the sockets served"
+AG=$(pgrep -P "$N" -f xpile-agent | head -1)
+[ -n "$AG" ] || xt_fail "agent process not found"
+
+# Idle: CPU ticks and wake-ups over 10 s.
+cpu() { awk '{print $14 + $15}' "/proc/$AG/stat"; }
+wakes() { awk '/^voluntary_ctxt_switches/ {print $2}' "/proc/$AG/status"; }
+c0=$(cpu) w0=$(wakes)
+sleep 10
+c1=$(cpu) w1=$(wakes)
+hz=$(getconf CLK_TCK)
+ticks=$((c1 - c0))
+[ $((ticks * 100)) -le $((hz * 10)) ] || xt_fail "idle agent used $ticks ticks of $((hz * 10)) in 10 s (over 1%)"
+[ $((w1 - w0)) -le 30 ] || xt_fail "idle agent woke $((w1 - w0)) times in 10 s"
+rss=$(awk '/^VmRSS/ {print $2}' "/proc/$AG/status")
+
+kill -HUP "$N"
+xt_wait_for 5 grep -q ' RELOADING=1' "$D/notify.out" || xt_fail "no RELOADING=1 on SIGHUP"
+xt_wait_for 5 [ "$(grep -c ' READY=1' "$D/notify.out")" -ge 2 ] || xt_fail "no READY=1 after the reload"
+kill -TERM "$N"
+wait "$N"
+rc=$?
+[ $rc = 0 ] || xt_fail "agent exit $rc: $(cat "$D/agent.log")"
+grep -q ' STOPPING=1' "$D/notify.out" || xt_fail "no STOPPING=1: $(cat "$D/notify.out")"
+st_no_trace "$B" b0 || xt_fail "left behind"
+echo "figure: start to READY=1: ${ready} s (1 interface attached, control, device-plugin and HTTP sockets serving)"
+echo "figure: idle: $ticks of $((hz * 10)) CPU ticks in 10 s, $((w1 - w0)) wake-ups; RSS ${rss} KiB"
+echo PASS

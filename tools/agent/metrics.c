@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * /metrics (Prometheus text exposition 0.0.4), /healthz and /readyz over HTTP, served
+ * by libmicrohttpd in its external-loop mode: its epoll fd is polled by the agent's
+ * io_uring loop, MHD_run() runs when it is readable or when MHD's own timeout is
+ * due. MHD bounds each connection's memory (a request larger than 16 KiB is refused)
+ * and its idle time (5 s), and the number of connections (64): a slow or stuck client
+ * cannot hold the loop, which never blocks in MHD.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <microhttpd.h>
+
+#include "agent.h"
+#include "xpile/owner.h"
+#include "xpile/text.h"
+
+#define MET_CONN_MEMORY (16 * 1024)
+#define MET_CONN_TIMEOUT 5
+#define MET_CONN_LIMIT 64
+
+struct ag_metrics {
+	struct ag_ev poll_ev, timer_ev;
+	struct agent *a;
+	struct MHD_Daemon *d;
+	int epfd;
+	bool timer_armed;
+	struct __kernel_timespec ts;
+	double started; /* unix time */
+};
+
+struct buf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+/* Appends to @b, growing it: at most one retry, with room for what vsnprintf said. */
+__attribute__((format(printf, 2, 3))) static void put(struct buf *b, const char *fmt, ...)
+{
+	va_list ap, again;
+	int n;
+
+	va_start(ap, fmt);
+	va_copy(again, ap);
+	n = b->oom ? -1 : vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+	if (n >= 0 && (size_t)n >= b->cap - b->len) {
+		size_t cap = (b->len + (size_t)n + 1) * 2;
+		char *np = realloc(b->p, cap);
+
+		if (np) {
+			b->p = np;
+			b->cap = cap;
+			n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, again);
+		} else {
+			n = -1;
+		}
+	}
+	va_end(again);
+	va_end(ap);
+	if (n < 0)
+		b->oom = true;
+	else
+		b->len += (size_t)n;
+}
+
+static const char *const action_names[XP_CNT_MAX] = {
+	[XP_CNT_PASS] = "pass",	      [XP_CNT_DROP] = "drop",
+	[XP_CNT_TX] = "tx",	      [XP_CNT_REDIRECT] = "redirect",
+	[XP_CNT_XSK] = "xsk",	      [XP_CNT_XSK_NOSOCK] = "xsk_nosocket",
+	[XP_CNT_DEFAULT] = "default", [XP_CNT_PARSE_ERR] = "parse_error",
+};
+
+static const char *const perr_names[XP_PERR_MAX] = {
+	[XP_PERR_ETH_TRUNC] = "eth_trunc",
+	[XP_PERR_VLAN_TRUNC] = "vlan_trunc",
+	[XP_PERR_VLAN_DEPTH] = "vlan_depth",
+	[XP_PERR_IP4_TRUNC] = "ip4_trunc",
+	[XP_PERR_IP4_HDR] = "ip4_hdr",
+	[XP_PERR_IP4_OPT_TRUNC] = "ip4_opt_trunc",
+	[XP_PERR_IP6_TRUNC] = "ip6_trunc",
+	[XP_PERR_IP6_EXT_TRUNC] = "ip6_ext_trunc",
+	[XP_PERR_IP6_EXT_DEPTH] = "ip6_ext_depth",
+	[XP_PERR_TCP_TRUNC] = "tcp_trunc",
+	[XP_PERR_TCP_HDR] = "tcp_hdr",
+	[XP_PERR_UDP_TRUNC] = "udp_trunc",
+	[XP_PERR_ICMP_TRUNC] = "icmp_trunc",
+	[XP_PERR_ICMP6_TRUNC] = "icmp6_trunc",
+};
+
+static void help(struct buf *b, const char *name, const char *type, const char *text)
+{
+	put(b, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
+}
+
+static bool iface_ready(struct ag_iface *i, char *why, size_t len)
+{
+	struct xp_steer_health h;
+
+	if (xp_steer_check(i->steer, &h)) {
+		snprintf(why, len, "%s: cannot query its XDP program", i->name);
+		return false;
+	}
+	if (h.iface_gone || h.prog_gone || h.prog_replaced) {
+		snprintf(why, len, "%s: steer program not attached", i->name);
+		return false;
+	}
+	if (h.pins_gone || h.pins_replaced) {
+		snprintf(why, len, "%s: maps not pinned", i->name);
+		return false;
+	}
+	return true;
+}
+
+static void render(struct ag_metrics *m, struct buf *b)
+{
+	struct agent *a = m->a;
+	struct ag_xsk_stat xs[256];
+	int nx;
+
+	help(b, "xpile_agent_info", "gauge", "The agent's version (value 1).");
+	put(b, "xpile_agent_info{version=\"%s\"} 1\n", XPILE_VERSION);
+	help(b, "xpile_agent_start_time_seconds", "gauge", "When this agent process started.");
+	put(b, "xpile_agent_start_time_seconds %.3f\n", m->started);
+	help(b, "xpile_agent_config_generation", "gauge", "Configs applied by this process.");
+	put(b, "xpile_agent_config_generation %llu\n", (unsigned long long)a->generation);
+	help(b, "xpile_agent_last_reload_success", "gauge",
+	     "1 when the last config read (start, SIGHUP, reload) was applied, 0 when refused.");
+	put(b, "xpile_agent_last_reload_success %d\n", a->last_reload_ok ? 1 : 0);
+	help(b, "xpile_device_plugin_handshakes_total", "counter",
+	     "Device-plugin handshakes completed (/fin answered) by this process.");
+	put(b, "xpile_device_plugin_handshakes_total %llu\n", (unsigned long long)a->dp_handshakes);
+	help(b, "xpile_device_plugin_connections", "gauge", "Open device-plugin connections.");
+	put(b, "xpile_device_plugin_connections %u\n", a->dp_conns);
+
+	help(b, "xpile_interface_ready", "gauge",
+	     "1 when the interface's steer program is attached and its maps pinned.");
+	for (int k = 0; k < AG_MAX_IFACES; k++) {
+		char why[128];
+
+		if (a->ifaces[k].used)
+			put(b, "xpile_interface_ready{interface=\"%s\"} %d\n", a->ifaces[k].name,
+			    iface_ready(&a->ifaces[k], why, sizeof(why)));
+	}
+	help(b, "xpile_rules_installed", "gauge", "Rules in the set in force.");
+	for (int k = 0; k < AG_MAX_IFACES; k++) {
+		int n = a->ifaces[k].used ? ag_rules_count(a->ifaces[k].steer) : -1;
+
+		if (n >= 0)
+			put(b, "xpile_rules_installed{interface=\"%s\"} %d\n", a->ifaces[k].name,
+			    n);
+	}
+	/* The counters live in the pinned maps: they go on across agent restarts. */
+	struct xp_steer_stats st[AG_MAX_IFACES];
+	bool have[AG_MAX_IFACES] = { 0 };
+
+	for (int k = 0; k < AG_MAX_IFACES; k++)
+		have[k] = a->ifaces[k].used && !xp_steer_stats_read(a->ifaces[k].steer, &st[k]);
+	help(b, "xpile_verdict_packets_total", "counter",
+	     "Packets by the steer program's verdict (default and parse_error also count under their verdict).");
+	for (int k = 0; k < AG_MAX_IFACES; k++)
+		for (int v = 0; have[k] && v < XP_CNT_MAX; v++)
+			put(b, "xpile_verdict_packets_total{interface=\"%s\",action=\"%s\"} %llu\n",
+			    a->ifaces[k].name, action_names[v],
+			    (unsigned long long)st[k].verdict[v].packets);
+	help(b, "xpile_verdict_bytes_total", "counter", "Bytes by the steer program's verdict.");
+	for (int k = 0; k < AG_MAX_IFACES; k++)
+		for (int v = 0; have[k] && v < XP_CNT_MAX; v++)
+			put(b, "xpile_verdict_bytes_total{interface=\"%s\",action=\"%s\"} %llu\n",
+			    a->ifaces[k].name, action_names[v],
+			    (unsigned long long)st[k].verdict[v].bytes);
+	help(b, "xpile_parse_errors_total", "counter", "Malformed packets by reason.");
+	for (int k = 0; k < AG_MAX_IFACES; k++)
+		for (int v = 0; have[k] && v < XP_PERR_MAX; v++)
+			put(b, "xpile_parse_errors_total{interface=\"%s\",reason=\"%s\"} %llu\n",
+			    a->ifaces[k].name, perr_names[v],
+			    (unsigned long long)st[k].parse_err[v]);
+
+	/* AF_XDP sockets bound to the interfaces served, whoever holds them. */
+	nx = ag_xsk_diag(xs, 256);
+	help(b, "xpile_xsk_diag_available", "gauge",
+	     "1 when the kernel reports AF_XDP sockets (xsk_diag, CONFIG_XDP_SOCKETS_DIAG); without it the xpile_xsk_* series are absent.");
+	put(b, "xpile_xsk_diag_available %d\n", nx >= 0);
+	if (nx < 0)
+		nx = 0;
+	static const char *const xn[6][2] = {
+		{ "xpile_xsk_rx_dropped_total", "Frames the socket dropped (no room)." },
+		{ "xpile_xsk_rx_invalid_descs_total", "Invalid RX descriptors." },
+		{ "xpile_xsk_rx_ring_full_total", "Frames dropped because the RX ring was full." },
+		{ "xpile_xsk_fill_ring_empty_total", "Times the fill ring was empty." },
+		{ "xpile_xsk_tx_invalid_descs_total", "Invalid TX descriptors." },
+		{ "xpile_xsk_tx_ring_empty_total", "Times the TX ring was empty." },
+	};
+	help(b, "xpile_xsk_sockets", "gauge", "AF_XDP sockets bound to the queue.");
+	for (int k = 0; k < AG_MAX_IFACES; k++) {
+		int cnt[XP_STEER_MAX_QUEUES] = { 0 };
+		int ifx = a->ifaces[k].used ? (int)if_nametoindex(a->ifaces[k].name) : 0;
+
+		for (int j = 0; ifx && j < nx; j++)
+			if (xs[j].ifindex == ifx && xs[j].queue < XP_STEER_MAX_QUEUES)
+				cnt[xs[j].queue]++;
+		for (int q = 0; q < XP_STEER_MAX_QUEUES; q++)
+			if (cnt[q])
+				put(b, "xpile_xsk_sockets{interface=\"%s\",queue=\"%d\"} %d\n",
+				    a->ifaces[k].name, q, cnt[q]);
+	}
+	for (int f = 0; f < 6; f++) {
+		help(b, xn[f][0], "counter", xn[f][1]);
+		for (int k = 0; k < AG_MAX_IFACES; k++) {
+			int ifx = a->ifaces[k].used ? (int)if_nametoindex(a->ifaces[k].name) : 0;
+
+			for (int j = 0; ifx && j < nx; j++) {
+				const __u64 *v = &xs[j].st.n_rx_dropped;
+
+				if (xs[j].ifindex == ifx)
+					put(b, "%s{interface=\"%s\",queue=\"%u\"} %llu\n", xn[f][0],
+					    a->ifaces[k].name, xs[j].queue,
+					    (unsigned long long)v[f]);
+			}
+		}
+	}
+}
+
+static enum MHD_Result respond(struct MHD_Connection *conn, unsigned int status, const char *type,
+			       char *body, size_t len)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result ret;
+
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, "Content-Type", type);
+	ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result text(struct MHD_Connection *conn, unsigned int status, const char *msg)
+{
+	char *body = strdup(msg);
+
+	return body ? respond(conn, status, "text/plain; charset=utf-8", body, strlen(body)) :
+		      MHD_NO;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *upload,
+				  size_t *upload_size, void **req_cls)
+{
+	struct ag_metrics *m = cls;
+	struct agent *a = m->a;
+
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n");
+	if (*upload_size) {
+		*upload_size = 0; /* a GET body is ignored */
+		return MHD_YES;
+	}
+	if (!strcmp(url, "/metrics")) {
+		struct buf b = { .p = malloc(16384), .cap = 16384 };
+
+		if (!b.p)
+			return MHD_NO;
+		b.p[0] = 0;
+		render(m, &b);
+		if (b.oom) {
+			free(b.p);
+			return text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+		}
+		return respond(conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", b.p,
+			       b.len);
+	}
+	if (!strcmp(url, "/healthz"))
+		return text(conn, MHD_HTTP_OK, "ok\n"); /* answering is the loop being alive */
+	if (!strcmp(url, "/readyz")) {
+		char why[512] = "", line[128];
+
+		for (__u32 k = 0; k < a->cfg.nifaces; k++) {
+			struct ag_iface *i = ag_iface_find(a, a->cfg.ifaces[k].name);
+
+			if (!i)
+				snprintf(line, sizeof(line), "%s: not served (detached)",
+					 a->cfg.ifaces[k].name);
+			else if (iface_ready(i, line, sizeof(line)))
+				continue;
+			snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s\n", line);
+		}
+		if (why[0])
+			return text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, why);
+		return text(conn, MHD_HTTP_OK, "ready\n");
+	}
+	return text(conn, MHD_HTTP_NOT_FOUND, "not found: /metrics, /healthz, /readyz\n");
+}
+
+static void arm_poll(struct ag_metrics *m);
+
+/* MHD's own timeout (a connection to time out, a response to finish), if any. */
+static void arm_timer(struct ag_metrics *m)
+{
+	MHD_UNSIGNED_LONG_LONG ms;
+	struct io_uring_sqe *sqe;
+
+	if (m->timer_armed || MHD_get_timeout(m->d, &ms) != MHD_YES)
+		return;
+	if (ms > 1000)
+		ms = 1000;
+	m->ts.tv_sec = (long long)(ms / 1000);
+	m->ts.tv_nsec = (long long)(ms % 1000) * 1000000;
+	sqe = ag_loop_sqe(&m->a->loop, &m->timer_ev);
+	if (sqe) {
+		io_uring_prep_timeout(sqe, &m->ts, 0, 0);
+		m->timer_armed = true;
+	}
+}
+
+static void on_poll(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int flags)
+{
+	struct ag_metrics *m =
+		(struct ag_metrics *)((char *)ev - offsetof(struct ag_metrics, poll_ev));
+
+	if (!m->d)
+		return; /* closing */
+	MHD_run(m->d);
+	arm_poll(m);
+	arm_timer(m);
+}
+
+static void on_timer(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int flags)
+{
+	struct ag_metrics *m =
+		(struct ag_metrics *)((char *)ev - offsetof(struct ag_metrics, timer_ev));
+
+	m->timer_armed = false;
+	if (!m->d)
+		return; /* closing */
+	MHD_run(m->d);
+	arm_timer(m);
+}
+
+static void arm_poll(struct ag_metrics *m)
+{
+	struct io_uring_sqe *sqe = ag_loop_sqe(&m->a->loop, &m->poll_ev);
+
+	if (sqe)
+		io_uring_prep_poll_add(sqe, m->epfd, POLLIN);
+}
+
+int ag_metrics_open(struct agent *a)
+{
+	struct ag_metrics *m = calloc(1, sizeof(*m));
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	char host[64], *colon;
+	const union MHD_DaemonInfo *di;
+	struct timespec now;
+	__u32 port;
+
+	if (!m)
+		return -ENOMEM;
+	snprintf(host, sizeof(host), "%s", a->cfg.metrics_addr);
+	colon = strrchr(host, ':');
+	*colon = 0;
+	xp_parse_u32(colon + 1, 1, 65535, &port); /* checked by the config */
+	if (inet_pton(AF_INET, host, &sin.sin_addr) != 1) {
+		ag_log("metrics.address %s: the host must be an IPv4 address (e.g. 127.0.0.1 or 0.0.0.0)",
+		       a->cfg.metrics_addr);
+		free(m);
+		return -EINVAL;
+	}
+	sin.sin_port = htons((uint16_t)port);
+	m->a = a;
+	m->poll_ev.fn = on_poll;
+	m->timer_ev.fn = on_timer;
+	clock_gettime(CLOCK_REALTIME, &now);
+	m->started = (double)now.tv_sec + now.tv_nsec / 1e9;
+	m->d = MHD_start_daemon(MHD_USE_EPOLL, (uint16_t)port, NULL, NULL, on_request, m,
+				MHD_OPTION_SOCK_ADDR, &sin, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+				(size_t)MET_CONN_MEMORY, MHD_OPTION_CONNECTION_TIMEOUT,
+				(unsigned int)MET_CONN_TIMEOUT, MHD_OPTION_CONNECTION_LIMIT,
+				(unsigned int)MET_CONN_LIMIT, MHD_OPTION_LISTENING_ADDRESS_REUSE,
+				1U, MHD_OPTION_END);
+	if (!m->d) {
+		ag_log("metrics: cannot serve HTTP on %s (address in use? metrics.address)",
+		       a->cfg.metrics_addr);
+		free(m);
+		return -EADDRINUSE;
+	}
+	di = MHD_get_daemon_info(m->d, MHD_DAEMON_INFO_EPOLL_FD);
+	m->epfd = di ? di->epoll_fd : -1;
+	if (m->epfd < 0) {
+		MHD_stop_daemon(m->d);
+		free(m);
+		return -EINVAL;
+	}
+	a->metrics = m;
+	arm_poll(m);
+	ag_log("metrics: http://%s/metrics", a->cfg.metrics_addr);
+	return 0;
+}
+
+void ag_metrics_close(struct agent *a)
+{
+	struct ag_metrics *m = a->metrics;
+
+	if (!m)
+		return;
+	MHD_stop_daemon(m->d);
+	m->d = NULL;
+	/* The poll holds the epoll fd open in the ring: cancel it, and the timer. */
+	for (int k = 0; k < 2; k++) {
+		struct io_uring_sqe *sqe = ag_loop_sqe(&a->loop, NULL);
+
+		if (sqe)
+			io_uring_prep_cancel(sqe, k ? (void *)&m->timer_ev : (void *)&m->poll_ev,
+					     0);
+	}
+}
+
+void ag_metrics_free(struct agent *a)
+{
+	free(a->metrics);
+	a->metrics = NULL;
+}
