@@ -50,7 +50,7 @@ static __always_inline __u32 xp_ports(const void *l4)
 {
 	__u32 v = *(const __u32 *)l4;
 
-	return bpf_ntohl(v) >> 16 | bpf_ntohs(v >> 16) << 16;
+	return bpf_ntohl(v) >> 16 | (__u32)bpf_ntohs(v >> 16) << 16;
 }
 
 /* Checks the L4 header of protocol @proto at @l4; with @key also reads its ports. */

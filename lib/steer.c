@@ -569,7 +569,8 @@ static int load(struct xp_steer *s, const struct xp_steer_opts *o)
 	c.mode = s->mode;
 	c.flags = s->legacy ? XP_CFG_F_LEGACY : 0;
 	c.next_id = 1;
-	c.abi_version = xp_steer_obj_version(xdp_program__bpf_obj(s->prog));
+	/* Loaded through libxdp, or by libbpf for a bpf_link (s->prog is NULL then). */
+	c.abi_version = xp_steer_obj_version(s->prog ? xdp_program__bpf_obj(s->prog) : s->obj);
 	err = ns_inode(&c.netns_ino);
 	err = err ?: write_cfg(s, &c);
 	if (o->default_action)

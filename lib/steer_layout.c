@@ -34,7 +34,7 @@ const struct xp_steer_migration *xp_steer_migration_find(__u32 from, __u32 to)
 
 __u32 xp_steer_obj_version(const struct bpf_object *bo)
 {
-	const struct bpf_map *m = bpf_object__find_map_by_name(bo, ABI_SECTION);
+	const struct bpf_map *m = bo ? bpf_object__find_map_by_name(bo, ABI_SECTION) : NULL;
 	const __u32 *v;
 	size_t sz = 0;
 

@@ -17,7 +17,10 @@ for wait in uring poll auto; do
 	eng_start ENG "$E" --iface e1 --iface e2 --mode fwd --cores 0 --ledger-debug --idle-wait "$wait"
 	want=io_uring
 	[ "$wait" = poll ] && want=poll
-	sleep 0.5 # an engine started again on the same veth may miss its first ~150 ms
+	# An engine started again on the same veth may miss its first packets for a while
+	# after its ready line (not yet understood): wait until one ping gets through.
+	xt_wait_for 5 ip netns exec "$H1" ping -c 1 -W 1 "$H2_ADDR" ||
+		xt_fail "--idle-wait $wait: no ping through the engine within 5 s"
 	ip netns exec "$H1" ping -c 20 -i 0.05 -W 2 "$H2_ADDR" >"$XT_TMP/ping" 2>&1
 	grep -q '20 received' "$XT_TMP/ping" || { cat "$XT_TMP/ping"; xt_fail "--idle-wait $wait: pings lost"; }
 	rtt=$(grep -o 'rtt [^=]*= [0-9.]*/[0-9.]*' "$XT_TMP/ping" | cut -d/ -f5)
