@@ -220,12 +220,18 @@ struct cursor {
 
 static void prefetch_node(const struct pile *pl, __u32 x, int rw)
 {
-	for (unsigned int line = 0; line < sizeof(struct node); line += 64) {
+	const char *o = (const char *)nd_objs(pl, x);
+
+	for (unsigned int line = 0; line < B * sizeof(__u64); line += 64) {
 		if (rw)
-			__builtin_prefetch((const char *)nd(pl, x) + line, 1);
+			__builtin_prefetch(o + line, 1);
 		else
-			__builtin_prefetch((const char *)nd(pl, x) + line, 0);
+			__builtin_prefetch(o + line, 0);
 	}
+	if (rw)
+		__builtin_prefetch(nd(pl, x), 1);
+	else
+		__builtin_prefetch(nd(pl, x), 0);
 }
 
 static __u32 cursor_next(const struct pile *pl, struct cursor *c)
@@ -396,7 +402,7 @@ static void odd_give(struct pile *pl, struct stash *st, __u32 s, __u32 x)
 		if (co + cx >= B) {
 			__u32 mv = B - co;
 
-			memcpy(&O->objs[co], &X->objs[cx - mv], mv * sizeof(__u64));
+			memcpy(&nd_objs(pl, o)[co], &nd_objs(pl, x)[cx - mv], mv * sizeof(__u64));
 			ST(O->count, B);
 			push_one(pl, s, o);
 			cx -= mv;
@@ -406,7 +412,7 @@ static void odd_give(struct pile *pl, struct stash *st, __u32 s, __u32 x)
 				return;
 			}
 		} else {
-			memcpy(&O->objs[co], X->objs, cx * sizeof(__u64));
+			memcpy(&nd_objs(pl, o)[co], nd_objs(pl, x), cx * sizeof(__u64));
 			ST(O->count, co + cx);
 			xp_pile_release(pl, s, st, &x, 1);
 			x = o;
@@ -504,7 +510,7 @@ static int stripe_get(struct pile *pl, __u32 s, __u64 *dst, __u32 n, struct stas
 	for (i = 0; i < q; i++) {
 		__u32 x = cursor_next(pl, &cur);
 
-		memcpy(dst + (size_t)i * B, nd(pl, x)->objs, B * sizeof(__u64));
+		memcpy(dst + (size_t)i * B, nd_objs(pl, x), B * sizeof(__u64));
 		emptied[ne++] = x;
 		if (ne == 64) {
 			xp_pile_release(pl, s, st, emptied, ne);
@@ -516,7 +522,7 @@ static int stripe_get(struct pile *pl, __u32 s, __u64 *dst, __u32 n, struct stas
 		struct node *O = nd(pl, o);
 
 		ST(O->count, c - r);
-		memcpy(dst, &O->objs[c - r], r * sizeof(__u64));
+		memcpy(dst, &nd_objs(pl, o)[c - r], r * sizeof(__u64));
 		if (LD(O->count))
 			odd_give(pl, st, s, o);
 		else
@@ -526,11 +532,11 @@ static int stripe_get(struct pile *pl, __u32 s, __u64 *dst, __u32 n, struct stas
 		struct node *L = nd(pl, l);
 
 		if (c) {
-			memcpy(dst, nd(pl, o)->objs, c * sizeof(__u64));
+			memcpy(dst, nd_objs(pl, o), c * sizeof(__u64));
 			emptied[ne++] = o;
 		}
 		ST(L->count, B - from_l);
-		memcpy(dst + c, &L->objs[B - from_l], from_l * sizeof(__u64));
+		memcpy(dst + c, &nd_objs(pl, l)[B - from_l], from_l * sizeof(__u64));
 		odd_give(pl, st, s, l);
 	}
 	if (ne)
@@ -569,7 +575,7 @@ static int pile_put(struct pile *pl, __u32 s, const __u64 *src, __u32 n, struct 
 		__u32 x = node_src_next(pl, &ns);
 		struct node *X = nd(pl, x);
 
-		memcpy(X->objs, src + (size_t)i * B, B * sizeof(__u64));
+		memcpy(nd_objs(pl, x), src + (size_t)i * B, B * sizeof(__u64));
 		ST(X->count, B);
 		chain_add(pl, &c, x);
 	}
@@ -581,7 +587,7 @@ static int pile_put(struct pile *pl, __u32 s, const __u64 *src, __u32 n, struct 
 			struct node *O = nd(pl, o);
 			__u32 co = LD(O->count), mv = B - co < r ? B - co : r;
 
-			memcpy(&O->objs[co], src, mv * sizeof(__u64));
+			memcpy(&nd_objs(pl, o)[co], src, mv * sizeof(__u64));
 			ST(O->count, co + mv);
 			src += mv;
 			r -= mv;
@@ -596,7 +602,7 @@ static int pile_put(struct pile *pl, __u32 s, const __u64 *src, __u32 n, struct 
 		lfs_push(pl, &pl->sp[s].full, &c);
 	if (r) {
 		ST(nd(pl, spare)->count, r);
-		memcpy(nd(pl, spare)->objs, src, r * sizeof(__u64));
+		memcpy(nd_objs(pl, spare), src, r * sizeof(__u64));
 		odd_give(pl, st, s, spare);
 	} else if (spare != NIL) {
 		xp_pile_release(pl, s, st, &spare, 1);
@@ -695,6 +701,7 @@ int xp_pile_init(struct pile *pl, const __u64 *handles, __u32 n, __u32 max_cache
 	pl->n = n;
 	pl->room_lock = 0;
 	if (posix_memalign((void **)&pl->nodes, 64, (size_t)pl->nnodes * sizeof(struct node)) ||
+	    posix_memalign((void **)&pl->objs, 64, (size_t)pl->nnodes * sizeof(*pl->objs)) ||
 	    posix_memalign((void **)&pl->sp, 64, nstripes * sizeof(struct stripe)))
 		return -ENOMEM;
 	memset(pl->nodes, 0, (size_t)pl->nnodes * sizeof(struct node));
@@ -712,7 +719,7 @@ int xp_pile_init(struct pile *pl, const __u64 *handles, __u32 n, __u32 max_cache
 	for (s = nstripes; s-- > 0;) {
 		chain_begin(pl, &full, &pl->sp[s].full);
 		for (i = (__u32)((__u64)q * (s + 1) / nstripes); i-- > (__u64)q * s / nstripes;) {
-			memcpy(nd(pl, i)->objs, handles + (size_t)i * B, B * sizeof(__u64));
+			memcpy(nd_objs(pl, i), handles + (size_t)i * B, B * sizeof(__u64));
 			ST(nd(pl, i)->count, B);
 			chain_add(pl, &full, i);
 		}
@@ -720,7 +727,7 @@ int xp_pile_init(struct pile *pl, const __u64 *handles, __u32 n, __u32 max_cache
 			lfs_push(pl, &pl->sp[s].full, &full);
 	}
 	if (r) {
-		memcpy(nd(pl, q)->objs, handles + (size_t)q * B, r * sizeof(__u64));
+		memcpy(nd_objs(pl, q), handles + (size_t)q * B, r * sizeof(__u64));
 		ST(nd(pl, q)->count, r);
 		pl->odd.head = (__u64)q + 1;
 	}
