@@ -103,10 +103,6 @@ static const struct cli_opt opts[] = {
 	    .max = 1 << 16),
 	OPT("seconds", SECONDS, p.seconds, "S",
 	    "length of each run, at least, 0.001..3600 (default 1)", .dmin = 0.001, .dmax = 3600),
-	OPT("rounds", NUM, p.rounds, "N",
-	    "instead of --seconds, exactly N rounds of max(1, 16384/keep) get/put cycles "
-	    "(fixed work, e.g. for instruction counts under valgrind; 0 = off)",
-	    .max = 1 << 30),
 	OPT("runs", NUM, runs, "R", "runs per backend, interleaved; medians reported (default 3)",
 	    .min = 1, .max = MAX_RUNS),
 	OPT("touch", FLAG, p.touch, NULL,

@@ -14,7 +14,6 @@
 
 struct alloc_params {
 	unsigned int cache, cores, keep, get, put, nobjs, frame;
-	unsigned int rounds; /* 0: run for seconds; else exactly this many rounds */
 	double seconds;
 	bool touch, verbose;
 };
@@ -42,15 +41,13 @@ static inline double alloc_now(void)
 /*
  * One core's run: get n_keep objects in bulks of n_get_bulk, optionally write one
  * cache line of each (ADDR(obj) gives its address), put them all back in bulks of
- * n_put_bulk; repeat for at least p->seconds, or for exactly p->rounds rounds of
- * max(1, 16384 / n_keep) such cycles (a fixed amount of work: instruction counts
- * under valgrind compare per object). GET/PUT return 0 on success.
+ * n_put_bulk; repeat for at least p->seconds. GET/PUT return 0 on success.
  */
 #define ALLOC_LOOP(p, res, objs, GET, PUT, ADDR)                                               \
 	do {                                                                                   \
 		unsigned int iters_ = (p)->keep >= 16384 ? 1 : 16384 / (p)->keep;              \
 		double t0_ = alloc_now(), c0_ = alloc_clock(CLOCK_THREAD_CPUTIME_ID), t_;      \
-		uint64_t n_ = 0, r_ = 0;                                                       \
+		uint64_t n_ = 0;                                                               \
 		(res)->err = 0;                                                                \
 		do {                                                                           \
 			for (unsigned int it_ = 0; it_ < iters_; it_++) {                      \
@@ -69,7 +66,7 @@ static inline double alloc_now(void)
 			}                                                                      \
 			n_ += (uint64_t)iters_ * (p)->keep;                                    \
 			t_ = alloc_now();                                                      \
-		} while ((p)->rounds ? ++r_ < (p)->rounds : t_ - t0_ < (p)->seconds);          \
+		} while (t_ - t0_ < (p)->seconds);                                             \
 		(res)->objs = n_;                                                              \
 		(res)->secs = t_ - t0_;                                                        \
 		(res)->cpu_secs = alloc_clock(CLOCK_THREAD_CPUTIME_ID) - c0_;                  \
