@@ -324,8 +324,13 @@ static __u32 node_gather(struct pile *pl, __u32 s, __u32 want)
 	return moved;
 }
 
-/* Empty nodes for a put to stripe @s: the stash, then home's free stack, then others'. */
-static int node_alloc(struct pile *pl, __u32 s, struct stash *st, __u32 k, struct node_src *out)
+/*
+ * Empty nodes for a put of @n handles to stripe @s: the stash, then home's free stack,
+ * then others'. It runs before the put's room check, so before it waits for nodes it
+ * refuses a put the pile has no room for (-ENOSPC, as the room check would).
+ */
+static int node_alloc(struct pile *pl, __u32 s, struct stash *st, __u32 k, __u32 n,
+		      struct node_src *out)
 {
 	__u32 from_stash = st ? (st->n < k ? st->n : k) : 0, got, i;
 	int tries = 0;
@@ -345,7 +350,7 @@ static int node_alloc(struct pile *pl, __u32 s, struct stash *st, __u32 k, struc
 				     st ? st->lim - st->n : 0, &out->chain.x, &got))
 				goto found;
 		/* Only nodes held by concurrent ops can make this wait; see pile.md. */
-		if (++tries > NODE_RETRIES) {
+		if (++tries > NODE_RETRIES || (__u64)xp_pile_avail(pl) + n > pl->n) {
 			if (st)
 				st->n += from_stash; /* the stash slots still hold them */
 			return -ENOSPC;
@@ -559,7 +564,7 @@ static int pile_put(struct pile *pl, __u32 s, const __u64 *src, __u32 n, struct 
 
 	if (!n)
 		return 0;
-	err = node_alloc(pl, s, st, q + (r != 0), &ns);
+	err = node_alloc(pl, s, st, q + (r != 0), n, &ns);
 	if (err)
 		return err;
 	if (take) {
