@@ -61,13 +61,13 @@ struct stripe {
 struct pile {
 	struct node *nodes;
 	__u64 (*objs)[B]; /* [nnodes]: node i's handles, 64-byte aligned */
+	struct stripe *sp; /* [nstripes] */
 	__u32 nnodes;
 	__u32 nstripes;
-	struct stripe *sp; /* [nstripes] */
 	__u32 next_home; /* creation counter for homes (atomic) */
-	struct lfs odd; /* the partial node: 0 or index + 1 (no tag: see odd_give) */
 	__u32 n; /* N: the handles the pool was created with */
 	__u32 room_lock; /* serializes room_gather (atomic) */
+	struct lfs odd; /* the partial node: 0 or index + 1 (no tag: see odd_give) */
 };
 
 struct stash {
