@@ -203,6 +203,7 @@ void xp_pool_destroy(struct xp_pool *p)
 		xp_err("pool: destroyed with %u caches alive; destroy them first\n", p->ncaches);
 	xp_mpmc_destroy(p->ring);
 	free(p->pile.nodes);
+	free(p->pile.objs);
 	free(p->pile.sp);
 	free(p->sorted);
 	free(p->state);
@@ -329,7 +330,7 @@ static __u32 audit_stack(struct audit *a, const struct lfs *s, bool full)
 				       nd(pl, x)->count, B);
 				a->err = -EUCLEAN;
 			}
-			audit_add(a, nd(pl, x)->objs, B, "the pile");
+			audit_add(a, nd_objs(pl, x), B, "the pile");
 		}
 	}
 	if (!a->err && k != depth) {
@@ -371,7 +372,7 @@ int xp_pool_audit(struct xp_pool *p)
 				xp_err("audit: odd node holds %u handles\n", O->count);
 				a.err = -EUCLEAN;
 			}
-			audit_add(&a, O->objs, O->count, "the odd node");
+			audit_add(&a, nd_objs(pl, (__u32)(o - 1)), O->count, "the odd node");
 			nodes++;
 		}
 	}

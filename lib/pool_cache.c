@@ -84,6 +84,7 @@ int xp_cache_flush(struct xp_cache *c)
 		c->st.objs_flushed += *lenp;
 	}
 	*lenp = 0;
+	cpriv(c)->last = XFER_NONE; /* idle: the next transfer starts from s/2 again */
 	return 0;
 }
 
@@ -152,9 +153,14 @@ static int cache_get(struct xp_cache *c, __u32 *lenp, __u64 *objs, __u32 n)
 		c->st.fails += !!err;
 		return err;
 	}
-	/* Refill to about s/2 after serving n, in whole bulks when they fit in s. */
+	/*
+	 * Refill to about s/2 after serving n, in whole bulks when they fit in s; a
+	 * second refill in a row (a core that only allocates) fills to s - n instead,
+	 * so that it moves about twice as much per transfer (docs/pile.md, "Transfer
+	 * sizes"): still room for a put of n before a flush, never above s.
+	 */
 	need = n - len;
-	want = round_down(need + s / 2);
+	want = round_down(cpriv(c)->last == XFER_REFILL ? s - len : need + s / 2);
 	if (want < need)
 		want = round_up(need);
 	if (len + want > s + n)
@@ -166,6 +172,7 @@ static int cache_get(struct xp_cache *c, __u32 *lenp, __u64 *objs, __u32 n)
 		c->st.fails++;
 		return err;
 	}
+	cpriv(c)->last = XFER_REFILL;
 	c->st.refills++;
 	c->st.objs_refilled += want;
 	len += want - n;
@@ -193,11 +200,14 @@ static int cache_put(struct xp_cache *c, __u32 *lenp, const __u64 *objs, __u32 n
 		c->st.fails += !!err;
 		return err;
 	}
-	/* Flush the coldest (bottom) handles, keep about s/2 hot ones. */
+	/*
+	 * Flush the coldest (bottom) handles, keep about s/2 hot ones; a second flush
+	 * in a row (a core that only frees) keeps about n, enough for a get of n.
+	 */
 	total = len + n;
 	memcpy(&c->objs[len], objs, (size_t)n * sizeof(__u64));
 	need = total - s;
-	f = round_down(total - s / 2);
+	f = round_down(cpriv(c)->last == XFER_FLUSH ? total - n : total - s / 2);
 	if (f < need)
 		f = round_up(need);
 	if (f > total)
@@ -209,6 +219,7 @@ static int cache_put(struct xp_cache *c, __u32 *lenp, const __u64 *objs, __u32 n
 	}
 	memmove(c->objs, &c->objs[f], (size_t)(total - f) * sizeof(__u64));
 	*lenp = total - f;
+	cpriv(c)->last = XFER_FLUSH;
 	c->st.flushes++;
 	c->st.objs_flushed += f;
 	return 0;

@@ -38,7 +38,10 @@ struct cpriv {
 	struct stash stash;
 	__u32 home; /* stripe */
 	bool budgeted;
+	__u8 last; /* XFER_*: the cache's last transfer, for the refill and flush sizes */
 };
+
+enum { XFER_NONE = 0, XFER_REFILL = 1, XFER_FLUSH = 2 };
 
 struct xp_pool {
 	struct pile pile;

@@ -66,6 +66,7 @@ static __u32 lfs_depth(const struct pile *pl, const struct lfs *s)
 struct chain {
 	__u32 top, bottom, k;
 	__u32 h, hd; /* the head the chain expects to sit on, and its depth */
+	__u32 contig; /* the top's contig, kept here so chain_add does not reload it */
 };
 
 static void chain_begin(const struct pile *pl, struct chain *c, const struct lfs *s)
@@ -86,7 +87,9 @@ static void chain_add(struct pile *pl, struct chain *c, __u32 x)
 	ST(X->tail, c->bottom);
 	ST(X->after, c->h);
 	ST(X->depth, c->hd + c->k);
-	ST(X->contig, c->top == NIL || (c->top == x + 1 && LD(nd(pl, c->top)->contig)));
+	c->contig =
+		(c->top == NIL) | ((c->top == x + 1) & c->contig); /* no branch: data-dependent */
+	ST(X->contig, c->contig);
 	c->top = x;
 }
 
@@ -217,12 +220,18 @@ struct cursor {
 
 static void prefetch_node(const struct pile *pl, __u32 x, int rw)
 {
-	for (unsigned int line = 0; line < sizeof(struct node); line += 64) {
+	const char *o = (const char *)nd_objs(pl, x);
+
+	for (unsigned int line = 0; line < B * sizeof(__u64); line += 64) {
 		if (rw)
-			__builtin_prefetch((const char *)nd(pl, x) + line, 1);
+			__builtin_prefetch(o + line, 1);
 		else
-			__builtin_prefetch((const char *)nd(pl, x) + line, 0);
+			__builtin_prefetch(o + line, 0);
 	}
+	if (rw)
+		__builtin_prefetch(nd(pl, x), 1);
+	else
+		__builtin_prefetch(nd(pl, x), 0);
 }
 
 static __u32 cursor_next(const struct pile *pl, struct cursor *c)
@@ -268,10 +277,20 @@ static void node_src_done(struct pile *pl, __u32 sp, struct stash *st, struct no
 {
 	__u32 idx[STASH_MAX], i;
 
-	for (i = 0; i < s->extra; i++)
-		idx[i] = cursor_next(pl, &s->chain);
-	if (i)
+	while (s->extra) {
+		for (i = 0; i < STASH_MAX && s->extra; i++, s->extra--)
+			idx[i] = cursor_next(pl, &s->chain);
 		xp_pile_release(pl, sp, st, idx, i);
+	}
+}
+
+/* Gives back every node of @s, none used: the stash's to the stash, the rest released. */
+static void node_src_undo(struct pile *pl, __u32 sp, struct stash *st, struct node_src *s)
+{
+	if (st)
+		st->n += s->nstash; /* the stash slots still hold them */
+	s->extra = s->chain.left;
+	node_src_done(pl, sp, st, s);
 }
 
 /*
@@ -305,8 +324,13 @@ static __u32 node_gather(struct pile *pl, __u32 s, __u32 want)
 	return moved;
 }
 
-/* Empty nodes for a put to stripe @s: the stash, then home's free stack, then others'. */
-static int node_alloc(struct pile *pl, __u32 s, struct stash *st, __u32 k, struct node_src *out)
+/*
+ * Empty nodes for a put of @n handles to stripe @s: the stash, then home's free stack,
+ * then others'. It runs before the put's room check, so before it waits for nodes it
+ * refuses a put the pile has no room for (-ENOSPC, as the room check would).
+ */
+static int node_alloc(struct pile *pl, __u32 s, struct stash *st, __u32 k, __u32 n,
+		      struct node_src *out)
 {
 	__u32 from_stash = st ? (st->n < k ? st->n : k) : 0, got, i;
 	int tries = 0;
@@ -326,7 +350,7 @@ static int node_alloc(struct pile *pl, __u32 s, struct stash *st, __u32 k, struc
 				     st ? st->lim - st->n : 0, &out->chain.x, &got))
 				goto found;
 		/* Only nodes held by concurrent ops can make this wait; see pile.md. */
-		if (++tries > NODE_RETRIES) {
+		if (++tries > NODE_RETRIES || (__u64)xp_pile_avail(pl) + n > pl->n) {
 			if (st)
 				st->n += from_stash; /* the stash slots still hold them */
 			return -ENOSPC;
@@ -383,7 +407,7 @@ static void odd_give(struct pile *pl, struct stash *st, __u32 s, __u32 x)
 		if (co + cx >= B) {
 			__u32 mv = B - co;
 
-			memcpy(&O->objs[co], &X->objs[cx - mv], mv * sizeof(__u64));
+			memcpy(&nd_objs(pl, o)[co], &nd_objs(pl, x)[cx - mv], mv * sizeof(__u64));
 			ST(O->count, B);
 			push_one(pl, s, o);
 			cx -= mv;
@@ -393,188 +417,11 @@ static void odd_give(struct pile *pl, struct stash *st, __u32 s, __u32 x)
 				return;
 			}
 		} else {
-			memcpy(&O->objs[co], X->objs, cx * sizeof(__u64));
+			memcpy(&nd_objs(pl, o)[co], nd_objs(pl, x), cx * sizeof(__u64));
 			ST(O->count, co + cx);
 			xp_pile_release(pl, s, st, &x, 1);
 			x = o;
 		}
-	}
-}
-
-/* ---- pile backend ---- */
-
-/* Takes @n handles from stripe @s (and the odd node): all or nothing. */
-static int stripe_get(struct pile *pl, __u32 s, __u64 *dst, __u32 n, struct stash *st)
-{
-	__u32 q = n / B, r = n % B, o = NIL, c = 0, k, got, i;
-	struct cursor cur = { .x = NIL };
-	__u32 emptied[64], ne = 0;
-
-	if (!n)
-		return 0;
-	if (r) {
-		o = odd_take(pl);
-		c = o == NIL ? 0 : LD(nd(pl, o)->count);
-	}
-	k = q + (r > c);
-	if (k && lfs_pop(pl, &pl->sp[s].full, k, 0, &cur.x, &got)) {
-		if (o != NIL)
-			odd_give(pl, st, s, o);
-		return -ENOBUFS;
-	}
-	cur.left = k;
-	for (i = 0; i < q; i++) {
-		__u32 x = cursor_next(pl, &cur);
-
-		memcpy(dst + (size_t)i * B, nd(pl, x)->objs, B * sizeof(__u64));
-		emptied[ne++] = x;
-		if (ne == 64) {
-			xp_pile_release(pl, s, st, emptied, ne);
-			ne = 0;
-		}
-	}
-	dst += (size_t)q * B;
-	if (r && r <= c) {
-		struct node *O = nd(pl, o);
-
-		ST(O->count, c - r);
-		memcpy(dst, &O->objs[c - r], r * sizeof(__u64));
-		if (LD(O->count))
-			odd_give(pl, st, s, o);
-		else
-			emptied[ne++] = o;
-	} else if (r) {
-		__u32 l = cursor_next(pl, &cur), from_l = r - c;
-		struct node *L = nd(pl, l);
-
-		if (c) {
-			memcpy(dst, nd(pl, o)->objs, c * sizeof(__u64));
-			emptied[ne++] = o;
-		}
-		ST(L->count, B - from_l);
-		memcpy(dst + c, &L->objs[B - from_l], from_l * sizeof(__u64));
-		odd_give(pl, st, s, l);
-	}
-	if (ne)
-		xp_pile_release(pl, s, st, emptied, ne);
-	return 0;
-}
-
-/* Returns @n handles to stripe @s, room already taken. */
-static int pile_put(struct pile *pl, __u32 s, const __u64 *src, __u32 n, struct stash *st)
-{
-	__u32 q = n / B, r = n % B, spare = NIL, o;
-	struct chain c;
-	struct node_src ns;
-	int err;
-
-	if (!n)
-		return 0;
-	err = node_alloc(pl, s, st, q + (r != 0), &ns);
-	if (err)
-		return err;
-	/* Fill bottom-up: the first (coldest) handles sink deepest. */
-	chain_begin(pl, &c, &pl->sp[s].full);
-	for (__u32 i = 0; i < q; i++) {
-		__u32 x = node_src_next(pl, &ns);
-		struct node *X = nd(pl, x);
-
-		memcpy(X->objs, src + (size_t)i * B, B * sizeof(__u64));
-		ST(X->count, B);
-		chain_add(pl, &c, x);
-	}
-	src += (size_t)q * B;
-	if (r) {
-		spare = node_src_next(pl, &ns);
-		o = odd_take(pl);
-		if (o != NIL) {
-			struct node *O = nd(pl, o);
-			__u32 co = LD(O->count), mv = B - co < r ? B - co : r;
-
-			memcpy(&O->objs[co], src, mv * sizeof(__u64));
-			ST(O->count, co + mv);
-			src += mv;
-			r -= mv;
-			if (LD(O->count) < B) {
-				odd_give(pl, st, s, o);
-			} else {
-				chain_add(pl, &c, o);
-			}
-		}
-	}
-	if (c.k)
-		lfs_push(pl, &pl->sp[s].full, &c);
-	if (r) {
-		ST(nd(pl, spare)->count, r);
-		memcpy(nd(pl, spare)->objs, src, r * sizeof(__u64));
-		odd_give(pl, st, s, spare);
-	} else if (spare != NIL) {
-		xp_pile_release(pl, s, st, &spare, 1);
-	}
-	node_src_done(pl, s, st, &ns);
-	return 0;
-}
-
-/*
- * Takes @n handles for a cache whose home is stripe @s: from home alone if it can
- * (the steady state: one CAS on a line this core owns), else gathered across the
- * stripes, home first. Greedy is exact at quiescence: whole nodes from each stripe
- * while the request has a whole node left, then the remainder from the odd node or
- * one more node, so it fails only if 32 * (full nodes) + odd < n. All or nothing:
- * on a shortfall the handles gathered go back home (the same set of free handles).
- */
-static int pile_get(struct pile *pl, __u32 s, __u64 *dst, __u32 n, struct stash *st)
-{
-	__u32 got = 0, i, t, k, d;
-	int err = stripe_get(pl, s, dst, n, st);
-
-	if (!err || pl->nstripes == 1)
-		return err;
-	for (i = 0; i < pl->nstripes; i++) {
-		t = stripe_nth(pl, s, i);
-		/* A pop that loses a race re-reads the depth; an empty stripe ends it. */
-		while ((k = (n - got) / B) && (d = lfs_depth(pl, &pl->sp[t].full)))
-			if (!stripe_get(pl, t, dst + got, (k < d ? k : d) * B, st))
-				got += (k < d ? k : d) * B;
-	}
-	for (i = 0; got < n && n - got < B && i < pl->nstripes; i++)
-		if (!stripe_get(pl, stripe_nth(pl, s, i), dst + got, n - got, st))
-			got = n;
-	if (got == n)
-		return 0;
-	/* They were free a moment ago, so nodes for them exist once calls return theirs. */
-	while (got && pile_put(pl, s, dst, got, st))
-		sched_yield();
-	return -ENOBUFS;
-}
-
-/*
- * The full stacks and the odd slot are several words: a bulk moved from one to another
- * between reading them would count twice. Double-collect: retry until every tagged
- * full head stayed put from the first read to the second, so all describe the
- * instant the odd slot was read (a move between a stack and the odd node changes that
- * stack's tag; the odd count is read inside the window), and the result never
- * exceeds N even under load.
- */
-__u32 xp_pile_avail(const struct pile *pl)
-{
-	__u64 h[XP_PILE_STRIPES_MAX], o;
-	__u32 n, s;
-
-	for (;;) {
-		for (n = 0, s = 0; s < pl->nstripes; s++) {
-			h[s] = __atomic_load_n(&pl->sp[s].full.head, __ATOMIC_ACQUIRE);
-			n += nd_depth(pl, (__u32)h[s]) * B;
-		}
-		o = __atomic_load_n(&pl->odd.head, __ATOMIC_ACQUIRE);
-		n += o ? LD(nd(pl, (__u32)(o - 1))->count) : 0;
-		/* nstripes is fixed at create: h[0..nstripes) was filled above */
-		for (s = 0; s < pl->nstripes; s++)
-			/* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult) */
-			if (__atomic_load_n(&pl->sp[s].full.head, __ATOMIC_ACQUIRE) != h[s])
-				break;
-		if (s == pl->nstripes && __atomic_load_n(&pl->odd.head, __ATOMIC_ACQUIRE) == o)
-			return n;
 	}
 }
 
@@ -636,32 +483,217 @@ static void room_give(struct pile *pl, __u32 s, __u32 n)
 	__atomic_fetch_add(&pl->sp[s].room, n, __ATOMIC_RELAXED);
 }
 
+/* ---- pile backend ---- */
+
+/*
+ * Takes @n handles from stripe @s (and the odd node): all or nothing. With @give !=
+ * NIL it gives their room back to stripe @give as soon as they left the shared
+ * places, before the copy: the add then follows the pop's CAS with no stores of its
+ * own to drain (measured: see docs/pile.md, "Where the miss path's cycles go").
+ */
+static int stripe_get(struct pile *pl, __u32 s, __u64 *dst, __u32 n, struct stash *st, __u32 give)
+{
+	__u32 q = n / B, r = n % B, o = NIL, c = 0, k, got, i;
+	struct cursor cur = { .x = NIL };
+	__u32 emptied[64], ne = 0;
+
+	if (!n)
+		return 0;
+	if (r) {
+		o = odd_take(pl);
+		c = o == NIL ? 0 : LD(nd(pl, o)->count);
+	}
+	k = q + (r > c);
+	if (k && lfs_pop(pl, &pl->sp[s].full, k, 0, &cur.x, &got)) {
+		if (o != NIL)
+			odd_give(pl, st, s, o);
+		return -ENOBUFS;
+	}
+	if (give != NIL)
+		room_give(pl, give, n);
+	cur.left = k;
+	for (i = 0; i < q; i++) {
+		__u32 x = cursor_next(pl, &cur);
+
+		memcpy(dst + (size_t)i * B, nd_objs(pl, x), B * sizeof(__u64));
+		emptied[ne++] = x;
+		if (ne == 64) {
+			xp_pile_release(pl, s, st, emptied, ne);
+			ne = 0;
+		}
+	}
+	dst += (size_t)q * B;
+	if (r && r <= c) {
+		struct node *O = nd(pl, o);
+
+		ST(O->count, c - r);
+		memcpy(dst, &nd_objs(pl, o)[c - r], r * sizeof(__u64));
+		if (LD(O->count))
+			odd_give(pl, st, s, o);
+		else
+			emptied[ne++] = o;
+	} else if (r) {
+		__u32 l = cursor_next(pl, &cur), from_l = r - c;
+		struct node *L = nd(pl, l);
+
+		if (c) {
+			memcpy(dst, nd_objs(pl, o), c * sizeof(__u64));
+			emptied[ne++] = o;
+		}
+		ST(L->count, B - from_l);
+		memcpy(dst + c, &nd_objs(pl, l)[B - from_l], from_l * sizeof(__u64));
+		odd_give(pl, st, s, l);
+	}
+	if (ne)
+		xp_pile_release(pl, s, st, emptied, ne);
+	return 0;
+}
+
+/*
+ * Returns @n handles to stripe @s; with @take it takes their room first, right after
+ * the empty nodes (so the room CAS follows node_alloc's pop with nothing to drain),
+ * and before any handle lands: a refused put gives the nodes back untouched.
+ */
+static int pile_put(struct pile *pl, __u32 s, const __u64 *src, __u32 n, struct stash *st,
+		    bool take)
+{
+	__u32 q = n / B, r = n % B, spare = NIL, o;
+	struct chain c;
+	struct node_src ns;
+	int err;
+
+	if (!n)
+		return 0;
+	err = node_alloc(pl, s, st, q + (r != 0), n, &ns);
+	if (err)
+		return err;
+	if (take) {
+		err = room_take(pl, s, n);
+		if (err) {
+			node_src_undo(pl, s, st, &ns);
+			return err;
+		}
+	}
+	/* Fill bottom-up: the first (coldest) handles sink deepest. */
+	chain_begin(pl, &c, &pl->sp[s].full);
+	for (__u32 i = 0; i < q; i++) {
+		__u32 x = node_src_next(pl, &ns);
+		struct node *X = nd(pl, x);
+
+		memcpy(nd_objs(pl, x), src + (size_t)i * B, B * sizeof(__u64));
+		ST(X->count, B);
+		chain_add(pl, &c, x);
+	}
+	src += (size_t)q * B;
+	if (r) {
+		spare = node_src_next(pl, &ns);
+		o = odd_take(pl);
+		if (o != NIL) {
+			struct node *O = nd(pl, o);
+			__u32 co = LD(O->count), mv = B - co < r ? B - co : r;
+
+			memcpy(&nd_objs(pl, o)[co], src, mv * sizeof(__u64));
+			ST(O->count, co + mv);
+			src += mv;
+			r -= mv;
+			if (LD(O->count) < B) {
+				odd_give(pl, st, s, o);
+			} else {
+				chain_add(pl, &c, o);
+			}
+		}
+	}
+	if (c.k)
+		lfs_push(pl, &pl->sp[s].full, &c);
+	if (r) {
+		ST(nd(pl, spare)->count, r);
+		memcpy(nd_objs(pl, spare), src, r * sizeof(__u64));
+		odd_give(pl, st, s, spare);
+	} else if (spare != NIL) {
+		xp_pile_release(pl, s, st, &spare, 1);
+	}
+	node_src_done(pl, s, st, &ns);
+	return 0;
+}
+
+/*
+ * Takes @n handles for a cache whose home is stripe @s: from home alone if it can
+ * (the steady state: one CAS on a line this core owns), else gathered across the
+ * stripes, home first. Greedy is exact at quiescence: whole nodes from each stripe
+ * while the request has a whole node left, then the remainder from the odd node or
+ * one more node, so it fails only if 32 * (full nodes) + odd < n. All or nothing:
+ * on a shortfall the handles gathered go back home (the same set of free handles).
+ */
+static int pile_get(struct pile *pl, __u32 s, __u64 *dst, __u32 n, struct stash *st)
+{
+	__u32 got = 0, i, t, k, d;
+	int err = stripe_get(pl, s, dst, n, st, s);
+
+	if (!err || pl->nstripes == 1)
+		return err;
+	for (i = 0; i < pl->nstripes; i++) {
+		t = stripe_nth(pl, s, i);
+		/* A pop that loses a race re-reads the depth; an empty stripe ends it. */
+		while ((k = (n - got) / B) && (d = lfs_depth(pl, &pl->sp[t].full)))
+			if (!stripe_get(pl, t, dst + got, (k < d ? k : d) * B, st, NIL))
+				got += (k < d ? k : d) * B;
+	}
+	for (i = 0; got < n && n - got < B && i < pl->nstripes; i++)
+		if (!stripe_get(pl, stripe_nth(pl, s, i), dst + got, n - got, st, NIL))
+			got = n;
+	if (got == n) {
+		room_give(pl, s, n);
+		return 0;
+	}
+	/* They were free a moment ago, so nodes for them exist once calls return theirs. */
+	while (got && pile_put(pl, s, dst, got, st, false))
+		sched_yield();
+	return -ENOBUFS;
+}
+
+/*
+ * The full stacks and the odd slot are several words: a bulk moved from one to another
+ * between reading them would count twice. Double-collect: retry until every tagged
+ * full head stayed put from the first read to the second, so all describe the
+ * instant the odd slot was read (a move between a stack and the odd node changes that
+ * stack's tag; the odd count is read inside the window), and the result never
+ * exceeds N even under load.
+ */
+__u32 xp_pile_avail(const struct pile *pl)
+{
+	__u64 h[XP_PILE_STRIPES_MAX], o;
+	__u32 n, s;
+
+	for (;;) {
+		for (n = 0, s = 0; s < pl->nstripes; s++) {
+			h[s] = __atomic_load_n(&pl->sp[s].full.head, __ATOMIC_ACQUIRE);
+			n += nd_depth(pl, (__u32)h[s]) * B;
+		}
+		o = __atomic_load_n(&pl->odd.head, __ATOMIC_ACQUIRE);
+		n += o ? LD(nd(pl, (__u32)(o - 1))->count) : 0;
+		/* nstripes is fixed at create: h[0..nstripes) was filled above */
+		for (s = 0; s < pl->nstripes; s++)
+			/* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult) */
+			if (__atomic_load_n(&pl->sp[s].full.head, __ATOMIC_ACQUIRE) != h[s])
+				break;
+		if (s == pl->nstripes && __atomic_load_n(&pl->odd.head, __ATOMIC_ACQUIRE) == o)
+			return n;
+	}
+}
+
 /*
  * Room is taken before the handles land and given back after they left, so the
  * handles in the pile never exceed N - (sum of room) <= N, whatever runs at once.
  */
 int xp_pile_put(struct pile *pl, __u32 s, const __u64 *src, __u32 n, struct stash *st)
 {
-	int err;
-
-	if (!n)
-		return 0;
-	err = room_take(pl, s, n);
-	if (err)
-		return err;
-	err = pile_put(pl, s, src, n, st);
-	if (err)
-		room_give(pl, s, n);
-	return err;
+	return pile_put(pl, s, src, n, st, true);
 }
 
+/* Room comes back as soon as the handles left the stacks (see stripe_get). */
 int xp_pile_get(struct pile *pl, __u32 s, __u64 *dst, __u32 n, struct stash *st)
 {
-	int err = pile_get(pl, s, dst, n, st);
-
-	if (!err && n)
-		room_give(pl, s, n);
-	return err;
+	return pile_get(pl, s, dst, n, st);
 }
 
 int xp_pile_init(struct pile *pl, const __u64 *handles, __u32 n, __u32 max_caches, __u32 nstripes)
@@ -674,6 +706,7 @@ int xp_pile_init(struct pile *pl, const __u64 *handles, __u32 n, __u32 max_cache
 	pl->n = n;
 	pl->room_lock = 0;
 	if (posix_memalign((void **)&pl->nodes, 64, (size_t)pl->nnodes * sizeof(struct node)) ||
+	    posix_memalign((void **)&pl->objs, 64, (size_t)pl->nnodes * sizeof(*pl->objs)) ||
 	    posix_memalign((void **)&pl->sp, 64, nstripes * sizeof(struct stripe)))
 		return -ENOMEM;
 	memset(pl->nodes, 0, (size_t)pl->nnodes * sizeof(struct node));
@@ -691,7 +724,7 @@ int xp_pile_init(struct pile *pl, const __u64 *handles, __u32 n, __u32 max_cache
 	for (s = nstripes; s-- > 0;) {
 		chain_begin(pl, &full, &pl->sp[s].full);
 		for (i = (__u32)((__u64)q * (s + 1) / nstripes); i-- > (__u64)q * s / nstripes;) {
-			memcpy(nd(pl, i)->objs, handles + (size_t)i * B, B * sizeof(__u64));
+			memcpy(nd_objs(pl, i), handles + (size_t)i * B, B * sizeof(__u64));
 			ST(nd(pl, i)->count, B);
 			chain_add(pl, &full, i);
 		}
@@ -699,7 +732,7 @@ int xp_pile_init(struct pile *pl, const __u64 *handles, __u32 n, __u32 max_cache
 			lfs_push(pl, &pl->sp[s].full, &full);
 	}
 	if (r) {
-		memcpy(nd(pl, q)->objs, handles + (size_t)q * B, r * sizeof(__u64));
+		memcpy(nd_objs(pl, q), handles + (size_t)q * B, r * sizeof(__u64));
 		ST(nd(pl, q)->count, r);
 		pl->odd.head = (__u64)q + 1;
 	}

@@ -17,6 +17,12 @@
 /* Empty nodes a cache may keep; 32 covers the half-cache flush of a 2048 cache. */
 #define STASH_MAX 32u
 
+/*
+ * A bulk node's header. The handles live apart (struct pile.objs), so that the
+ * headers are dense (two per line) and a bulk moves 4 lines of handles, as a ring
+ * of handles does, plus its share of a header line (docs/pile.md, "Where the
+ * miss path's cycles go").
+ */
 struct node {
 	/* Link fields are read by concurrent poppers before their CAS validates them. */
 	__u32 next;
@@ -26,9 +32,8 @@ struct node {
 	__u32 depth; /* nodes from here to the bottom of the stack, inclusive */
 	__u32 contig; /* nodes from here to tail are indexes here, here + 1, ... */
 	__u32 count;
-	__u32 pad_[9];
-	__u64 objs[B];
-} __attribute__((aligned(64)));
+	__u32 pad_;
+} __attribute__((aligned(32)));
 
 struct lfs {
 	__u64 head; /* tag << 32 | index */
@@ -55,13 +60,14 @@ struct stripe {
 
 struct pile { // NOLINT(clang-analyzer-optin.performance.Padding): stripes and room counters sit on their own cache lines on purpose
 	struct node *nodes;
+	__u64 (*objs)[B]; /* [nnodes]: node i's handles, 64-byte aligned */
+	struct stripe *sp; /* [nstripes] */
 	__u32 nnodes;
 	__u32 nstripes;
-	struct stripe *sp; /* [nstripes] */
 	__u32 next_home; /* creation counter for homes (atomic) */
-	struct lfs odd; /* the partial node: 0 or index + 1 (no tag: see odd_give) */
 	__u32 n; /* N: the handles the pool was created with */
 	__u32 room_lock; /* serializes room_gather (atomic) */
+	struct lfs odd; /* the partial node: 0 or index + 1 (no tag: see odd_give) */
 };
 
 struct stash {
@@ -76,6 +82,11 @@ struct stash {
 static inline struct node *nd(const struct pile *pl, __u32 i)
 {
 	return &pl->nodes[i];
+}
+
+static inline __u64 *nd_objs(const struct pile *pl, __u32 i)
+{
+	return pl->objs[i];
 }
 
 /* Nodes from @x to the bottom; may read garbage if @x is concurrently popped. */

@@ -56,6 +56,28 @@ static void full_uncached(void)
 	free(f);
 }
 
+/*
+ * A put beyond N larger than all the spare nodes: the pile takes empty nodes before
+ * its room check, so it must refuse at once rather than wait for nodes that cannot
+ * come (bounded here at 1 s; it returns in microseconds), and leave no node taken.
+ */
+static void huge_foreign(void)
+{
+	struct xp_pool *p = mk();
+	__u64 *f = foreign(8192);
+	struct timespec t0, t1;
+
+	XT_REQUIRE(p);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	XT_EQ(xp_pool_put(p, f, 8192), -ENOSPC);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	XT_CHECK((double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9 < 1.0);
+	XT_EQ(xp_pool_avail(p), N);
+	XT_EQ(xp_pool_audit(p), 0); /* every bulk node accounted for */
+	xp_pool_destroy(p);
+	free(f);
+}
+
 /* Release mode counts, it does not identify: the first foreign puts fit. */
 static void room_only(void)
 {
@@ -257,6 +279,7 @@ int main(void)
 			fprintf(stderr, "backend %s stripes %u\n", xp_pool_backend_name(backend),
 				stripes);
 			XT_RUN(full_uncached);
+			XT_RUN(huge_foreign);
 			XT_RUN(room_only);
 			XT_RUN(full_cached);
 			XT_RUN(room_moves);

@@ -186,7 +186,9 @@ XP_API int xp_pool_audit(struct xp_pool *p);
  * 0 = every call goes to the pool) for pool @p, which must outlive it. The cache
  * keeps at most @size objects between calls. Refill tops it up to about size/2 and
  * flush returns the coldest objects so that about size/2 hot ones stay, both in
- * whole bulks of XP_PILE_BULK whenever the size allows. *@out is the caller's to
+ * whole bulks of XP_PILE_BULK whenever the size allows; a second refill in a row
+ * fills to about size - n, a second flush in a row keeps about n (a core that only
+ * allocates or only frees moves more per transfer). *@out is the caller's to
  * xp_cache_destroy(). -EINVAL on a NULL argument or size > XP_CACHE_SIZE_MAX, -ENOMEM.
  */
 XP_API int xp_cache_create(struct xp_pool *p, __u32 size, struct xp_cache **out);
