@@ -19,6 +19,10 @@ eng_wait_sum 5 "$XT_TMP/ONE.json" rx_packets interval 100 ||
 	{ tail -2 "$XT_TMP/ONE.json"; ip -n "$A" neigh; xt_fail "the engine did not receive the flood"; }
 kill -9 "$ONE"
 wait "$ONE" 2>/dev/null
+# The kernel releases a dead process's sockets (and their XSKMAP entries) a few
+# milliseconds after it exits: within a second the kernel must answer again, then all.
+answered() { [ "$(pings 1)" = 1 ]; }
+xt_wait_for 2 answered || xt_fail "black hole after kill -9: no ping answered within 2 s"
 got=$(pings 10)
 echo "after kill -9: $got of 10 pings answered by the kernel"
 [ "$got" = 10 ] || xt_fail "black hole after kill -9: $got of 10 pings answered"
