@@ -88,6 +88,12 @@ struct xp_ethtool_caps {
 	bool ntuple_feature_known; /* ETHTOOL_GFEATURES told "rx-ntuple-filter" */
 	bool ntuple_on, ntuple_fixed; /* active; cannot be changed (ethtool -k "[fixed]") */
 };
+
+/* Asks @ifname's driver what 'wire' could steer: the RX ring count, the RSS table
+ * (ETHTOOL_GRXFHINDIR), the ntuple rule table (ETHTOOL_GRXCLSRLCNT) and the
+ * rx-ntuple-filter feature (ETHTOOL_GFEATURES), into @out; each refusal's errno is
+ * kept in its *_err field rather than failing the call. Returns 0, or -ENODEV when
+ * there is no such interface. */
 XP_API int xp_ethtool_caps_probe(const char *ifname, struct xp_ethtool_caps *out);
 
 /* Writes the equal-weight indirection table over @queues; *@size gets its length. */
