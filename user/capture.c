@@ -76,18 +76,7 @@ struct eng_capture {
 	__u32 nsubmit; /* SQEs prepared since the last submit */
 };
 
-static int capture_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int capture_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("xpile: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return -1;
-}
+#define capture_fail(...) eng_say(-1, __VA_ARGS__)
 
 int eng_capture_rule_parse(const char *text, struct xp_rule *r, char *why, size_t len)
 {

@@ -22,30 +22,10 @@
 #include "xpile/log.h"
 #include "xpile/owner.h"
 
-static int fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("xpile: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return -1;
-}
+#define fail(...) eng_say(-1, __VA_ARGS__)
 
 /* Same line, for options that cannot work on this system as given: exit status 2. */
-static int bad_input(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("xpile: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return -ENG_BAD_INPUT;
-}
+#define bad_input(...) eng_say(-ENG_BAD_INPUT, __VA_ARGS__)
 
 /* A VLAN tag rides on top of the MTU: veth and NICs take MTU + 14 + 4 bytes. */
 #define ENG_L2_OVERHEAD (14 + 4)

@@ -240,6 +240,8 @@ struct engine {
 #define ENG_SETUP_FAILED 1
 #define ENG_BAD_INPUT 2
 #define ENG_PORT_FAILED 4 /* eng_run(): a port failed while running (watch.c) */
+/* One line "xpile: ..." on stderr, the one way the engine reports a cause; returns @rc. */
+int eng_say(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int eng_setup(struct engine *e); /* 0, ENG_SETUP_FAILED or ENG_BAD_INPUT */
 /* Carves @bytes for a large buffer from the arena of NUMA node @node (-1: none). */
 int eng_carve(struct engine *e, int node, __u64 bytes, struct xp_arena_buf *out);

@@ -94,18 +94,7 @@ int eng_tap_opt(void *cfgp, const char *v, char *why, size_t len)
 	return 0;
 }
 
-static int tap_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int tap_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("xpile: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return -1;
-}
+#define tap_fail(...) eng_say(-1, __VA_ARGS__)
 
 /* The TAP with the port's MAC and MTU, up. A TAP closed by an engine that just exited
  * may stay attached for a few ms (io_uring's teardown is async): EBUSY is retried. */
