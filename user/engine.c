@@ -372,6 +372,7 @@ static int setup_memory(struct engine *e)
 	e->mem = *xp_arena_mem(node_arena(e, node, size, XP_HUGE_NEVER));
 	e->mem.base = e->umem_buf.base;
 	e->mem.size = e->umem_buf.size;
+	e->umem_off = e->umem_buf.off;
 	e->mem_ok = true;
 	e->unaligned = e->layout.umem_flags & XDP_UMEM_UNALIGNED_CHUNK_FLAG;
 	return 0;
@@ -385,7 +386,7 @@ static int setup_memory(struct engine *e)
  * the rest into the worker's cache, which flushes what it cannot hold to its home
  * stripe. Frames in a dealer or a cache are free frames: the ledger does not change.
  */
-static int deal_slices(struct engine *e)
+int eng_deal_slices(struct engine *e)
 {
 	__u32 n = e->layout.nframes, first, count, i, k, step;
 	__u64 *all = calloc(n, sizeof(__u64));
@@ -398,25 +399,29 @@ static int deal_slices(struct engine *e)
 		return fail("cannot take the %u frames out of the pool for the workers' M3 slices",
 			    n);
 	}
-	free(all); /* the same frames, in fill order, are e->handles */
+	/* The same frames, in fill order, are e->handles; those a ring holds (a handover's)
+	 * stay out of the pool. */
 	for (i = 0; i < e->nworkers && !err; i++) {
 		struct eng_worker *w = &e->workers[i];
-		__u32 head;
+		__u32 head, nfree = 0;
 
 		xp_layout_core_slice(&e->layout, e->nworkers, i, &first, &count);
 		w->slice_first = first;
 		w->slice_count = count;
+		for (k = 0; k < count; k++)
+			if (xp_ledger_state_of(e->ledger, e->handles[first + k]) == XP_PLACE_FREE)
+				all[nfree++] = e->handles[first + k];
 		/* The slice's head fits the dealer's stacks without a spill (a run of it is
 		 * within 1 of even per channel); the rest waits in the cache and the home
 		 * stripe, in order, for the dealer's pulls. */
 		head = (w->deal->cap - 2) * w->deal->npresent;
-		head = head < count ? head : count;
-		for (k = count; k > head && !err; k -= step) {
+		head = head < nfree ? head : nfree;
+		for (k = nfree; k > head && !err; k -= step) {
 			__u64 buf[64];
 
 			step = k - head < 64 ? k - head : 64;
 			for (__u32 j = 0; j < step; j++)
-				buf[j] = e->handles[first + k - 1 - j];
+				buf[j] = all[k - 1 - j];
 			err = xp_cache_put(w->cache, buf, step);
 		}
 		for (k = head; k > 0 && !err; k -= step) {
@@ -424,10 +429,11 @@ static int deal_slices(struct engine *e)
 
 			step = k < 64 ? k : 64;
 			for (__u32 j = 0; j < step; j++)
-				buf[j] = e->handles[first + k - 1 - j];
+				buf[j] = all[k - 1 - j];
 			err = xp_deal_put(w->deal, buf, step);
 		}
 	}
+	free(all);
 	if (err)
 		return fail("cannot hand worker %u its M3 slice: %s", i - 1, strerror(-err));
 	return 0;
@@ -477,7 +483,9 @@ static int setup_frames(struct engine *e)
 		    xp_ledger_acct_new(e->ledger, &w->acct))
 			return fail("cannot create the cache of core %d", w->core);
 	}
-	err = deal_slices(e);
+	if (c->take_over) /* the frames are dealt and the UMEM is mapped at the handover */
+		return 0;
+	err = eng_deal_slices(e);
 	if (err)
 		return err;
 	uo.area = e->mem.base;
@@ -558,6 +566,11 @@ static int setup_sockets(struct engine *e, bool sg)
 			struct eng_q *q = e->workers[i].q[j];
 			struct xp_xsk_opts xo = { .sz = sizeof(xo) };
 
+			if (c->take_over) {
+				if (eng_ho_import_xsk(e, q))
+					return -1;
+				continue;
+			}
 			xo.ifname = q->port->ifname;
 			xo.queue = q->queue;
 			xo.rx_size = c->rx_ring;
@@ -633,6 +646,7 @@ int eng_setup(struct engine *e)
 
 	err = check_ports(e, &sg);
 	err = err ?: assign_workers(e);
+	err = err ?: eng_ho_setup(e);
 	if (err)
 		return err == -ENG_BAD_INPUT ? ENG_BAD_INPUT : ENG_SETUP_FAILED;
 	e->sg_auto = sg && !c->multi_buffer;
@@ -649,7 +663,8 @@ int eng_setup(struct engine *e)
 	}
 	err = size_fills(e);
 	err = err ?: eng_capture_setup(e);
-	err = err ?: setup_memory(e);
+	if (!c->take_over) /* else the UMEM is the old engine's, mapped by eng_ho_setup() */
+		err = err ?: setup_memory(e);
 	err = err ?: setup_frames(e);
 	err = err ?: setup_sockets(e, sg);
 	err = err ?: setup_steer(e);
@@ -764,11 +779,9 @@ static int audit_quiescent(struct engine *e, const char *when)
 	return err;
 }
 
-/* Parks every running worker between loop turns, audits, lets them go. */
-static int audit_now(struct engine *e)
+int eng_pause(struct engine *e, const char *why)
 {
-	__u64 deadline = eng_now_ns() + 1000000000ull;
-	int err;
+	__u64 t0 = eng_now_ns();
 
 	__atomic_store_n(&e->parked, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&e->paused, 1, __ATOMIC_RELEASE);
@@ -776,15 +789,36 @@ static int audit_now(struct engine *e)
 	while (__atomic_load_n(&e->parked, __ATOMIC_ACQUIRE) +
 		       __atomic_load_n(&e->finished, __ATOMIC_ACQUIRE) <
 	       e->nworkers) {
-		if (eng_now_ns() > deadline) {
+		__u64 waited = eng_now_ns() - t0;
+
+		if (waited > 1000000000ull) {
 			__atomic_store_n(&e->paused, 0, __ATOMIC_RELEASE);
-			fprintf(stderr, "xpile: audit skipped: workers did not pause within 1 s\n");
-			return 0;
+			fprintf(stderr, "xpile: %s skipped: workers did not pause within 1 s\n",
+				why);
+			return -ETIMEDOUT;
 		}
-		usleep(50);
+		/* Spin for the first 200 us: a busy worker parks within a batch, and a
+		 * handover's pause is what the traffic waits for. */
+		if (waited > 200000)
+			usleep(50);
 	}
-	err = audit_quiescent(e, "audit");
+	return 0;
+}
+
+void eng_resume(struct engine *e)
+{
 	__atomic_store_n(&e->paused, 0, __ATOMIC_RELEASE);
+}
+
+/* Parks every running worker between loop turns, audits, lets them go. */
+static int audit_now(struct engine *e)
+{
+	int err;
+
+	if (eng_pause(e, "audit"))
+		return 0;
+	err = audit_quiescent(e, "audit");
+	eng_resume(e);
 	return err;
 }
 
@@ -993,6 +1027,12 @@ int eng_run(struct engine *e)
 		e->stop = 1;
 		status = 1;
 	}
+	/* Taking over: the workers start parked and the rings stay the old engine's until
+	 * it commits (eng_ho_take()). */
+	if (c->take_over) {
+		e->pause_gen = 1;
+		e->paused = 1;
+	}
 	for (i = 0; !status && i < e->nworkers; i++) {
 		if (pthread_create(&e->workers[i].thread, NULL, eng_worker_main, &e->workers[i])) {
 			fail("cannot start the worker of core %d", e->workers[i].core);
@@ -1002,16 +1042,22 @@ int eng_run(struct engine *e)
 		}
 		e->workers[i].started = true;
 	}
-	/* Register a socket only once its fill ring holds frames. */
+	if (!status && c->take_over && eng_ho_take(e)) {
+		e->hands_off = 1; /* the old engine still has them */
+		eng_resume(e);
+		status = 1;
+	}
+	/* Register a socket only once its fill ring holds frames (taken over: it is). */
 	deadline = eng_now_ns() + 1000000000ull;
-	for (i = 0; !status && c->mode->needs_rx && i < e->nq; i++)
+	for (i = 0; !status && !c->take_over && c->mode->needs_rx && i < e->nq; i++)
 		while (!__atomic_load_n(&e->qs[i].c.fill_posted, __ATOMIC_RELAXED) &&
 		       eng_now_ns() < deadline)
 			usleep(100);
-	if (!status && c->mode->needs_rx && (c->json || c->verbose))
+	if (!status && !c->take_over && c->mode->needs_rx && (c->json || c->verbose))
 		report_slices(e);
 	if (!status) {
-		xskmap_set(e, true);
+		if (!c->take_over) /* taken over: the XSKMAP holds these very sockets */
+			xskmap_set(e, true);
 		/* Scripts wait for this line before sending traffic. */
 		if (c->json)
 			printf("{\"type\":\"ready\",\"sockets\":%u,\"workers\":%u,\"frames\":%u,\"layout\":\"%s\",\"stride\":%u,\"channels\":%u,\"ranks\":%u,\"topology\":\"%s\",\"page_size\":%u,\"umem_bytes\":%llu,\"numa_node\":%d}\n",
@@ -1054,7 +1100,9 @@ int eng_run(struct engine *e)
 			next = now + 50000000ull;
 		ts.tv_sec = (next - now) / 1000000000ull;
 		ts.tv_nsec = (next - now) % 1000000000ull;
-		sig = sigtimedwait(&set, &si, &ts);
+		sig = e->ho ? eng_ho_wait(e, &set, &ts, &si) : sigtimedwait(&set, &si, &ts);
+		if (sig == ENG_HO_DONE)
+			break;
 		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP)
 			break;
 		if (sig == SIGUSR1)
@@ -1071,10 +1119,14 @@ int eng_run(struct engine *e)
 			break;
 		if (eng_watch(e, now))
 			break;
+		if (e->ho)
+			eng_ho_tick(e);
 	}
 
-	/* Packets go back to the kernel first, then the workers drain. */
-	xskmap_set(e, false);
+	/* Packets go back to the kernel first, then the workers drain (handed over: the
+	 * workers have left, and the XSKMAP is the successor's). */
+	if (!e->hands_off)
+		xskmap_set(e, false);
 	__atomic_store_n(&e->stop, 1, __ATOMIC_RELEASE);
 	for (i = 0; i < e->nworkers; i++)
 		if (e->workers[i].started)
@@ -1095,6 +1147,13 @@ int eng_run(struct engine *e)
 		e->fault_status = ENG_PORT_FAILED;
 	}
 	eng_stats_allocator(e, true);
+	if (e->hands_off) { /* the frames are the other engine's: nothing to audit or take back */
+		for (i = 0; i < e->nq; i++) {
+			xp_xsk_destroy(e->qs[i].xsk);
+			e->qs[i].xsk = NULL;
+		}
+		return status;
+	}
 	audit_err |= audit_quiescent(e, "exit");
 	for (i = 0; i < e->nq; i++) {
 		xp_xsk_destroy(e->qs[i].xsk);
@@ -1136,13 +1195,13 @@ static void close_port(struct engine *e, struct eng_port *p)
 			if (u[j].prog_id == xp_steer_prog_id(p->steer))
 				u[k++] = u[j];
 	}
-	if (e->cfg.attach_existing)
-		remove = false;
+	if (e->cfg.attach_existing || e->hands_off)
+		remove = false; /* hands_off: the successor serves through it */
 	else if (p->steer_borrowed)
 		remove = !k && xp_steer_engine_loaded(p->steer);
 	else
 		remove = !k;
-	if (k && !e->cfg.quiet) {
+	if (k && !e->cfg.quiet && !e->hands_off) {
 		xp_users_format(u, k, who, sizeof(who));
 		fprintf(stderr, "xpile: %s: steer program left attached: %s still uses it\n",
 			p->ifname, who);
@@ -1166,6 +1225,8 @@ void eng_teardown(struct engine *e)
 	}
 	if (e->umem && xp_umem_destroy(e->umem))
 		fprintf(stderr, "xpile: UMEM still in use at exit\n");
+	else
+		e->umem = NULL;
 	eng_capture_destroy(e);
 	eng_tap_destroy(e);
 	xp_ledger_destroy(e->ledger);
@@ -1173,6 +1234,9 @@ void eng_teardown(struct engine *e)
 	free(e->handles);
 	if (e->mem_ok)
 		xp_arena_free(node_arena(e, e->mem.numa_node, 0, XP_HUGE_NEVER), &e->umem_buf);
+	if (e->umem_imported && !e->umem && e->mem.fd >= 0) /* the mapping went with the UMEM */
+		close(e->mem.fd);
+	eng_ho_close(e);
 	for (i = 0; i < e->narenas; i++)
 		xp_arena_destroy(e->arenas[i].a);
 	e->narenas = 0;

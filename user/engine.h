@@ -25,6 +25,7 @@
 #include "xpile/xsk.h"
 
 #include "capture.h"
+#include "handover.h"
 #include "uring_wait.h"
 #include "tap.h"
 
@@ -112,6 +113,9 @@ struct eng_worker {
 	__u32 parked_gen; /* last audit generation this worker parked for */
 	bool done; /* txonly: sent its share and got every completion back */
 	bool exited; /* returned: the main thread may read its state */
+	/* --handover / --take-over: when it parked, resumed, and its first and last turns
+	 * that moved packets (CLOCK_MONOTONIC ns; the pause a handover costs) */
+	__u64 ho_park_ns, ho_resume_ns, ho_first_work_ns, ho_last_work_ns;
 	bool fault_done; /* XPILE_FAULT injected */
 	struct eng_cut cut;
 	__u64 scratch[ENG_MAX_BATCH];
@@ -157,6 +161,8 @@ struct eng_config {
 	bool spin; /* never sleep in poll() when idle */
 	int idle_wait; /* enum eng_idle_wait */
 	enum xp_pool_backend pool_backend;
+	const char *handover; /* --handover PATH: serve a successor there (handover.h) */
+	const char *take_over; /* --take-over PATH: take a running engine's sockets */
 	/* XPILE_FAULT (tests): once running, each worker loses one frame or frees one twice. */
 	enum { ENG_FAULT_NONE, ENG_FAULT_LOSE, ENG_FAULT_TWICE } fault;
 	/* --capture (capture.h) */
@@ -202,6 +208,14 @@ struct engine {
 	struct xp_arena_buf umem_buf;
 	struct xp_mem mem;
 	bool mem_ok;
+	/* The UMEM's offset in mem.fd, which a successor maps (handover.h); imported: the
+	 * mapping and mem.fd came from a predecessor (no arena carve). */
+	__u64 umem_off;
+	bool umem_imported;
+	struct eng_ho *ho; /* --handover / --take-over state, else NULL */
+	/* 1: the rings are another engine's (handed over, or never taken): workers leave
+	 * at once, touching nothing, and no exit path drains, audits or unmaps the XSKMAP. */
+	volatile int hands_off;
 	struct xp_layout layout;
 	char topo_note[512]; /* where the channels and ranks came from */
 	bool topo_guessed; /* a default stands in for what the probe did not find */
@@ -243,6 +257,12 @@ struct engine {
 /* One line "xpile: ..." on stderr, the one way the engine reports a cause; returns @rc. */
 int eng_say(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int eng_setup(struct engine *e); /* 0, ENG_SETUP_FAILED or ENG_BAD_INPUT */
+/* Parks every running worker between loop turns (the audit's pause; @why for the
+ * message when they do not within 1 s): 0 or -ETIMEDOUT (then nothing is paused). */
+int eng_pause(struct engine *e, const char *why);
+void eng_resume(struct engine *e);
+/* The workers' M3 slices from the pool: frames the ledger has free only (handover). */
+int eng_deal_slices(struct engine *e);
 /* Carves @bytes for a large buffer from the arena of NUMA node @node (-1: none). */
 int eng_carve(struct engine *e, int node, __u64 bytes, struct xp_arena_buf *out);
 int eng_run(struct engine *e); /* returns the process exit status */

@@ -155,6 +155,22 @@ static int parse_uds(const struct cli_opt *o, const char *v, void *cfg, char *wh
 	return 0;
 }
 
+/* --handover PATH, --take-over PATH: a Unix socket path. */
+static int parse_ho_path(const struct cli_opt *o, const char *v, void *cfg, char *why, size_t len)
+{
+	struct eng_config *c = &((struct run_args *)cfg)->c;
+
+	if (!*v || strlen(v) >= 108) {
+		snprintf(why, len, "a Unix socket path of 1..107 bytes");
+		return -1;
+	}
+	if (!strcmp(o->name, "handover"))
+		c->handover = v;
+	else
+		c->take_over = v;
+	return 0;
+}
+
 #define OPT(...) CLI_OPT(struct run_args, __VA_ARGS__)
 
 static const struct cli_opt opts[] = {
@@ -303,6 +319,12 @@ static const struct cli_opt opts[] = {
 	    "Replace an XDP program on the interface that xpile does not own."),
 	OPT("reattach", FLAG, c.reattach, NULL,
 	    "When the engine's own steer program is detached while it runs (ip link set dev IF xdp off) attach it again, pin it again when its pins are removed, and serve through xpile's program when `xpile-loader load` put a new one in its place, instead of stopping with exit status 4. An unload (program and pins gone), a foreign program in its place, or a detached program the engine did not load always stop it."),
+	OPT("handover", FUNC, c.handover, "PATH",
+	    "Listen on the Unix socket PATH (mode 0600, same uid only) for a successor started with --take-over PATH: it gets this engine's sockets and UMEM while traffic flows, and this engine exits 0 (docs/engine.md, Handover). A leftover socket file nobody listens on is replaced; a live one is refused.",
+	    .section = "Hot handover", .parse = parse_ho_path),
+	OPT("take-over", FUNC, c.take_over, "PATH",
+	    "Take the sockets, rings and UMEM of the engine listening on PATH (--handover PATH) instead of creating them: same --mode, --iface list and queues, ring sizes, --frame-size, --headroom, --layout; --cores, --interval, --duration, --json, --batch, --cache and the output and ledger options may differ. Give --handover too to be taken over in turn (the same PATH is fine).",
+	    .parse = parse_ho_path),
 	OPT("pkt-size", NUM, c.pkt_size, "N",
 	    "txonly: frame size on the wire including the 4-byte FCS (64..frame room + 4, default 64).",
 	    .section = "txonly", .min = 64, .max = 4096),
@@ -346,7 +368,7 @@ static const struct
 				  "    SIGUSR1                  audit the ledger now and keep running\n"
 				  "    SIGPIPE                  ignored: a closed output pipe only fails the writes" },
 				{ "ENVIRONMENT",
-				  "XPILE_BPF_DIR: where steer.o is (default: next to the binary, then the install directory). XPILE_FAULT=lose-frame|free-twice: test hook; once running, each worker loses one frame, or frees one still in a fill ring: the live and exit audits fail (status 3)." },
+				  "XPILE_BPF_DIR: where steer.o is (default: next to the binary, then the install directory). XPILE_FAULT=lose-frame|free-twice: test hook; once running, each worker loses one frame, or frees one still in a fill ring: the live and exit audits fail (status 3). XPILE_HANDOVER_FAULT=new-hello|new-offer|new-ready|new-state|new-refuse|new-stall|old-offer|old-state: test hook; the process dies (SIGKILL) at that step of a handover, or refuses or stalls it. XPILE_HANDOVER_VERSION=N: test hook; offer protocol version N." },
 				{ "EXIT STATUS",
 				  "0 success; 1 set-up error (one line names the cause and the fix); 2 bad "
 				  "usage (one line names the option, the value and what is accepted); 3 the "
@@ -458,6 +480,10 @@ static int parse(int argc, char **argv, struct run_args *a)
 		return cli_usage_error(
 			&prog, cmd,
 			"--uds uses the agent's program: --attach-existing, --force, --reattach, --pin-path and --xdp-mode do not apply");
+	if ((c->handover || c->take_over) && (c->mode == &eng_mode_txonly || c->nuds || c->ntaps))
+		return cli_usage_error(
+			&prog, cmd,
+			"--handover and --take-over serve rxdrop, l2fwd and fwd without --uds or --host-tap");
 	c->verbose = a->verbose > 0;
 	c->multi_buffer_set = cli_given(&res, "multi-buffer") || cli_given(&res, "no-multi-buffer");
 	c->dst_mac_set = cli_given(&res, "dst-mac");

@@ -238,9 +238,17 @@ static void park(struct eng_worker *w)
 	if (w->parked_gen == gen)
 		return;
 	w->parked_gen = gen;
+	if (e->ho)
+		w->ho_park_ns = eng_now_ns();
 	__atomic_fetch_add(&e->parked, 1, __ATOMIC_ACQ_REL);
-	while (__atomic_load_n(&e->paused, __ATOMIC_ACQUIRE))
-		usleep(100);
+	/* A handover's pause is the traffic's: spin for its first milliseconds. */
+	for (__u32 spins = 0; __atomic_load_n(&e->paused, __ATOMIC_ACQUIRE); spins++)
+		if (!e->ho || spins > 20000)
+			usleep(100);
+		else
+			sched_yield();
+	if (e->ho && !w->ho_resume_ns)
+		w->ho_resume_ns = eng_now_ns();
 }
 
 static bool drained(struct eng_worker *w)
@@ -369,8 +377,11 @@ void *eng_worker_main(void *arg)
 		if (__builtin_expect(__atomic_load_n(&e->cut_gen, __ATOMIC_ACQUIRE) != w->cut.gen,
 				     0))
 			eng_cut_take(w);
-		if (__atomic_load_n(&e->paused, __ATOMIC_ACQUIRE))
+		if (__atomic_load_n(&e->paused, __ATOMIC_ACQUIRE)) {
 			park(w);
+			if (__atomic_load_n(&e->hands_off, __ATOMIC_ACQUIRE))
+				break; /* the rings are another engine's now */
+		}
 		if (__atomic_load_n(&e->stop, __ATOMIC_ACQUIRE)) {
 			/* Stop: no more fills; forward what is in flight, wait for completions. */
 			if (!stop_deadline)
@@ -400,6 +411,11 @@ void *eng_worker_main(void *arg)
 			break;
 		if (!work && w->cap)
 			eng_capture_idle(w); /* a quiet worker's frames still reach the file */
+		if (work && e->ho) { /* the handover's pause is measured from these */
+			w->ho_last_work_ns = eng_now_ns();
+			if (!w->ho_first_work_ns)
+				w->ho_first_work_ns = w->ho_last_work_ns;
+		}
 		if (work) {
 			idle = 0;
 			idle_since = 0;
