@@ -1232,7 +1232,9 @@ void eng_teardown(struct engine *e)
 	xp_ledger_destroy(e->ledger);
 	xp_pool_destroy(e->pool);
 	free(e->handles);
-	if (e->mem_ok)
+	/* Handed over: the successor maps these pages; freeing the carve would punch them
+	 * out of the memfd under it. The arena's unmap and close below leave them its. */
+	if (e->mem_ok && !e->hands_off)
 		xp_arena_free(node_arena(e, e->mem.numa_node, 0, XP_HUGE_NEVER), &e->umem_buf);
 	if (e->umem_imported && !e->umem && e->mem.fd >= 0) /* the mapping went with the UMEM */
 		close(e->mem.fd);

@@ -121,6 +121,7 @@ struct eng_ho {
 	__u32 nfds;
 	bool fd_used[XP_HO_MAX_FDS];
 	__u64 commit_ns; /* new: when the workers were let go */
+	__u64 state_ns, ok_ns; /* new: STATE received, OK sent */
 	__u64 old_park_ns, old_last_work_ns;
 	bool told; /* new: the pause line was printed */
 };
@@ -783,6 +784,7 @@ int eng_ho_take(struct engine *e)
 		return fail("--take-over %s: the old engine (pid %d) sent no state: %s; nothing taken over, the kernel serves its queues if it died",
 			    path, (int)h->peer, err ? recv_why(err) : "another message");
 	}
+	h->state_ns = eng_now_ns();
 	die_at(h, HO_FAULT_NEW_STATE);
 	if (h->fault == HO_FAULT_NEW_REFUSE) {
 		free(st);
@@ -797,6 +799,7 @@ int eng_ho_take(struct engine *e)
 	h->old_park_ns = st->park_ns;
 	h->old_last_work_ns = st->last_work_ns;
 	free(st);
+	h->ok_ns = eng_now_ns();
 	err = xp_ho_send(h->conn, HO_OK, 0, NULL, 0, NULL, 0);
 	if (!err)
 		err = xp_ho_recv(h->conn, &hdr, NULL, 0, NULL, 0, HO_COMMIT_MS);
@@ -841,9 +844,10 @@ void eng_ho_tick(struct engine *e)
 		return;
 	h->told = true;
 	snprintf(json, sizeof(json),
-		 "{\"type\":\"handover\",\"role\":\"new\",\"from_pid\":%d,\"old_park_ns\":%llu,\"old_last_work_ns\":%llu,\"commit_ns\":%llu,\"resume_ns\":%llu,\"first_work_ns\":%llu,\"pause_ns\":%llu}\n",
+		 "{\"type\":\"handover\",\"role\":\"new\",\"from_pid\":%d,\"old_park_ns\":%llu,\"old_last_work_ns\":%llu,\"state_ns\":%llu,\"ok_ns\":%llu,\"commit_ns\":%llu,\"resume_ns\":%llu,\"first_work_ns\":%llu,\"pause_ns\":%llu}\n",
 		 (int)h->peer, (unsigned long long)h->old_park_ns,
-		 (unsigned long long)h->old_last_work_ns, (unsigned long long)h->commit_ns,
+		 (unsigned long long)h->old_last_work_ns, (unsigned long long)h->state_ns,
+		 (unsigned long long)h->ok_ns, (unsigned long long)h->commit_ns,
 		 (unsigned long long)resume, first == ~0ull ? 0ull : (unsigned long long)first,
 		 (unsigned long long)(resume - h->old_park_ns));
 	snprintf(text, sizeof(text),
