@@ -767,6 +767,11 @@ int eng_ho_take(struct engine *e)
 	for (__u32 i = 0; i < h->nfds; i++)
 		if (!h->fd_used[i])
 			return fail("--take-over %s: fd %u of the offer was not used", path, i);
+	/* Every worker parked, its set-up done, before the old engine pauses: the pause
+	 * then costs the exchange alone. */
+	for (__u64 t = eng_now_ns(); __atomic_load_n(&e->parked, __ATOMIC_ACQUIRE) < e->nworkers &&
+				     eng_now_ns() - t < 1000000000ull;)
+		usleep(50);
 	err = xp_ho_send(h->conn, HO_READY, 0, NULL, 0, NULL, 0);
 	if (err)
 		return fail("--take-over %s: the old engine (pid %d) is gone: %s; nothing taken over",
@@ -777,7 +782,7 @@ int eng_ho_take(struct engine *e)
 		cap += h->offer.umems[i].layout.nframes;
 	st = calloc(1, cap);
 	if (!st)
-		return ho_error(e, "%s", "out of memory");
+		return fail("out of memory");
 	err = xp_ho_recv(h->conn, &hdr, st, cap, NULL, 0, HO_STATE_MS);
 	if (err || hdr.type != HO_STATE) {
 		free(st);
@@ -788,6 +793,7 @@ int eng_ho_take(struct engine *e)
 	die_at(h, HO_FAULT_NEW_STATE);
 	if (h->fault == HO_FAULT_NEW_REFUSE) {
 		free(st);
+		fail("--take-over: refusing the state for a test (XPILE_HANDOVER_FAULT=new-refuse)");
 		return ho_error(e, "%s", "refused for a test (XPILE_HANDOVER_FAULT=new-refuse)");
 	}
 	if (h->fault == HO_FAULT_NEW_STALL)

@@ -247,8 +247,6 @@ static void park(struct eng_worker *w)
 			usleep(100);
 		else
 			sched_yield();
-	if (e->ho && !w->ho_resume_ns)
-		w->ho_resume_ns = eng_now_ns();
 }
 
 static bool drained(struct eng_worker *w)
@@ -382,6 +380,8 @@ void *eng_worker_main(void *arg)
 			if (__atomic_load_n(&e->hands_off, __ATOMIC_ACQUIRE))
 				break; /* the rings are another engine's now */
 		}
+		if (__builtin_expect(e->ho && !w->ho_resume_ns, 0))
+			w->ho_resume_ns = eng_now_ns(); /* its first turn that may touch a ring */
 		if (__atomic_load_n(&e->stop, __ATOMIC_ACQUIRE)) {
 			/* Stop: no more fills; forward what is in flight, wait for completions. */
 			if (!stop_deadline)
