@@ -238,7 +238,11 @@ static int wait_in(int fd, __u64 deadline)
 	}
 }
 
-/* Reads exactly @len bytes before @deadline; fds that come with them go to @fds. */
+/* Once a message has begun, the rest of it may take this long (ms). */
+#define HO_REST_MS 1000
+
+/* Reads exactly @len bytes, the first by @deadline (0: only if there now), the rest
+ * within HO_REST_MS more; fds that come with them go to @fds. */
 static int read_all(int fd, void *buf, size_t len, __u64 deadline, int *fds, __u32 maxfds,
 		    __u32 *nfds, bool *extra)
 {
@@ -252,19 +256,23 @@ static int read_all(int fd, void *buf, size_t len, __u64 deadline, int *fds, __u
 		struct iovec iov = { p, len };
 		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 		ssize_t n;
-		int err = wait_in(fd, deadline);
+		int err;
 
-		if (err)
-			return err;
 		mh.msg_control = fds ? cm.buf : NULL;
 		mh.msg_controllen = fds ? sizeof(cm.buf) : 0;
 		n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
+			err = wait_in(fd, deadline);
+			if (err)
+				return err;
 			continue;
+		}
 		if (n < 0)
 			return -errno;
 		if (n == 0)
 			return -ECONNRESET;
+		if (deadline < now_ms() + HO_REST_MS)
+			deadline = now_ms() + HO_REST_MS;
 		for (struct cmsghdr *c = fds ? CMSG_FIRSTHDR(&mh) : NULL; c;
 		     c = CMSG_NXTHDR(&mh, c)) {
 			__u32 k;

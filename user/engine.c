@@ -7,6 +7,8 @@
  * is steered to a socket that cannot take it (the program falls back to PASS).
  */
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <net/if.h>
 #include <sched.h>
 #include <signal.h>
@@ -16,6 +18,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "engine.h"
@@ -792,7 +795,7 @@ int eng_pause(struct engine *e, const char *why)
 		__u64 waited = eng_now_ns() - t0;
 
 		if (waited > 1000000000ull) {
-			__atomic_store_n(&e->paused, 0, __ATOMIC_RELEASE);
+			eng_resume(e);
 			fprintf(stderr, "xpile: %s skipped: workers did not pause within 1 s\n",
 				why);
 			return -ETIMEDOUT;
@@ -808,6 +811,7 @@ int eng_pause(struct engine *e, const char *why)
 void eng_resume(struct engine *e)
 {
 	__atomic_store_n(&e->paused, 0, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &e->paused, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
 /* Parks every running worker between loop turns, audits, lets them go. */

@@ -121,7 +121,8 @@ XP_API int xp_ho_send(int fd, __u16 type, __u16 version, const void *data, __u32
 /* xp_ho_send() of an XP_HO_MSG_ERROR whose payload is the formatted line. */
 XP_API int xp_ho_send_error(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /*
- * Receives one message within @timeout_ms: its header into *@hdr, its payload into
+ * Receives one message, begun within @timeout_ms (0: only one already arriving; a
+ * caller may spin on that) and whole within a second of its first byte: its header into *@hdr, its payload into
  * @buf (at most @cap bytes; a longer one is -EMSGSIZE), its fds into @fds (at most
  * @maxfds; extra ones are closed and it is -EMSGSIZE). Received fds are close-on-exec
  * and the caller's (hdr->nfds of them); on error none is left open. -ETIMEDOUT, -ECONNRESET (the peer closed the
