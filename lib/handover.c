@@ -30,24 +30,27 @@ static int addr_of(const char *path, struct sockaddr_un *sa)
 	return 0;
 }
 
-static void set_timeouts(int fd, int timeout_ms)
+/* A connected @fd is *@out once its peer is of our uid (SO_PEERCRED), with timeouts
+ * both ways; closed otherwise. */
+static int adopt(int fd, int timeout_ms, int *out, pid_t *pid)
 {
 	struct timeval tv = { .tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000 };
-
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-}
-
-static int peer_of(int fd, pid_t *pid)
-{
 	struct ucred cr;
 	socklen_t len = sizeof(cr);
+	int err = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) ? -errno : 0;
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len))
-		return -errno;
-	if (pid)
+	if (!err && pid)
 		*pid = cr.pid;
-	return cr.uid == geteuid() ? 0 : -EPERM;
+	if (!err && cr.uid != geteuid())
+		err = -EPERM;
+	if (err) {
+		close(fd);
+		return err;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	*out = fd;
+	return 0;
 }
 
 __u64 xp_ho_path_ino(const char *path)
@@ -109,18 +112,11 @@ int xp_ho_listen(const char *path, int *out)
 
 int xp_ho_accept(int lfd, int timeout_ms, int *out, pid_t *pid)
 {
-	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC), err;
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 
 	if (fd < 0)
 		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
-	err = peer_of(fd, pid);
-	if (err) {
-		close(fd);
-		return err;
-	}
-	set_timeouts(fd, timeout_ms);
-	*out = fd;
-	return 0;
+	return adopt(fd, timeout_ms, out, pid);
 }
 
 int xp_ho_connect(const char *path, int timeout_ms, int *out, pid_t *pid)
@@ -138,14 +134,7 @@ int xp_ho_connect(const char *path, int timeout_ms, int *out, pid_t *pid)
 		close(fd);
 		return err;
 	}
-	err = peer_of(fd, pid);
-	if (err) {
-		close(fd);
-		return err;
-	}
-	set_timeouts(fd, timeout_ms);
-	*out = fd;
-	return 0;
+	return adopt(fd, timeout_ms, out, pid);
 }
 
 int xp_ho_send(int fd, __u16 type, __u16 version, const void *data, __u32 len, const int *fds,
@@ -181,7 +170,8 @@ int xp_ho_send(int fd, __u16 type, __u16 version, const void *data, __u32 len, c
 	if (n < 0)
 		return -errno;
 	if ((size_t)n < sizeof(h)) /* the rest of the header, without the fds */
-		if (send(fd, (const char *)&h + n, sizeof(h) - n, MSG_NOSIGNAL) != (ssize_t)(sizeof(h) - n))
+		if (send(fd, (const char *)&h + n, sizeof(h) - n, MSG_NOSIGNAL) !=
+		    (ssize_t)(sizeof(h) - n))
 			return -EIO;
 	while (len) {
 		n = send(fd, p, len, MSG_NOSIGNAL);

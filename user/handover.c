@@ -50,9 +50,9 @@ enum ho_fault {
 	HO_FAULT_OLD_STATE, /* old: after sending the STATE, paused */
 };
 
-static const char *const fault_names[] = { "",		"new-hello",  "new-offer",
-					   "new-ready", "new-state",  "new-refuse",
-					   "new-stall", "old-offer",  "old-state" };
+static const char *const fault_names[] = { "",		"new-hello", "new-offer",
+					   "new-ready", "new-state", "new-refuse",
+					   "new-stall", "old-offer", "old-state" };
 
 struct ho_port {
 	char ifname[16];
@@ -140,9 +140,8 @@ struct ho_dom {
 
 static __u32 ho_doms(struct engine *e, struct ho_dom *d)
 {
-	d[0] = (struct ho_dom){ &e->layout, e->ledger,	      &e->umem,
-				e->mem.fd,  e->umem_off, e->mem.page_size,
-				e->mem.numa_node };
+	d[0] = (struct ho_dom){ &e->layout,  e->ledger,	       &e->umem,	e->mem.fd,
+				e->umem_off, e->mem.page_size, e->mem.numa_node };
 	return 1;
 }
 
@@ -244,14 +243,15 @@ static int hello_check(const struct engine *e, const struct ho_hello *m, char *w
 	struct ho_hello mine;
 
 	hello_fill(e, &mine);
-#define DIFF(field, opt)                                                                      \
-	if (m->field != mine.field) {                                                         \
+#define DIFF(field, opt)                                                                          \
+	if (m->field != mine.field) {                                                             \
 		snprintf(why, len, opt " %u differs from the running engine's %u: give the same", \
-			 (unsigned)m->field, (unsigned)mine.field);                           \
-		return -1;                                                                    \
+			 (unsigned)m->field, (unsigned)mine.field);                               \
+		return -1;                                                                        \
 	}
 	if (strcmp(m->mode, mine.mode)) {
-		snprintf(why, len, "--mode %.16s differs from the running engine's %s: give the same",
+		snprintf(why, len,
+			 "--mode %.16s differs from the running engine's %s: give the same",
 			 m->mode, mine.mode);
 		return -1;
 	}
@@ -260,15 +260,16 @@ static int hello_check(const struct engine *e, const struct ho_hello *m, char *w
 		size_t k = 0;
 
 		for (__u32 i = 0; i < mine.nports && k < sizeof(have) - 32; i++) {
-			k += (size_t)snprintf(have + k, sizeof(have) - k, "%s--iface %s:",
-					      i ? " " : "", mine.ports[i].ifname);
+			k += (size_t)snprintf(have + k, sizeof(have) - k,
+					      "%s--iface %s:", i ? " " : "", mine.ports[i].ifname);
 			for (__u32 j = 0; j < mine.ports[i].nqueues && k < sizeof(have) - 16; j++)
 				k += (size_t)snprintf(have + k, sizeof(have) - k, "%s%u",
 						      j ? "," : "", mine.ports[i].queues[j]);
 		}
-		snprintf(why, len,
-			 "different ports or queues: the running engine serves %s; give the same --iface list, queues in the same order",
-			 have);
+		snprintf(
+			why, len,
+			"different ports or queues: the running engine serves %s; give the same --iface list, queues in the same order",
+			have);
 		return -1;
 	}
 	DIFF(frame_size, "--frame-size")
@@ -281,12 +282,15 @@ static int hello_check(const struct engine *e, const struct ho_hello *m, char *w
 	DIFF(no_need_wakeup, "--no-need-wakeup")
 	DIFF(busy_poll, "--busy-poll")
 	if (m->multi_buffer_set && m->multi_buffer != mine.multi_buffer) {
-		snprintf(why, len, "--multi-buffer differs from the running engine's: give the same");
+		snprintf(why, len,
+			 "--multi-buffer differs from the running engine's: give the same");
 		return -1;
 	}
 	if (m->frames && m->frames != e->layout.nframes) {
-		snprintf(why, len, "--frames %u differs from the running engine's %u: give the same, or leave it out",
-			 m->frames, e->layout.nframes);
+		snprintf(
+			why, len,
+			"--frames %u differs from the running engine's %u: give the same, or leave it out",
+			m->frames, e->layout.nframes);
 		return -1;
 	}
 	if (strcmp(m->pin_path, mine.pin_path)) {
@@ -359,17 +363,21 @@ static int take_offer(struct engine *e)
 
 	err = xp_ho_connect(path, HO_STATE_MS, &h->conn, &h->peer);
 	if (err == -ENOENT)
-		return fail("--take-over %s: no such socket; is an engine running with --handover %s?",
-			    path, path);
+		return fail(
+			"--take-over %s: no such socket; is an engine running with --handover %s?",
+			path, path);
 	if (err == -ECONNREFUSED)
-		return fail("--take-over %s: nothing listens there (a socket file left by an engine that died): start without --take-over, or remove %s",
-			    path, path);
+		return fail(
+			"--take-over %s: nothing listens there (a socket file left by an engine that died): start without --take-over, or remove %s",
+			path, path);
 	if (err == -EACCES)
-		return fail("--take-over %s: permission denied: the socket is its engine's user's alone (0600); run as that user",
-			    path);
+		return fail(
+			"--take-over %s: permission denied: the socket is its engine's user's alone (0600); run as that user",
+			path);
 	if (err == -EPERM)
-		return fail("--take-over %s: the engine there runs under another uid: run as its user",
-			    path);
+		return fail(
+			"--take-over %s: the engine there runs under another uid: run as its user",
+			path);
 	if (err)
 		return fail("--take-over %s: cannot connect: %s", path, strerror(-err));
 	hello_fill(e, &m);
@@ -387,8 +395,9 @@ static int take_offer(struct engine *e)
 			    (int)h->peer, line);
 	}
 	if (err == -EPROTONOSUPPORT)
-		return fail("--take-over %s: the engine there speaks handover protocol version %u, this one %u: run matching xpile versions",
-			    path, hdr.version, XP_HO_VERSION);
+		return fail(
+			"--take-over %s: the engine there speaks handover protocol version %u, this one %u: run matching xpile versions",
+			path, hdr.version, XP_HO_VERSION);
 	if (err)
 		return fail("--take-over %s: no offer from the engine there (pid %d): %s", path,
 			    (int)h->peer, recv_why(err));
@@ -396,8 +405,9 @@ static int take_offer(struct engine *e)
 	if (hdr.type != HO_OFFER || hdr.len != sizeof(h->offer) ||
 	    h->offer.numems > ENG_MAX_PORTS || h->offer.nsocks != e->nq ||
 	    hdr.nfds != h->offer.numems + h->offer.nsocks)
-		return fail("--take-over %s: a malformed offer from pid %d (%u sockets, %u fds, this engine serves %u sockets)",
-			    path, (int)h->peer, h->offer.nsocks, hdr.nfds, e->nq);
+		return fail(
+			"--take-over %s: a malformed offer from pid %d (%u sockets, %u fds, this engine serves %u sockets)",
+			path, (int)h->peer, h->offer.nsocks, hdr.nfds, e->nq);
 	die_at(h, HO_FAULT_NEW_OFFER);
 	return take_umems(e);
 }
@@ -531,9 +541,10 @@ static int serve(struct engine *e, int fd, pid_t peer)
 		return 0;
 	err = xp_ho_recv(fd, &hdr, &m, sizeof(m), NULL, 0, HO_HELLO_MS);
 	if (err == -EPROTONOSUPPORT) {
-		xp_ho_send_error(fd,
-				 "handover protocol version %u offered, this engine (pid %d) speaks %u: run matching xpile versions",
-				 hdr.version, (int)getpid(), XP_HO_VERSION);
+		xp_ho_send_error(
+			fd,
+			"handover protocol version %u offered, this engine (pid %d) speaks %u: run matching xpile versions",
+			hdr.version, (int)getpid(), XP_HO_VERSION);
 		snprintf(why, sizeof(why), "refused: it speaks protocol version %u, this engine %u",
 			 hdr.version, XP_HO_VERSION);
 		goto refused;
@@ -598,12 +609,14 @@ static int serve(struct engine *e, int fd, pid_t peer)
 		free(st);
 		goto refused;
 	}
-	snprintf(json, sizeof(json),
-		 "{\"type\":\"handover\",\"role\":\"old\",\"to_pid\":%d,\"park_ns\":%llu,\"last_work_ns\":%llu,\"state_bytes\":%u,\"sockets\":%u}\n",
-		 (int)peer, (unsigned long long)((struct ho_state *)st)->park_ns,
-		 (unsigned long long)((struct ho_state *)st)->last_work_ns, len, e->nq);
-	snprintf(line, sizeof(line), "xpile: handed over to pid %d (%u socket(s), %u state bytes)\n",
-		 (int)peer, e->nq, len);
+	snprintf(
+		json, sizeof(json),
+		"{\"type\":\"handover\",\"role\":\"old\",\"to_pid\":%d,\"park_ns\":%llu,\"last_work_ns\":%llu,\"state_bytes\":%u,\"sockets\":%u}\n",
+		(int)peer, (unsigned long long)((struct ho_state *)st)->park_ns,
+		(unsigned long long)((struct ho_state *)st)->last_work_ns, len, e->nq);
+	snprintf(line, sizeof(line),
+		 "xpile: handed over to pid %d (%u socket(s), %u state bytes)\n", (int)peer, e->nq,
+		 len);
 	say_json_or_text(e, json, line);
 	free(st);
 	free(o);
@@ -618,7 +631,8 @@ int eng_ho_wait(struct engine *e, const sigset_t *set, const struct timespec *ts
 {
 	struct eng_ho *h = e->ho;
 	const struct timespec zero = { 0, 0 };
-	struct pollfd p[2] = { { .fd = h->sfd, .events = POLLIN }, { .fd = h->lfd, .events = POLLIN } };
+	struct pollfd p[2] = { { .fd = h->sfd, .events = POLLIN },
+			       { .fd = h->lfd, .events = POLLIN } };
 	int ms = (int)(ts->tv_sec * 1000 + ts->tv_nsec / 1000000);
 
 	if (h->lfd >= 0 && poll(p, 2, ms ? ms : 1) > 0 && (p[1].revents & POLLIN)) {
@@ -654,12 +668,14 @@ static int state_take(struct engine *e, const struct ho_state *st, __u32 len)
 	__u64 *buf;
 
 	if (st->numems != n || st->nsocks != e->nq)
-		return fail("--take-over: the state has %u UMEM(s) and %u socket(s), this engine %u and %u",
-			    st->numems, st->nsocks, n, e->nq);
+		return fail(
+			"--take-over: the state has %u UMEM(s) and %u socket(s), this engine %u and %u",
+			st->numems, st->nsocks, n, e->nq);
 	for (__u32 q = 0; q < e->nq; q++)
 		if (xp_xsk_resync(e->qs[q].xsk, &ss[q].rec))
-			return fail("--take-over: %s:%u: the old engine's ring indices are not the rings' (see above)",
-				    e->qs[q].port->ifname, e->qs[q].queue);
+			return fail(
+				"--take-over: %s:%u: the old engine's ring indices are not the rings' (see above)",
+				e->qs[q].port->ifname, e->qs[q].queue);
 	for (__u32 i = 0; i < n; i++) {
 		if (st->nframes[i] != d[i].layout->nframes)
 			return fail("--take-over: the state has %u frames, the layout %u",
@@ -682,8 +698,9 @@ static int state_take(struct engine *e, const struct ho_state *st, __u32 len)
 				held[XP_PLACE_FREE] = -1 - (__s64)nf; /* no place */
 		if (held[XP_PLACE_FREE] < 0 || held[XP_PLACE_APP]) {
 			free(buf);
-			return fail("--take-over: the state puts frames outside any ring or free (%lld in the application)",
-				    (long long)held[XP_PLACE_APP]);
+			return fail(
+				"--take-over: the state puts frames outside any ring or free (%lld in the application)",
+				(long long)held[XP_PLACE_APP]);
 		}
 		for (__u32 q = 0; q < e->nq; q++) {
 			const struct xp_xsk *x = e->qs[q].xsk;
@@ -697,20 +714,22 @@ static int state_take(struct engine *e, const struct ho_state *st, __u32 len)
 			if (ss[q].fill_held != (__u32)(x->fill.cached_prod - x->rx.cached_cons) ||
 			    ss[q].tx_inflight != (__u32)(x->tx.cached_prod - x->comp.cached_cons)) {
 				free(buf);
-				return fail("--take-over: %s:%u: the state holds %llu fill and %llu TX frames, the rings %u and %u",
-					    e->qs[q].port->ifname, e->qs[q].queue,
-					    (unsigned long long)ss[q].fill_held,
-					    (unsigned long long)ss[q].tx_inflight,
-					    x->fill.cached_prod - x->rx.cached_cons,
-					    x->tx.cached_prod - x->comp.cached_cons);
+				return fail(
+					"--take-over: %s:%u: the state holds %llu fill and %llu TX frames, the rings %u and %u",
+					e->qs[q].port->ifname, e->qs[q].queue,
+					(unsigned long long)ss[q].fill_held,
+					(unsigned long long)ss[q].tx_inflight,
+					x->fill.cached_prod - x->rx.cached_cons,
+					x->tx.cached_prod - x->comp.cached_cons);
 			}
 		}
 		if (rings[XP_PLACE_FILL] != held[XP_PLACE_FILL] ||
 		    rings[XP_PLACE_TX] != held[XP_PLACE_TX]) {
 			free(buf);
-			return fail("--take-over: the ledger has %lld fill-side and %lld TX-side frames, the rings %lld and %lld",
-				    (long long)held[XP_PLACE_FILL], (long long)held[XP_PLACE_TX],
-				    (long long)rings[XP_PLACE_FILL], (long long)rings[XP_PLACE_TX]);
+			return fail(
+				"--take-over: the ledger has %lld fill-side and %lld TX-side frames, the rings %lld and %lld",
+				(long long)held[XP_PLACE_FILL], (long long)held[XP_PLACE_TX],
+				(long long)rings[XP_PLACE_FILL], (long long)rings[XP_PLACE_TX]);
 		}
 		for (int place = XP_PLACE_FILL; place <= XP_PLACE_TX; place += 2) {
 			for (k = 0, cnt = 0; k < nf; k++)
@@ -735,16 +754,19 @@ static int state_take(struct engine *e, const struct ho_state *st, __u32 len)
 
 		for (; a != x->fill.cached_prod; a++)
 			if (xp_ledger_state_of(l, *xp_ring_addr(&x->fill, a)) != XP_PLACE_FILL)
-				return fail("--take-over: %s:%u: a fill ring frame the ledger has elsewhere",
-					    e->qs[q].port->ifname, e->qs[q].queue);
+				return fail(
+					"--take-over: %s:%u: a fill ring frame the ledger has elsewhere",
+					e->qs[q].port->ifname, e->qs[q].queue);
 		for (a = x->rx.cached_cons; a != rp; a++)
 			if (xp_ledger_state_of(l, xp_ring_desc(&x->rx, a)->addr) != XP_PLACE_FILL)
-				return fail("--take-over: %s:%u: an RX ring frame the ledger has elsewhere",
-					    e->qs[q].port->ifname, e->qs[q].queue);
+				return fail(
+					"--take-over: %s:%u: an RX ring frame the ledger has elsewhere",
+					e->qs[q].port->ifname, e->qs[q].queue);
 		for (a = x->comp.cached_cons; a != cp; a++)
 			if (xp_ledger_state_of(l, *xp_ring_addr(&x->comp, a)) != XP_PLACE_TX)
-				return fail("--take-over: %s:%u: a completion ring frame the ledger has elsewhere",
-					    e->qs[q].port->ifname, e->qs[q].queue);
+				return fail(
+					"--take-over: %s:%u: a completion ring frame the ledger has elsewhere",
+					e->qs[q].port->ifname, e->qs[q].queue);
 	}
 	return eng_deal_slices(e) ? -1 : 0;
 }
@@ -774,8 +796,9 @@ int eng_ho_take(struct engine *e)
 		usleep(50);
 	err = xp_ho_send(h->conn, HO_READY, 0, NULL, 0, NULL, 0);
 	if (err)
-		return fail("--take-over %s: the old engine (pid %d) is gone: %s; nothing taken over",
-			    path, (int)h->peer, strerror(-err));
+		return fail(
+			"--take-over %s: the old engine (pid %d) is gone: %s; nothing taken over",
+			path, (int)h->peer, strerror(-err));
 	die_at(h, HO_FAULT_NEW_READY);
 	cap = (__u32)(sizeof(*st) + e->nq * sizeof(struct ho_sock_state));
 	for (__u32 i = 0; i < h->offer.numems; i++)
@@ -786,8 +809,9 @@ int eng_ho_take(struct engine *e)
 	err = xp_ho_recv(h->conn, &hdr, st, cap, NULL, 0, HO_STATE_MS);
 	if (err || hdr.type != HO_STATE) {
 		free(st);
-		return fail("--take-over %s: the old engine (pid %d) sent no state: %s; nothing taken over, the kernel serves its queues if it died",
-			    path, (int)h->peer, err ? recv_why(err) : "another message");
+		return fail(
+			"--take-over %s: the old engine (pid %d) sent no state: %s; nothing taken over, the kernel serves its queues if it died",
+			path, (int)h->peer, err ? recv_why(err) : "another message");
 	}
 	h->state_ns = eng_now_ns();
 	die_at(h, HO_FAULT_NEW_STATE);
@@ -800,7 +824,8 @@ int eng_ho_take(struct engine *e)
 		usleep((HO_OK_MS + 500) * 1000);
 	if (state_take(e, st, hdr.len)) {
 		free(st);
-		return ho_error(e, "%s", "the new engine found the state inconsistent (its line says why)");
+		return ho_error(e, "%s",
+				"the new engine found the state inconsistent (its line says why)");
 	}
 	h->old_park_ns = st->park_ns;
 	h->old_last_work_ns = st->last_work_ns;
@@ -810,8 +835,9 @@ int eng_ho_take(struct engine *e)
 	if (!err)
 		err = xp_ho_recv(h->conn, &hdr, NULL, 0, NULL, 0, HO_COMMIT_MS);
 	if (err || hdr.type != HO_COMMIT)
-		return fail("--take-over %s: the old engine (pid %d) did not commit: %s; exiting, the kernel serves the queues if it is gone",
-			    path, (int)h->peer, err ? recv_why(err) : "another message");
+		return fail(
+			"--take-over %s: the old engine (pid %d) did not commit: %s; exiting, the kernel serves the queues if it is gone",
+			path, (int)h->peer, err ? recv_why(err) : "another message");
 	h->commit_ns = eng_now_ns();
 	eng_resume(e);
 	close(h->conn);
@@ -849,16 +875,16 @@ void eng_ho_tick(struct engine *e)
 	if (first == ~0ull && eng_now_ns() - h->commit_ns < 100000000ull)
 		return;
 	h->told = true;
-	snprintf(json, sizeof(json),
-		 "{\"type\":\"handover\",\"role\":\"new\",\"from_pid\":%d,\"old_park_ns\":%llu,\"old_last_work_ns\":%llu,\"state_ns\":%llu,\"ok_ns\":%llu,\"commit_ns\":%llu,\"resume_ns\":%llu,\"first_work_ns\":%llu,\"pause_ns\":%llu}\n",
-		 (int)h->peer, (unsigned long long)h->old_park_ns,
-		 (unsigned long long)h->old_last_work_ns, (unsigned long long)h->state_ns,
-		 (unsigned long long)h->ok_ns, (unsigned long long)h->commit_ns,
-		 (unsigned long long)resume, first == ~0ull ? 0ull : (unsigned long long)first,
-		 (unsigned long long)(resume - h->old_park_ns));
-	snprintf(text, sizeof(text),
-		 "xpile: took over from pid %d: no one polled for %.1f us\n", (int)h->peer,
-		 (resume - h->old_park_ns) / 1e3);
+	snprintf(
+		json, sizeof(json),
+		"{\"type\":\"handover\",\"role\":\"new\",\"from_pid\":%d,\"old_park_ns\":%llu,\"old_last_work_ns\":%llu,\"state_ns\":%llu,\"ok_ns\":%llu,\"commit_ns\":%llu,\"resume_ns\":%llu,\"first_work_ns\":%llu,\"pause_ns\":%llu}\n",
+		(int)h->peer, (unsigned long long)h->old_park_ns,
+		(unsigned long long)h->old_last_work_ns, (unsigned long long)h->state_ns,
+		(unsigned long long)h->ok_ns, (unsigned long long)h->commit_ns,
+		(unsigned long long)resume, first == ~0ull ? 0ull : (unsigned long long)first,
+		(unsigned long long)(resume - h->old_park_ns));
+	snprintf(text, sizeof(text), "xpile: took over from pid %d: no one polled for %.1f us\n",
+		 (int)h->peer, (resume - h->old_park_ns) / 1e3);
 	say_json_or_text(e, json, text);
 }
 

@@ -33,8 +33,7 @@ int eng_ho_take(struct engine *e);
 /* The main loop's wait when --handover listens: up to @ts for a signal of @set
  * (returned as sigtimedwait() would) or a successor, served at once: ENG_HO_DONE once
  * everything is handed over. */
-int eng_ho_wait(struct engine *e, const sigset_t *set, const struct timespec *ts,
-		siginfo_t *si);
+int eng_ho_wait(struct engine *e, const sigset_t *set, const struct timespec *ts, siginfo_t *si);
 /* The main loop, new side: the pause line once every worker has polled again. */
 void eng_ho_tick(struct engine *e);
 /* Teardown: listener and connection closed, the socket path removed if still ours. */

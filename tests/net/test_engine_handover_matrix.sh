@@ -54,7 +54,7 @@ variant() { # mode queues layout hugepages
 	done
 	wait "$ping"
 	sleep 0.2
-	eng_stop "$prev" || { cat "$XT_TMP/V${v}G3.err"; xt_fail "$mode $nq queue(s) $layout $huge: the last engine exited with status $?"; }
+	eng_stop "$prev" || { rc=$?; cat "$XT_TMP/V${v}G3.err"; xt_fail "$mode $nq queue(s) $layout $huge: the last engine exited with status $rc"; }
 	eng_ledger_ok "$XT_TMP/V${v}G3.json" || xt_fail "$mode $nq queue(s) $layout $huge: ledger not clean"
 	field=rx_packets
 	[ "$mode" = l2fwd ] && field=tx_packets

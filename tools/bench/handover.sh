@@ -31,13 +31,13 @@ xt_on_exit rm -rf "$TMP"
 xt_ns h1 >/dev/null; H1=${XT_NS[-1]}
 xt_ns h2 >/dev/null; H2=${XT_NS[-1]}
 xt_ns e >/dev/null; E=${XT_NS[-1]}
-for ns in "$E"; do
-	ino=$(stat -L -c %i "/run/netns/$ns") && xt_on_exit "rm -rf /sys/fs/bpf/xpile/ns$ino /run/xpile/ns$ino"
-done
+# A killed engine cannot remove its pins (bpffs keys them by netns inode).
+ino=$(stat -L -c %i "/run/netns/$E") && xt_on_exit "rm -rf /sys/fs/bpf/xpile/ns$ino /run/xpile/ns$ino"
 xt_veth "$H1" h1 "$E" e1
 xt_veth "$H2" h2 "$E" e2
 for p in "$H1 h1 198.18.9.1" "$H2 h2 198.18.9.2"; do
-	set -- $p
+	read -r ns ifn addr <<<"$p"
+	set -- "$ns" "$ifn" "$addr"
 	ip netns exec "$1" sysctl -qw "net.ipv6.conf.$2.disable_ipv6=1"
 	ip -n "$1" addr add "$3/24" dev "$2"
 	ip netns exec "$1" ethtool -K "$2" tx off tso off gso off gro off >/dev/null 2>&1
