@@ -34,7 +34,8 @@ static int addr_of(const char *path, struct sockaddr_un *sa)
  * both ways; closed otherwise. */
 static int adopt(int fd, int timeout_ms, int *out, pid_t *pid)
 {
-	struct timeval tv = { .tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000 };
+	struct timeval tv = { .tv_sec = timeout_ms / 1000,
+			      .tv_usec = (long)(timeout_ms % 1000) * 1000 };
 	struct ucred cr;
 	socklen_t len = sizeof(cr);
 	int err = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) ? -errno : 0;
@@ -310,7 +311,7 @@ int xp_ho_recv(int fd, struct xp_ho_hdr *hdr, void *buf, __u32 cap, int *fds, __
 
 		err = read_all(fd, buf, hdr->len, deadline, NULL, 0, &none, &extra);
 	}
-	if (err)
+	if (err && fds)
 		while (got)
 			close(fds[--got]);
 	return err;

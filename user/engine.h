@@ -208,14 +208,13 @@ struct engine {
 	struct xp_arena_buf umem_buf;
 	struct xp_mem mem;
 	bool mem_ok;
-	/* The UMEM's offset in mem.fd, which a successor maps (handover.h); imported: the
-	 * mapping and mem.fd came from a predecessor (no arena carve). */
-	__u64 umem_off;
+	/* Imported: the mapping and mem.fd came from a predecessor (no arena carve). */
 	bool umem_imported;
-	struct eng_ho *ho; /* --handover / --take-over state, else NULL */
 	/* 1: the rings are another engine's (handed over, or never taken): workers leave
 	 * at once, touching nothing, and no exit path drains, audits or unmaps the XSKMAP. */
 	volatile int hands_off;
+	__u64 umem_off; /* the UMEM's offset in mem.fd, which a successor maps (handover.h) */
+	struct eng_ho *ho; /* --handover / --take-over state, else NULL */
 	struct xp_layout layout;
 	char topo_note[512]; /* where the channels and ranks came from */
 	bool topo_guessed; /* a default stands in for what the probe did not find */

@@ -155,8 +155,8 @@ static __u32 ho_dom_of(const struct engine *e, const struct eng_q *q)
 static void die_at(const struct eng_ho *h, enum ho_fault f)
 {
 	if (h->fault == f) {
-		fflush(NULL);
-		raise(SIGKILL);
+		(void)fflush(NULL);
+		(void)raise(SIGKILL);
 	}
 }
 
