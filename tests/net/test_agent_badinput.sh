@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Bad input to xpile-agent, each case with its exact one-line answer:
-#  - 40 broken configs: `run --check` and `run` exit 2 with ONE line naming the file,
-#    the field's path (interfaces[1].rules[3]) and what is wrong; nothing attached;
+#  - 44 broken configs (4 with a key given twice): `run --check` and `run` exit 2 with
+#    ONE line naming the file, the field's path (interfaces[1].rules[3]) and what is
+#    wrong; nothing attached;
 #  - 24 bad control-socket requests: one error reply each, and the agent serves the
 #    next request (a valid status) every time; a line over 4096 bytes is refused and
 #    its connection closed; a peer whose uid is not allowed is refused;
@@ -25,11 +26,16 @@ cd "$D" || xt_fail "cd $D"
 cfg=() want=()
 c() { cfg+=("$1") && want+=("$2"); }
 c '' 'c.json: empty; a config is one JSON object, e.g. {"interfaces": [...]}'
-c '{' 'c.json: line 1 column 2: JSON syntax: unexpected end of data'
+c '{' "c.json: line 1 column 1: JSON syntax: string or '}' expected near end of file"
 c '[]' 'c.json: expected a JSON object at the top, got array'
-c '{"interfaces":[{"name":"b0"}]} x' 'c.json: line 1 column 32: JSON syntax: unexpected character'
-c '{"interfaces":[{"name":"b0"}],}' 'c.json: line 1 column 31: JSON syntax: unexpected character'
-c $'{\n "interfaces": [\n  {"name": "b0",}\n ]\n}' 'c.json: line 3 column 17: JSON syntax: unexpected character'
+c '{"interfaces":[{"name":"b0"}]} x' "c.json: line 1 column 32: JSON syntax: end of file expected near 'x'"
+c '{"interfaces":[{"name":"b0"}],}' "c.json: line 1 column 31: JSON syntax: string or '}' expected near '}'"
+c $'{\n "interfaces": [\n  {"name": "b0",}\n ]\n}' "c.json: line 3 column 17: JSON syntax: string or '}' expected near '}'"
+# A key given twice: JSON libraries commonly keep one silently; the agent refuses.
+c '{"interfaces":[{"name":"b0"}],"interfaces":[]}' 'c.json: interfaces: key "interfaces" given twice in one object (again at line 1 column 42); keep one'
+c '{"interfaces":[{"name":"b0","rules":[],"name":"b0"}]}' 'c.json: interfaces[0].name: key "name" given twice in one object (again at line 1 column 45); keep one'
+c $'{"interfaces":[{"name":"b0"},\n {"name":"b0","mode":"skb","m\\u006fde":"native"}]}' 'c.json: interfaces[1].mode: key "mode" given twice in one object (again at line 2 column 38); keep one'
+c '{"interfaces":[{"name":"b0"}],"control":{"path":"/a","path":"/b"}}' 'c.json: control.path: key "path" given twice in one object (again at line 1 column 59); keep one'
 c '{"interfaces":[{"name":"b0"}], "bogus": 1}' 'c.json: bogus: unknown field; expected one of: interfaces, control, metrics, device_plugin'
 c '{}' 'c.json: interfaces: missing; list the interfaces the agent manages'
 c '{"interfaces":{}}' 'c.json: interfaces: expected an array of interfaces, got object'
@@ -97,8 +103,9 @@ ctl() { timeout 10 "$AGENT" ctl --socket "$D/ctl.sock" "$@"; }
 req=() rep=()
 r() { req+=("$1") && rep+=("$2"); }
 CMDS='one of status, stats, rules, rule_add, rule_del, rules_replace, detach, attach, reload, audit'
-r '{"cmd":' 'malformed JSON: unexpected end of data'
-r '{"cmd":"status"} trailing' 'malformed JSON: unexpected character'
+r '{"cmd":' "malformed JSON at column 7: unexpected token near end of file"
+r '{"cmd":"status"} trailing' "malformed JSON at column 25: end of file expected near 'trailing'"
+r '{"cmd":"status","cmd":"reload"}' "malformed JSON at column 21: duplicate object key near '\\\"cmd\\\"'"
 r '' 'empty request: one JSON object per line, e.g. {\"cmd\":\"status\"}'
 r '   ' 'empty request: one JSON object per line, e.g. {\"cmd\":\"status\"}'
 r '[1]' 'a request is a JSON object like {\"cmd\":\"status\"}'

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 #include <sys/un.h>
 #include <linux/types.h>
+#include <jansson.h>
 #include <liburing.h>
 #include <linux/xdp_diag.h>
 
@@ -60,6 +61,14 @@ struct ag_config {
 int ag_config_load(const char *path, struct ag_config *c, char *err, size_t len);
 void ag_config_free(struct ag_config *c);
 
+/* dupkeys.c: where the duplicate key jansson refused (@e, json_error_duplicate_key)
+ * stands in @text: 1 and @d filled, or 0 when its path cannot be told. */
+struct ag_dupkey {
+	char path[256]; /* of the object holding it: "" (the top), "interfaces[1]" */
+	char key[128];
+};
+int ag_json_dupkey(const char *text, const json_error_t *e, struct ag_dupkey *d);
+
 /* ---- loop.c ---- */
 struct ag_loop;
 struct ag_ev;
@@ -84,6 +93,41 @@ int ag_loop_run(struct ag_loop *l);
  * so that their owners free themselves. */
 void ag_loop_drain(struct ag_loop *l);
 
+/* ---- server.c: a listening socket served by the loop, and its connections ---- */
+struct ag_conn {
+	struct ag_ev ev; /* its pending receive; first: the completion finds the conn */
+	struct ag_conn *next, **pprev;
+	struct agent *a;
+	struct ag_srv *srv; /* NULL once the server is gone */
+	int fd;
+	double last; /* when it last spoke */
+};
+
+struct ag_srv {
+	struct ag_ev ev; /* accept; first, likewise */
+	struct agent *a;
+	char name[32]; /* for the log */
+	int fd;
+	bool closing, accepting;
+	struct ag_conn *conns;
+	/* A new connection: 0 when taken (ag_conn_add), else it is closed at once. */
+	int (*accepted)(struct ag_srv *s, int fd);
+	/* Frees the server once the ring no longer refers to it. */
+	void (*release)(struct ag_srv *s);
+};
+
+/* Serves @fd (listening): accepts until ag_srv_stop(), @s->accepted for each. */
+void ag_srv_start(struct ag_srv *s, struct agent *a, int fd);
+/* Shuts every connection down (each receive's completion frees its conn), closes the
+ * listening socket; @s->release runs now or when the cancelled accept completes. */
+void ag_srv_stop(struct ag_srv *s);
+void ag_conn_add(struct ag_srv *s, struct ag_conn *c, int fd, ag_ev_fn on_recv);
+/* Unlinks @c (if still listed) and closes its fd; the caller frees it. */
+void ag_conn_close(struct ag_conn *c);
+/* Shuts down the connections silent for longer than limit(conn) seconds. */
+void ag_srv_expire(struct ag_srv *s, double now, double (*limit)(const struct ag_conn *c));
+int ag_mkdir_p(const char *dir);
+
 /* ---- the agent ---- */
 struct ag_iface {
 	bool used;
@@ -107,7 +151,7 @@ struct agent {
 	char sigbuf[128];
 	struct ag_ev tick_ev;
 	struct __kernel_timespec tick_ts;
-	struct ag_ctl *ctl;
+	struct ag_srv *ctl;
 	struct ag_metrics *metrics;
 	__u64 dp_handshakes; /* /fin answered */
 	__u32 dp_conns; /* open device-plugin connections */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * xpile-agent: the node daemon's command line and life cycle. Its own binary, not a
- * command of the engine: it holds CAP_BPF/CAP_NET_ADMIN and links json-c, liburing
+ * command of the engine: it holds CAP_BPF/CAP_NET_ADMIN and links jansson, liburing
  * and libsystemd, while the engine runs in pods with CAP_NET_RAW alone and needs none
  * of them.
  */
@@ -17,7 +17,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
-#include <json-c/json.h>
+#include <jansson.h>
 #include <bpf/libbpf.h>
 #include <systemd/sd-daemon.h>
 #include <xdp/libxdp.h>
@@ -283,9 +283,9 @@ static int run(struct agent *a)
 }
 
 /* The request line of argv (REQUEST ARGS...): 0, or a usage error's text in @why. */
-static struct json_object *ctl_request(int argc, char **argv, char *why, size_t len)
+static json_t *ctl_request(int argc, char **argv, char *why, size_t len)
 {
-	struct json_object *o = json_object_new_object();
+	json_t *o = json_object();
 	const char *r = argv[0];
 	static const char *const one[] = { "status", "reload", "audit", NULL };
 	static const char *const with_if[] = { "stats", "rules", "detach", "attach", NULL };
@@ -302,9 +302,9 @@ static struct json_object *ctl_request(int argc, char **argv, char *why, size_t 
 			snprintf(why, len, "%s takes %s", r, need == 1 ? "no argument" : "IFACE");
 			goto bad;
 		}
-		json_object_object_add(o, "cmd", json_object_new_string(r));
+		json_object_set_new(o, "cmd", json_string(r));
 		if (need == 2)
-			json_object_object_add(o, "iface", json_object_new_string(argv[1]));
+			json_object_set_new(o, "iface", json_string(argv[1]));
 		return o;
 	}
 	if (strcmp(r, "rule-add") && strcmp(r, "rule-del") && strcmp(r, "rules-replace")) {
@@ -323,7 +323,7 @@ static struct json_object *ctl_request(int argc, char **argv, char *why, size_t 
 		snprintf(why, len, "%s takes IFACE and the rules", r);
 		goto bad;
 	}
-	json_object_object_add(o, "iface", json_object_new_string(argv[1]));
+	json_object_set_new(o, "iface", json_string(argv[1]));
 	if (!strcmp(r, "rule-del")) {
 		__u32 id;
 
@@ -331,27 +331,27 @@ static struct json_object *ctl_request(int argc, char **argv, char *why, size_t 
 			snprintf(why, len, "rule-del takes IFACE and one rule id (1..4294967295)");
 			goto bad;
 		}
-		json_object_object_add(o, "cmd", json_object_new_string("rule_del"));
-		json_object_object_add(o, "id", json_object_new_int64(id));
+		json_object_set_new(o, "cmd", json_string("rule_del"));
+		json_object_set_new(o, "id", json_integer(id));
 	} else if (!strcmp(r, "rule-add")) {
 		char text[1024] = "";
 
 		for (int k = 2; k < argc; k++)
 			snprintf(text + strlen(text), sizeof(text) - strlen(text), "%s%s",
 				 k > 2 ? " " : "", argv[k]);
-		json_object_object_add(o, "cmd", json_object_new_string("rule_add"));
-		json_object_object_add(o, "rule", json_object_new_string(text));
+		json_object_set_new(o, "cmd", json_string("rule_add"));
+		json_object_set_new(o, "rule", json_string(text));
 	} else {
-		struct json_object *arr = json_object_new_array();
+		json_t *arr = json_array();
 
 		for (int k = 2; k < argc; k++)
-			json_object_array_add(arr, json_object_new_string(argv[k]));
-		json_object_object_add(o, "cmd", json_object_new_string("rules_replace"));
-		json_object_object_add(o, "rules", arr);
+			json_array_append_new(arr, json_string(argv[k]));
+		json_object_set_new(o, "cmd", json_string("rules_replace"));
+		json_object_set_new(o, "rules", arr);
 	}
 	return o;
 bad:
-	json_object_put(o);
+	json_decref(o);
 	return NULL;
 }
 
@@ -359,7 +359,8 @@ static int ctl_main(const struct cli_cmd *cmd, int argc, char **argv)
 {
 	struct ctl_args ca = { .socket = "/run/xpile/agent.sock" };
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	struct json_object *req = NULL, *rep, *ok, *e;
+	json_t *req = NULL, *rep, *ok, *e;
+	char *dumped = NULL;
 	struct timeval tv = { .tv_sec = 30 };
 	char why[256], line[1 << 16];
 	const char *text;
@@ -380,7 +381,9 @@ static int ctl_main(const struct cli_cmd *cmd, int argc, char **argv)
 		req = ctl_request(res.argc, res.argv, why, sizeof(why));
 		if (!req)
 			return cli_usage_error(&prog, cmd, "%s", why);
-		text = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
+		text = dumped = json_dumps(req, JSON_COMPACT);
+		if (!text)
+			return cli_usage_error(&prog, cmd, "arguments are not UTF-8 text");
 	}
 	if (strlen(ca.socket) >= sizeof(sun.sun_path))
 		return cli_usage_error(&prog, cmd,
@@ -393,16 +396,19 @@ static int ctl_main(const struct cli_cmd *cmd, int argc, char **argv)
 		fprintf(stderr,
 			"xpile-agent ctl: cannot connect to %s: %s (is the agent running? --socket)\n",
 			ca.socket, strerror(errno));
-		json_object_put(req);
+		json_decref(req);
+		free(dumped);
 		return 1;
 	}
 	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text) || write(fd, "\n", 1) != 1) {
 		fprintf(stderr, "xpile-agent ctl: %s: write: %s\n", ca.socket, strerror(errno));
 		close(fd);
-		json_object_put(req);
+		json_decref(req);
+		free(dumped);
 		return 1;
 	}
-	json_object_put(req);
+	json_decref(req);
+	free(dumped);
 	while (n < sizeof(line) - 1 && (got = read(fd, line + n, sizeof(line) - 1 - n)) > 0) {
 		n += (size_t)got;
 		if (memchr(line, '\n', n))
@@ -417,12 +423,11 @@ static int ctl_main(const struct cli_cmd *cmd, int argc, char **argv)
 	}
 	*strchr(line, '\n') = 0;
 	puts(line);
-	rep = json_tokener_parse(line);
-	rc = rep && json_object_object_get_ex(rep, "ok", &ok) && json_object_get_boolean(ok) ? 0 :
-											       1;
-	if (rc && rep && json_object_object_get_ex(rep, "error", &e))
-		fprintf(stderr, "xpile-agent ctl: %s\n", json_object_get_string(e));
-	json_object_put(rep);
+	rep = json_loads(line, 0, NULL);
+	rc = rep && (ok = json_object_get(rep, "ok")) && json_is_true(ok) ? 0 : 1;
+	if (rc && rep && (e = json_object_get(rep, "error")))
+		fprintf(stderr, "xpile-agent ctl: %s\n", json_string_value(e));
+	json_decref(rep);
 	return rc;
 }
 
