@@ -82,7 +82,7 @@ all: $(BUILD)/libxpile.a $(UNIT_BINS) $(BINS) $(BPF_OBJS)
 else
 all: $(BUILD)/libxpile.a $(BUILD)/libxpile.so $(BUILD)/xpile.pc $(BPF_OBJS) $(BINS) \
      $(UNIT_BINS) $(BPFT_BINS) $(BUILD)/tests/harness/broken $(BUILD)/tests/harness/dpclient \
-     $(BUILD)/tests/harness/notify
+     $(BUILD)/tests/harness/notify $(BUILD)/tests/harness/xdpforeign
 endif
 
 $(BUILD)/obj/%.o: %.c

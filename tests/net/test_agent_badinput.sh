@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Bad input to xpile-agent, each case with its exact one-line answer:
-#  - 44 broken configs (4 with a key given twice): `run --check` and `run` exit 2 with
+#  - 45 broken configs (4 with a key given twice): `run --check` and `run` exit 2 with
 #    ONE line naming the file, the field's path (interfaces[1].rules[3]) and what is
 #    wrong; nothing attached;
 #  - 24 bad control-socket requests: one error reply each, and the agent serves the
@@ -45,10 +45,11 @@ c '{"interfaces":[{"name":"b0","queues":-1}]}' 'c.json: interfaces[0].queues: -1
 c '{"interfaces":[{"name":"b0","queues":4}]}' 'c.json: interfaces[0].queues: b0 has 1 RX queue(s), 4 asked: add queues (ethtool -L b0 combined 4) before the agent attaches'
 c '{"interfaces":[{"name":"b0","hosts":["a,b"]}]}' 'c.json: interfaces[0].hosts[0]: "a,b" is not a host name'
 c '{"interfaces":[{"name":"b0","mode":"fast"}]}' 'c.json: interfaces[0].mode: "fast": expected auto, native or skb'
+c '{"interfaces":[{"name":"b0","on_replace":"fight"}]}' 'c.json: interfaces[0].on_replace: "fight": expected reattach or report'
 # shellcheck disable=SC2016 # the backquotes are the message's
 c '{"interfaces":[{"name":"b0"},{"name":"nosuch0"}]}' 'c.json: interfaces[1].name: no interface nosuch0 in this network namespace (see `ip link`)'
 c '{"interfaces":[{"name":"b0"},{"name":"b0"}]}' 'c.json: interfaces[1].name: b0 is listed already as interfaces[0]'
-c '{"interfaces":[{"nmae":"b0"}]}' 'c.json: interfaces[0].nmae: unknown field; expected one of: name, queues, mode, default, rules, hosts'
+c '{"interfaces":[{"nmae":"b0"}]}' 'c.json: interfaces[0].nmae: unknown field; expected one of: name, queues, mode, default, rules, hosts, on_replace'
 c '{"interfaces":[{"queues":1}]}' 'c.json: interfaces[0].name: missing; every interface needs its name'
 c '{"interfaces":[{"name":""}]}' 'c.json: interfaces[0].name: empty string'
 c '{"interfaces":[{"name":"a/b"}]}' 'c.json: interfaces[0].name: "a/b" is not an interface name'

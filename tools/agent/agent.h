@@ -37,6 +37,8 @@ struct ag_iface_cfg {
 	/* /connect,<hostname> answered /host_ok for these only (none: any host). */
 	char hosts[AG_MAX_HOSTS][AG_HOST_MAX];
 	__u32 nhosts;
+	/* on_replace: take the interface back from a foreign program (else report it). */
+	bool reattach;
 };
 
 struct ag_config {
@@ -136,6 +138,8 @@ struct ag_iface {
 	struct ag_iface_cfg cfg; /* as applied (rules owned here) */
 	bool adopted; /* found attached at start, not loaded by this run */
 	struct ag_dp *dp; /* its device-plugin socket */
+	int watch_state; /* watch.c: what was logged last */
+	__u64 reattached; /* times watch.c attached the program again */
 };
 
 struct agent {
@@ -155,6 +159,7 @@ struct agent {
 	struct ag_metrics *metrics;
 	__u64 dp_handshakes; /* /fin answered */
 	__u32 dp_conns; /* open device-plugin connections */
+	int watch_fd; /* RTNLGRP_LINK notifications (watch.c), or -1 */
 };
 
 /* iface.c: brings the interfaces to @new (adopting what runs there, replacing rule
@@ -178,6 +183,12 @@ int ag_dp_open(struct agent *a, struct ag_iface *i);
 void ag_dp_close(struct agent *a, struct ag_iface *i);
 /* Closes connections silent for longer than the bound. */
 void ag_dp_tick(struct agent *a, double now);
+
+/* watch.c: puts the steer program back when it is detached or replaced (the
+ * interface's on_replace says whether a foreign program is removed). */
+int ag_watch_open(struct agent *a);
+void ag_watch_iface(struct agent *a, struct ag_iface *i);
+void ag_watch_all(struct agent *a);
 
 /* ctl.c: the control socket. */
 int ag_ctl_open(struct agent *a);

@@ -209,8 +209,8 @@ static int parse_action(struct cx *x, const char *path, json_t *o, struct xp_act
 	return 0;
 }
 
-static const char *const iface_keys[] = { "name",  "queues", "mode", "default",
-					  "rules", "hosts",  NULL };
+static const char *const iface_keys[] = { "name",  "queues", "mode",	   "default",
+					  "rules", "hosts",  "on_replace", NULL };
 
 static int parse_iface(struct cx *x, const char *path, json_t *o, struct ag_iface_cfg *i)
 {
@@ -242,6 +242,15 @@ static int parse_iface(struct cx *x, const char *path, json_t *o, struct ag_ifac
 			i->mode = XP_STEER_MODE_SKB;
 		else
 			return bad(x, sub, "\"%s\": expected auto, native or skb", mode);
+	}
+	i->reattach = true;
+	if ((v = json_object_get(o, "on_replace"))) {
+		snprintf(sub, sizeof(sub), "%s.on_replace", path);
+		if (get_str(x, sub, v, mode, sizeof(mode)))
+			return -1;
+		if (strcmp(mode, "reattach") && strcmp(mode, "report"))
+			return bad(x, sub, "\"%s\": expected reattach or report", mode);
+		i->reattach = !strcmp(mode, "reattach");
 	}
 	if ((v = json_object_get(o, "queues"))) {
 		snprintf(sub, sizeof(sub), "%s.queues", path);

@@ -49,13 +49,13 @@ static const struct cli_section run_sections[] = {
 	  "One JSON object (what a ConfigMap holds); unknown fields are errors:\n"
 	  " {\"interfaces\": [{\"name\": \"eth0\", \"queues\": 2, \"mode\": \"auto|native|skb\",\n"
 	  "                  \"default\": \"xsk\", \"rules\": [\"udp dport 53 action pass\"],\n"
-	  "                  \"hosts\": [\"node1\"]}],\n"
+	  "                  \"hosts\": [\"node1\"], \"on_replace\": \"reattach|report\"}],\n"
 	  "  \"control\": {\"path\": \"/run/xpile/agent.sock\", \"mode\": \"0600\",\n"
 	  "              \"allow_uids\": [0], \"allow_gids\": []},\n"
 	  "  \"metrics\": {\"address\": \"127.0.0.1:9469\"},\n"
 	  "  \"device_plugin\": {\"dir\": \"/tmp/afxdp_dp\", \"mode\": \"0660\",\n"
 	  "                    \"idle_timeout\": 10, \"max_connections\": 256}}\n"
-	  "Rules are in the rule-text syntax of xpile-loader; default is the action when no rule matches (default xsk: the socket of the RX queue); hosts, when given, are the only ones whose /connect on the device-plugin socket is answered /host_ok. An error names the file, the field (interfaces[1].rules[3]) and what is wrong, on one line." },
+	  "Rules are in the rule-text syntax of xpile-loader; default is the action when no rule matches (default xsk: the socket of the RX queue); hosts, when given, are the only ones whose /connect on the device-plugin socket is answered /host_ok; on_replace says what to do when another program replaces the steer program (reattach: remove it and attach again, the default; report: leave it, /readyz 503). An error names the file, the field (interfaces[1].rules[3]) and what is wrong, on one line." },
 	{ "SIGNALS",
 	  "    SIGHUP           read the config again; apply only the difference (a rule set\n"
 	  "                     that changed is replaced atomically); a bad config is refused\n"
@@ -231,6 +231,7 @@ static void on_tick(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int f
 
 	ag_dp_tick(a, ag_now());
 	ag_ctl_tick(a, ag_now());
+	ag_watch_all(a); /* a detached link is announced by nothing */
 	arm_tick(a);
 }
 
@@ -254,7 +255,7 @@ static int run(struct agent *a)
 		ag_log("%s", err);
 		return 1;
 	}
-	if (ag_ctl_open(a) || ag_metrics_open(a))
+	if (ag_ctl_open(a) || ag_metrics_open(a) || ag_watch_open(a))
 		return 1;
 	sigemptyset(&set);
 	sigaddset(&set, SIGHUP);
@@ -472,6 +473,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	a.cfg_path = ra.config;
+	a.watch_fd = -1;
 	a.detach_on_exit = ra.detach_on_exit;
 	/* A config that cannot work is bad input (exit 2), before the kernel is touched. */
 	if (ag_config_load(ra.config, &a.cfg, err, sizeof(err))) {
@@ -489,6 +491,8 @@ int main(int argc, char **argv)
 	ag_loop_drain(&a.loop);
 	ag_metrics_free(&a);
 	ag_config_free(&a.cfg);
-	ag_loop_fini(&a.loop);
+	ag_loop_fini(&a.loop); /* cancels the netlink receive */
+	if (a.watch_fd >= 0)
+		close(a.watch_fd);
 	return rc;
 }

@@ -156,6 +156,12 @@ static void render(struct ag_metrics *m, struct buf *b)
 			put(b, "xpile_rules_installed{interface=\"%s\"} %d\n", a->ifaces[k].name,
 			    n);
 	}
+	help(b, "xpile_interface_reattach_total", "counter",
+	     "Times this agent attached the steer program again after it was detached or replaced.");
+	for (int k = 0; k < AG_MAX_IFACES; k++)
+		if (a->ifaces[k].used)
+			put(b, "xpile_interface_reattach_total{interface=\"%s\"} %llu\n",
+			    a->ifaces[k].name, (unsigned long long)a->ifaces[k].reattached);
 	/* The counters live in the pinned maps: they go on across agent restarts. */
 	struct xp_steer_stats st[AG_MAX_IFACES];
 	bool have[AG_MAX_IFACES] = { 0 };
