@@ -1371,7 +1371,8 @@ int xp_steer_reattach(struct xp_steer *s)
 
 	if (s->link_fd >= 0) {
 		/* The old link was detached (BPF_LINK_DETACH): a new one, pinned in its place. */
-		LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = flags & ~XDP_FLAGS_UPDATE_IF_NOEXIST);
+		LIBBPF_OPTS(bpf_link_create_opts, lo,
+			    .flags = flags & ~XDP_FLAGS_UPDATE_IF_NOEXIST);
 		char p[PATH_MAX + 32];
 		int fd = bpf_link_create(s->prog_fd, s->ifindex, BPF_XDP, &lo);
 

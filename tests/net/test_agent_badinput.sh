@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Bad input to xpile-agent, each case with its exact one-line answer:
-#  - 45 broken configs (4 with a key given twice): `run --check` and `run` exit 2 with
+#  - 46 broken configs (4 with a key given twice): `run --check` and `run` exit 2 with
 #    ONE line naming the file, the field's path (interfaces[1].rules[3]) and what is
 #    wrong; nothing attached;
 #  - 24 bad control-socket requests: one error reply each, and the agent serves the
@@ -66,6 +66,7 @@ c '{"interfaces":[{"name":"b0"}],"control":{"path":"relative.sock"}}' 'c.json: c
 c '{"interfaces":[{"name":"b0"}],"control":{"allow_uids":[-1]}}' 'c.json: control.allow_uids[0]: -1 out of range: expected 0..4294967294'
 c '{"interfaces":[{"name":"b0"}],"metrics":{"address":"localhost"}}' 'c.json: metrics.address: "localhost": expected HOST:PORT, e.g. 127.0.0.1:9469'
 c '{"interfaces":[{"name":"b0"}],"metrics":{"address":"127.0.0.1:0"}}' 'c.json: metrics.address: "127.0.0.1:0": expected HOST:PORT, e.g. 127.0.0.1:9469'
+c '{"interfaces":[{"name":"b0"}],"metrics":{"xsk_stats":"ptrace"}}' 'c.json: metrics.xsk_stats: "ptrace": expected diag, pidfd or off'
 c '{"interfaces":[{"name":"b0"}],"device_plugin":{"idle_timeout":0}}' 'c.json: device_plugin.idle_timeout: 0 out of range: expected 0.05..3600 seconds'
 c "{\"interfaces\":[{\"name\":\"b0\"}],\"device_plugin\":{\"dir\":\"/$(printf 'x%.0s' {1..90})\"}}" "c.json: device_plugin.dir: longer than 75 bytes: DIR/NETDEV/afxdp.sock must fit a Unix socket's 107"
 c '{"interfaces":[{"name":"b0"}],"device_plugin":{"max_connections":1e9}}' 'c.json: device_plugin.max_connections: expected an integer, got double'

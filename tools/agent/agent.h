@@ -55,6 +55,7 @@ struct ag_config {
 	char dp_dir[AG_SUN_PATH - IF_NAMESIZE - 16];
 	mode_t dp_mode;
 	double dp_idle; /* seconds a device-plugin connection may stay silent */
+	enum ag_xsk_source { AG_XSK_DIAG, AG_XSK_PIDFD, AG_XSK_OFF } xsk_stats;
 	__u32 dp_max_conns;
 };
 
@@ -131,6 +132,13 @@ void ag_srv_expire(struct ag_srv *s, double now, double (*limit)(const struct ag
 int ag_mkdir_p(const char *dir);
 
 /* ---- the agent ---- */
+#define AG_XSK_CLIENTS 64 /* device-plugin client processes remembered per interface */
+struct ag_xsk_client {
+	int pid;
+	int pidfd; /* polls readable once the process exited */
+	bool warned; /* its sockets could not be read: logged */
+};
+
 struct ag_iface {
 	bool used;
 	char name[IF_NAMESIZE];
@@ -138,7 +146,13 @@ struct ag_iface {
 	struct ag_iface_cfg cfg; /* as applied (rules owned here) */
 	bool adopted; /* found attached at start, not loaded by this run */
 	struct ag_dp *dp; /* its device-plugin socket */
+	int ifindex;
 	int watch_state; /* watch.c: what was logged last */
+	/* xskpidfd.c: the clients given the XSKMAP, and the socket probe. */
+	struct ag_xsk_client clients[AG_XSK_CLIENTS];
+	__u32 nclients;
+	int probe_fd;
+	bool probe_loaded;
 	__u64 reattached; /* times watch.c attached the program again */
 };
 
@@ -160,6 +174,7 @@ struct agent {
 	__u64 dp_handshakes; /* /fin answered */
 	__u32 dp_conns; /* open device-plugin connections */
 	int watch_fd; /* RTNLGRP_LINK notifications (watch.c), or -1 */
+	int xsk_scratch_fd; /* xskpidfd.c's one-slot XSKMAP, or -1 */
 };
 
 /* iface.c: brings the interfaces to @new (adopting what runs there, replacing rule
@@ -206,8 +221,16 @@ struct ag_xsk_stat {
 	int ifindex;
 	__u32 queue;
 	struct xdp_diag_stats st;
+	__u64 ino; /* the socket's inode (pidfd) */
+	bool have_zc, zc; /* XDP_OPTIONS read (pidfd); zero-copy */
 };
 int ag_xsk_diag(struct ag_xsk_stat *out, int max);
+/* xskpidfd.c: the sockets of the device-plugin clients that are in a served XSKMAP
+ * (metrics.xsk_stats "pidfd"); @denied: some could not be read (no CAP_SYS_PTRACE). */
+int ag_xsk_pidfd(struct agent *a, struct ag_xsk_stat *out, int max, bool *denied);
+/* Remembers the process @pid as a client of @i (given its XSKMAP). */
+void ag_xsk_client_add(struct agent *a, struct ag_iface *i, int pid);
+void ag_xsk_iface_close(struct agent *a, struct ag_iface *i);
 
 /* main.c */
 double ag_now(void);

@@ -314,7 +314,7 @@ static int parse_iface(struct cx *x, const char *path, json_t *o, struct ag_ifac
 
 static const char *const top_keys[] = { "interfaces", "control", "metrics", "device_plugin", NULL };
 static const char *const ctl_keys[] = { "path", "mode", "allow_uids", "allow_gids", NULL };
-static const char *const met_keys[] = { "address", NULL };
+static const char *const met_keys[] = { "address", "xsk_stats", NULL };
 static const char *const dp_keys[] = { "dir", "mode", "idle_timeout", "max_connections", NULL };
 
 static int parse_control(struct cx *x, json_t *o, struct ag_config *c)
@@ -352,6 +352,21 @@ static int parse_metrics(struct cx *x, json_t *o, struct ag_config *c)
 	if ((v = json_object_get(o, "address")) &&
 	    get_str(x, "metrics.address", v, c->metrics_addr, sizeof(c->metrics_addr)))
 		return -1;
+	if ((v = json_object_get(o, "xsk_stats"))) {
+		char s[16];
+
+		if (get_str(x, "metrics.xsk_stats", v, s, sizeof(s)))
+			return -1;
+		if (!strcmp(s, "diag"))
+			c->xsk_stats = AG_XSK_DIAG;
+		else if (!strcmp(s, "pidfd"))
+			c->xsk_stats = AG_XSK_PIDFD;
+		else if (!strcmp(s, "off"))
+			c->xsk_stats = AG_XSK_OFF;
+		else
+			return bad(x, "metrics.xsk_stats", "\"%s\": expected diag, pidfd or off",
+				   s);
+	}
 	colon = strrchr(c->metrics_addr, ':');
 	if (!colon || colon == c->metrics_addr || xp_parse_u32(colon + 1, 1, 65535, &port))
 		return bad(x, "metrics.address", "\"%s\": expected HOST:PORT, e.g. 127.0.0.1:9469",

@@ -42,6 +42,7 @@ struct ag_dp {
 struct ag_dp_conn {
 	struct ag_conn conn; /* first, likewise */
 	bool connected, done;
+	int pid; /* SO_PEERCRED: 0 when not visible from the agent's pid namespace */
 	struct msghdr msg;
 	struct iovec iov;
 	char buf[DP_MSG_MAX + 2]; /* one more than a request may be, and its NUL */
@@ -162,9 +163,11 @@ static void serve(struct ag_dp_conn *c, size_t n, int flags)
 	} else if (!strncmp(m, "/xsk_map_fd,", 12)) {
 		bool ok = c->connected && dp && dp->i && !strcmp(m + 12, dp->i->name);
 
-		if (ok)
+		if (ok) {
 			reply(c, "/fd_ack", xp_steer_xskmap_fd(dp->i->steer));
-		else
+			/* Whose sockets go into this map: for xsk_stats "pidfd". */
+			ag_xsk_client_add(dp->srv.a, dp->i, c->pid);
+		} else
 			reply(c, "/fd_nak", -1);
 	} else if (!strncmp(m, "/config_busy_poll,", 18)) {
 		bool ok = c->connected && fd >= 0 && !busy_poll(fd, m + 18);
@@ -218,6 +221,13 @@ static int dp_accepted(struct ag_srv *s, int fd)
 
 	if (a->dp_conns >= a->cfg.dp_max_conns || !(c = calloc(1, sizeof(*c))))
 		return -EBUSY;
+	{
+		struct ucred cr = { 0 };
+		socklen_t sl = sizeof(cr);
+
+		if (!getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &sl))
+			c->pid = cr.pid;
+	}
 	a->dp_conns++;
 	ag_conn_add(s, &c->conn, fd, conn_recv);
 	arm_recv(a, c);

@@ -474,6 +474,7 @@ int main(int argc, char **argv)
 	}
 	a.cfg_path = ra.config;
 	a.watch_fd = -1;
+	a.xsk_scratch_fd = -1;
 	a.detach_on_exit = ra.detach_on_exit;
 	/* A config that cannot work is bad input (exit 2), before the kernel is touched. */
 	if (ag_config_load(ra.config, &a.cfg, err, sizeof(err))) {
@@ -494,5 +495,7 @@ int main(int argc, char **argv)
 	ag_loop_fini(&a.loop); /* cancels the netlink receive */
 	if (a.watch_fd >= 0)
 		close(a.watch_fd);
+	if (a.xsk_scratch_fd >= 0)
+		close(a.xsk_scratch_fd);
 	return rc;
 }

@@ -39,13 +39,6 @@ struct ag_watch {
 	char buf[8192];
 };
 
-static int ifindex_of(const struct xp_steer *s)
-{
-	struct xp_steer_info in;
-
-	return xp_steer_info_get(s, &in) && !in.ifindex ? 0 : in.ifindex;
-}
-
 /* Removes a foreign program attached through netlink; -EBUSY when a link holds it. */
 static int remove_foreign(int ifindex)
 {
@@ -105,7 +98,7 @@ void ag_watch_iface(struct agent *a, struct ag_iface *i)
 				h.attached_id, h.attached_name);
 			return;
 		}
-		err = remove_foreign(ifindex_of(i->steer));
+		err = remove_foreign(i->ifindex);
 		if (err) {
 			say_once(
 				i, WATCH_STUCK,
@@ -166,8 +159,7 @@ static void on_link(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int f
 			    h->nlmsg_len < NLMSG_LENGTH(sizeof(*ifi)))
 				continue;
 			for (int k = 0; k < AG_MAX_IFACES; k++)
-				if (a->ifaces[k].used &&
-				    ifindex_of(a->ifaces[k].steer) == ifi->ifi_index)
+				if (a->ifaces[k].used && a->ifaces[k].ifindex == ifi->ifi_index)
 					ag_watch_iface(a, &a->ifaces[k]);
 		}
 	} else if (res < 0 && res != -EINTR && res != -EAGAIN) {
