@@ -10,11 +10,7 @@
 #  - bad `xpile-agent ctl` usage: one line, exit 2.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-source tests/lib/netns.sh
-source tests/lib/steer.sh
-source tests/lib/engine.sh
-source tests/lib/agent.sh
-eng_require
+source tests/lib/agent.sh # and netns.sh, steer.sh, engine.sh
 ag_require
 command -v setpriv >/dev/null || xt_skip "setpriv missing: apt-get install util-linux"
 

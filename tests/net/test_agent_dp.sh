@@ -15,11 +15,7 @@
 #  - at exit (--detach-on-exit) nothing is attached, pinned, or left in DIR.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-source tests/lib/netns.sh
-source tests/lib/steer.sh
-source tests/lib/engine.sh
-source tests/lib/agent.sh
-eng_require
+source tests/lib/agent.sh # and netns.sh, steer.sh, engine.sh
 ag_require
 command -v setpriv >/dev/null || xt_skip "setpriv missing: apt-get install util-linux"
 

@@ -8,11 +8,7 @@
 # Prints the figures: start to READY=1, idle CPU, wake-ups, RSS.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-source tests/lib/netns.sh
-source tests/lib/steer.sh
-source tests/lib/engine.sh
-source tests/lib/agent.sh
-eng_require
+source tests/lib/agent.sh # and netns.sh, steer.sh, engine.sh
 ag_require
 NOTIFY=$XT_BUILD/tests/harness/notify
 [ -x "$NOTIFY" ] || xt_skip "notify harness not built: run make"

@@ -17,11 +17,7 @@
 # Prints the windows.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-source tests/lib/netns.sh
-source tests/lib/steer.sh
-source tests/lib/engine.sh
-source tests/lib/agent.sh
-eng_require
+source tests/lib/agent.sh # and netns.sh, steer.sh, engine.sh
 ag_require
 FOREIGN=$XT_BUILD/tests/harness/xdpforeign
 [ -x "$FOREIGN" ] || xt_skip "xdpforeign harness not built: run make"

@@ -14,11 +14,7 @@
 #    xpile_xsk_stats_available{source="pidfd"} 0, no series, traffic unaffected.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-source tests/lib/netns.sh
-source tests/lib/steer.sh
-source tests/lib/engine.sh
-source tests/lib/agent.sh
-eng_require
+source tests/lib/agent.sh # and netns.sh, steer.sh, engine.sh
 ag_require
 command -v setpriv >/dev/null || xt_skip "setpriv missing: apt-get install util-linux"
 command -v promtool >/dev/null || xt_skip "promtool missing: apt-get install prometheus"
