@@ -169,8 +169,11 @@ echo "          $(cat "$XT_TMP/E5.err")"
 # The agent still serves after all of it.
 expect $'/host_ok\n0.1\n/fd_ack +fd=xskmap\n/fin_ack' "$S0" "${HS[@]}"
 # 1,000 handshakes, DPDK's four commands each, one connection each.
-out=$(timeout 40 "$DPCLIENT" -n 1000 "$S0" "${HS[@]}") || xt_fail "1000 handshakes: $out"
-echo "figure: ${out##*$'\n'} (1,000 device-plugin handshakes of 4 commands)"
+# Three times: the machine is shared, the median says more than one run.
+for r in 1 2 3; do
+	out=$(timeout 40 "$DPCLIENT" -n 1000 "$S0" "${HS[@]}") || xt_fail "1000 handshakes: $out"
+	echo "figure: ${out##*$'\n'} (1,000 device-plugin handshakes of 4 commands, run $r of 3)"
+done
 
 ag_stop "$AG" || xt_fail "agent exit status $?: $(cat "$XT_TMP/AG.log")"
 st_no_trace "$B" b0 || xt_fail "b0 not clean after --detach-on-exit"
