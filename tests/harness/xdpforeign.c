@@ -2,18 +2,21 @@
 /*
  * Someone else's XDP program, for the agent's re-attach suite (test_agent_reattach.sh):
  * attaches a two-instruction program that drops everything ("xp_foreign") to IFACE
- * through netlink, as `ip link set dev IFACE xdp obj ...` would, then watches the
- * interface every millisecond and reports how long the program stayed there.
+ * through netlink, as `ip link set dev IFACE xdp obj ...` would (drv, skb), or
+ * through a bpf_link of its own in native mode (link), then watches the interface
+ * every millisecond and reports how long the program stayed there.
  *
- *   xdpforeign IFACE drv|skb SECONDS [LINK_ID]
+ *   xdpforeign IFACE drv|skb|link SECONDS [LINK_ID]
  *
  * With LINK_ID, first detaches that bpf_link (BPF_LINK_DETACH, as `bpftool link
  * detach` does), so that the two steps are microseconds apart.
  * Prints "attached id N", then "replaced after MS ms" (exit 0) once another program
- * (or none) runs there, or "still attached after SECONDS s" (exit 1). The program is
- * left attached in the second case (the suite's namespace takes it down).
+ * (or none) runs there, or "still attached after SECONDS s" (exit 1). A netlink
+ * program is left attached in the second case (the suite's namespace takes it down);
+ * a link goes with this process.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,8 +48,11 @@ int main(int argc, char **argv)
 	double t0, limit;
 	int ifindex, fd;
 
-	if ((argc != 4 && argc != 5) || (strcmp(argv[2], "drv") && strcmp(argv[2], "skb"))) {
-		fprintf(stderr, "usage: xdpforeign IFACE drv|skb SECONDS [LINK_ID]\n");
+	bool link = argc > 2 && !strcmp(argv[2], "link");
+
+	if ((argc != 4 && argc != 5) ||
+	    (strcmp(argv[2], "drv") && strcmp(argv[2], "skb") && !link)) {
+		fprintf(stderr, "usage: xdpforeign IFACE drv|skb|link SECONDS [LINK_ID]\n");
 		return 2;
 	}
 	ifindex = (int)if_nametoindex(argv[1]);
@@ -71,8 +77,16 @@ int main(int argc, char **argv)
 		close(lfd);
 	}
 	flags = XDP_FLAGS_UPDATE_IF_NOEXIST |
-		(!strcmp(argv[2], "drv") ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE);
-	if (bpf_xdp_attach(ifindex, fd, flags, NULL)) {
+		(strcmp(argv[2], "skb") ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE);
+	if (link) {
+		LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = XDP_FLAGS_DRV_MODE);
+
+		if (bpf_link_create(fd, ifindex, BPF_XDP, &lo) < 0) {
+			fprintf(stderr, "xdpforeign: cannot link to %s: %s\n", argv[1],
+				strerror(errno));
+			return 1;
+		}
+	} else if (bpf_xdp_attach(ifindex, fd, flags, NULL)) {
 		fprintf(stderr, "xdpforeign: cannot attach to %s: %s\n", argv[1], strerror(errno));
 		return 1;
 	}

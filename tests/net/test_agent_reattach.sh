@@ -12,6 +12,8 @@
 #  - with on_replace "report" (set by SIGHUP) the foreign program stays, /readyz is
 #    503 naming the cause; once it is removed (`ip link set dev b0 xdp off`) the
 #    agent re-attaches to the empty interface and /readyz is 200 again;
+#  - a foreign program held by its own bpf_link cannot be removed: logged once,
+#    /readyz 503; once its holder exits, ours goes back;
 #  - each event is one log line, xpile_interface_reattach_total counts the three
 #    re-attaches; at exit (--detach-on-exit) nothing is left.
 # Prints the windows.
@@ -124,6 +126,22 @@ xt_wait_for 3 is_ready || xt_fail "readyz after re-attach: $(readyz)"
 n=$(ip netns exec "$B" curl -s -m 2 http://127.0.0.1:9469/metrics | grep '^xpile_interface_reattach_total{interface="b0"}')
 [ "$n" = 'xpile_interface_reattach_total{interface="b0"} 3' ] || xt_fail "reattach counter: '$n', want 3"
 echo "on_replace report: foreign program left 2 s, /readyz 503; removed, ours back, /readyz 200"
+
+# 4. A foreign program held by a bpf_link of its own: nobody but its holder may
+# remove it; the agent says so once and /readyz reports it until it goes.
+config reattach
+kill -HUP "$AG"
+ag_wait_log 5 "$XT_TMP/AG.log" "generation 3" || xt_fail "SIGHUP not applied"
+L4=$(link_id "$ID")
+ip netns exec "$B" "$FOREIGN" b0 link 2 "$L4" >"$XT_TMP/foreign4" 2>&1
+grep -q 'still attached after 2 s' "$XT_TMP/foreign4" ||
+	xt_fail "a foreign link was removed: $(cat "$XT_TMP/foreign4")"
+[ "$(log_count "cannot be removed")" = 1 ] || xt_fail "not logged once: $(tail -3 "$XT_TMP/AG.log")"
+# Its holder exited with it: the interface is empty, ours goes back.
+thrice_gone() { [ "$(log_count "steer program gone from the interface")" = 3 ]; }
+xt_wait_for 3 thrice_gone || xt_fail "not re-attached after the foreign link went: $(tail -3 "$XT_TMP/AG.log")"
+xt_wait_for 3 is_ready || xt_fail "readyz after re-attach: $(readyz)"
+echo "foreign bpf_link: $(grep -o 'another XDP program ([^)]*) replaced the steer program and cannot be removed ([^)]*)' "$XT_TMP/AG.log"); back once it went"
 
 ag_stop "$AG" || xt_fail "agent exit status $?: $(cat "$XT_TMP/AG.log")"
 st_no_trace "$B" b0 || xt_fail "left behind after --detach-on-exit"
