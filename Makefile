@@ -82,7 +82,7 @@ all: $(BUILD)/libxpile.a $(UNIT_BINS) $(BINS) $(BPF_OBJS)
 else
 all: $(BUILD)/libxpile.a $(BUILD)/libxpile.so $(BUILD)/xpile.pc $(BPF_OBJS) $(BINS) \
      $(UNIT_BINS) $(BPFT_BINS) $(BUILD)/tests/harness/broken $(BUILD)/tests/harness/dpclient \
-     $(BUILD)/tests/harness/notify
+     $(BUILD)/tests/harness/notify $(BUILD)/tests/harness/xdpforeign
 endif
 
 $(BUILD)/obj/%.o: %.c
@@ -131,10 +131,10 @@ $(BUILD)/xpile-bench: $(BUILD)/obj/user/capture.o $(BUILD)/obj/user/pcapng.o $(B
 $(BUILD)/xpile-bench: XP_LDLIBS += $(BUILD)/libxpile.a -luring
 $(eval $(call prog,xpile-loader,$(LOADER_SRCS) $(CLI_SRCS)))
 $(eval $(call prog,xpile-bench,$(BENCH_SRCS) $(CLI_SRCS)))
-# The agent alone links the daemon's libraries (Debian libjson-c-dev, liburing-dev,
+# The agent alone links the daemon's libraries (Debian libjansson-dev, liburing-dev,
 # libsystemd-dev, libmicrohttpd-dev): the engine, which pods run unprivileged, stays without them.
 $(eval $(call prog,xpile-agent,$(AGENT_SRCS) $(CLI_SRCS)))
-$(BUILD)/xpile-agent: XP_LDLIBS += -ljson-c -luring -lsystemd -lmicrohttpd
+$(BUILD)/xpile-agent: XP_LDLIBS += -ljansson -luring -lsystemd -lmicrohttpd
 
 # Optional DPDK side of `xpile-bench alloc` (Debian dpdk-dev), never required:
 # XPILE_DPDK=auto builds it when pkg-config finds libdpdk (plain builds only),

@@ -1369,7 +1369,24 @@ int xp_steer_reattach(struct xp_steer *s)
 		      (s->mode == XP_STEER_MODE_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
 	int err;
 
-	if (s->legacy) {
+	if (s->link_fd >= 0) {
+		/* The old link was detached (BPF_LINK_DETACH): a new one, pinned in its place. */
+		LIBBPF_OPTS(bpf_link_create_opts, lo,
+			    .flags = flags & ~XDP_FLAGS_UPDATE_IF_NOEXIST);
+		char p[PATH_MAX + 32];
+		int fd = bpf_link_create(s->prog_fd, s->ifindex, BPF_XDP, &lo);
+
+		err = fd < 0 ? -errno : 0;
+		if (!err) {
+			close(s->link_fd);
+			s->link_fd = fd;
+			pin_path(s, LINK_PIN, p, sizeof(p));
+			unlink(p);
+			if (bpf_obj_pin(fd, p))
+				xp_warn("%s: cannot pin the new link at %s: %s\n", s->ifname, p,
+					strerror(errno));
+		}
+	} else if (s->legacy) {
 		err = bpf_xdp_attach(s->ifindex, s->prog_fd, flags, NULL) ? -errno : 0;
 	} else if (s->prog) {
 		err = xdp_program__attach(

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Helpers for the agent's suites (tests/net/test_agent_*.sh). Source after
-# tests/lib/netns.sh and tests/lib/engine.sh.
+# Helpers for the agent's suites (tests/net/test_agent_*.sh), from the repository
+# root: sources tests/lib/netns.sh, steer.sh and engine.sh, whose helpers they use.
 #
 #   ag_require                skip unless root and xpile-agent, the engine, dpclient exist
 #   ag_dir VAR                a directory other users may traverse (the sockets' home)
@@ -11,14 +11,17 @@
 #   ag_wait_log S FILE TEXT   wait up to S seconds for TEXT in FILE
 #   DPCLIENT                  the protocol client (tests/harness/dpclient.c)
 
+source tests/lib/netns.sh
+source tests/lib/steer.sh
+source tests/lib/engine.sh
+
 AGENT=${AGENT:-$XT_BUILD/xpile-agent}
 DPCLIENT=${DPCLIENT:-$XT_BUILD/tests/harness/dpclient}
 
 ag_require() {
-	xt_require_root
+	eng_require
 	[ -x "$AGENT" ] || xt_skip "xpile-agent not built: run make"
 	[ -x "$DPCLIENT" ] || xt_skip "dpclient not built: run make"
-	[ -f "$XT_BUILD/bpf/steer.o" ] || xt_skip "steer program not built: run make"
 }
 
 ag_dir() {

@@ -1,19 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Bad input to xpile-agent, each case with its exact one-line answer:
-#  - 40 broken configs: `run --check` and `run` exit 2 with ONE line naming the file,
-#    the field's path (interfaces[1].rules[3]) and what is wrong; nothing attached;
+#  - 46 broken configs (4 with a key given twice): `run --check` and `run` exit 2 with
+#    ONE line naming the file, the field's path (interfaces[1].rules[3]) and what is
+#    wrong; nothing attached;
 #  - 24 bad control-socket requests: one error reply each, and the agent serves the
 #    next request (a valid status) every time; a line over 4096 bytes is refused and
 #    its connection closed; a peer whose uid is not allowed is refused;
 #  - bad `xpile-agent ctl` usage: one line, exit 2.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-source tests/lib/netns.sh
-source tests/lib/steer.sh
-source tests/lib/engine.sh
-source tests/lib/agent.sh
-eng_require
+source tests/lib/agent.sh # and netns.sh, steer.sh, engine.sh
 ag_require
 command -v setpriv >/dev/null || xt_skip "setpriv missing: apt-get install util-linux"
 
@@ -25,11 +22,16 @@ cd "$D" || xt_fail "cd $D"
 cfg=() want=()
 c() { cfg+=("$1") && want+=("$2"); }
 c '' 'c.json: empty; a config is one JSON object, e.g. {"interfaces": [...]}'
-c '{' 'c.json: line 1 column 2: JSON syntax: unexpected end of data'
+c '{' "c.json: line 1 column 1: JSON syntax: string or '}' expected near end of file"
 c '[]' 'c.json: expected a JSON object at the top, got array'
-c '{"interfaces":[{"name":"b0"}]} x' 'c.json: line 1 column 32: JSON syntax: unexpected character'
-c '{"interfaces":[{"name":"b0"}],}' 'c.json: line 1 column 31: JSON syntax: unexpected character'
-c $'{\n "interfaces": [\n  {"name": "b0",}\n ]\n}' 'c.json: line 3 column 17: JSON syntax: unexpected character'
+c '{"interfaces":[{"name":"b0"}]} x' "c.json: line 1 column 32: JSON syntax: end of file expected near 'x'"
+c '{"interfaces":[{"name":"b0"}],}' "c.json: line 1 column 31: JSON syntax: string or '}' expected near '}'"
+c $'{\n "interfaces": [\n  {"name": "b0",}\n ]\n}' "c.json: line 3 column 17: JSON syntax: string or '}' expected near '}'"
+# A key given twice: JSON libraries commonly keep one silently; the agent refuses.
+c '{"interfaces":[{"name":"b0"}],"interfaces":[]}' 'c.json: interfaces: key "interfaces" given twice in one object (again at line 1 column 42); keep one'
+c '{"interfaces":[{"name":"b0","rules":[],"name":"b0"}]}' 'c.json: interfaces[0].name: key "name" given twice in one object (again at line 1 column 45); keep one'
+c $'{"interfaces":[{"name":"b0"},\n {"name":"b0","mode":"skb","m\\u006fde":"native"}]}' 'c.json: interfaces[1].mode: key "mode" given twice in one object (again at line 2 column 38); keep one'
+c '{"interfaces":[{"name":"b0"}],"control":{"path":"/a","path":"/b"}}' 'c.json: control.path: key "path" given twice in one object (again at line 1 column 59); keep one'
 c '{"interfaces":[{"name":"b0"}], "bogus": 1}' 'c.json: bogus: unknown field; expected one of: interfaces, control, metrics, device_plugin'
 c '{}' 'c.json: interfaces: missing; list the interfaces the agent manages'
 c '{"interfaces":{}}' 'c.json: interfaces: expected an array of interfaces, got object'
@@ -39,10 +41,11 @@ c '{"interfaces":[{"name":"b0","queues":-1}]}' 'c.json: interfaces[0].queues: -1
 c '{"interfaces":[{"name":"b0","queues":4}]}' 'c.json: interfaces[0].queues: b0 has 1 RX queue(s), 4 asked: add queues (ethtool -L b0 combined 4) before the agent attaches'
 c '{"interfaces":[{"name":"b0","hosts":["a,b"]}]}' 'c.json: interfaces[0].hosts[0]: "a,b" is not a host name'
 c '{"interfaces":[{"name":"b0","mode":"fast"}]}' 'c.json: interfaces[0].mode: "fast": expected auto, native or skb'
+c '{"interfaces":[{"name":"b0","on_replace":"fight"}]}' 'c.json: interfaces[0].on_replace: "fight": expected reattach or report'
 # shellcheck disable=SC2016 # the backquotes are the message's
 c '{"interfaces":[{"name":"b0"},{"name":"nosuch0"}]}' 'c.json: interfaces[1].name: no interface nosuch0 in this network namespace (see `ip link`)'
 c '{"interfaces":[{"name":"b0"},{"name":"b0"}]}' 'c.json: interfaces[1].name: b0 is listed already as interfaces[0]'
-c '{"interfaces":[{"nmae":"b0"}]}' 'c.json: interfaces[0].nmae: unknown field; expected one of: name, queues, mode, default, rules, hosts'
+c '{"interfaces":[{"nmae":"b0"}]}' 'c.json: interfaces[0].nmae: unknown field; expected one of: name, queues, mode, default, rules, hosts, on_replace'
 c '{"interfaces":[{"queues":1}]}' 'c.json: interfaces[0].name: missing; every interface needs its name'
 c '{"interfaces":[{"name":""}]}' 'c.json: interfaces[0].name: empty string'
 c '{"interfaces":[{"name":"a/b"}]}' 'c.json: interfaces[0].name: "a/b" is not an interface name'
@@ -59,6 +62,7 @@ c '{"interfaces":[{"name":"b0"}],"control":{"path":"relative.sock"}}' 'c.json: c
 c '{"interfaces":[{"name":"b0"}],"control":{"allow_uids":[-1]}}' 'c.json: control.allow_uids[0]: -1 out of range: expected 0..4294967294'
 c '{"interfaces":[{"name":"b0"}],"metrics":{"address":"localhost"}}' 'c.json: metrics.address: "localhost": expected HOST:PORT, e.g. 127.0.0.1:9469'
 c '{"interfaces":[{"name":"b0"}],"metrics":{"address":"127.0.0.1:0"}}' 'c.json: metrics.address: "127.0.0.1:0": expected HOST:PORT, e.g. 127.0.0.1:9469'
+c '{"interfaces":[{"name":"b0"}],"metrics":{"xsk_stats":"ptrace"}}' 'c.json: metrics.xsk_stats: "ptrace": expected diag, pidfd or off'
 c '{"interfaces":[{"name":"b0"}],"device_plugin":{"idle_timeout":0}}' 'c.json: device_plugin.idle_timeout: 0 out of range: expected 0.05..3600 seconds'
 c "{\"interfaces\":[{\"name\":\"b0\"}],\"device_plugin\":{\"dir\":\"/$(printf 'x%.0s' {1..90})\"}}" "c.json: device_plugin.dir: longer than 75 bytes: DIR/NETDEV/afxdp.sock must fit a Unix socket's 107"
 c '{"interfaces":[{"name":"b0"}],"device_plugin":{"max_connections":1e9}}' 'c.json: device_plugin.max_connections: expected an integer, got double'
@@ -97,8 +101,9 @@ ctl() { timeout 10 "$AGENT" ctl --socket "$D/ctl.sock" "$@"; }
 req=() rep=()
 r() { req+=("$1") && rep+=("$2"); }
 CMDS='one of status, stats, rules, rule_add, rule_del, rules_replace, detach, attach, reload, audit'
-r '{"cmd":' 'malformed JSON: unexpected end of data'
-r '{"cmd":"status"} trailing' 'malformed JSON: unexpected character'
+r '{"cmd":' "malformed JSON at column 7: unexpected token near end of file"
+r '{"cmd":"status"} trailing' "malformed JSON at column 25: end of file expected near 'trailing'"
+r '{"cmd":"status","cmd":"reload"}' "malformed JSON at column 21: duplicate object key near '\\\"cmd\\\"'"
 r '' 'empty request: one JSON object per line, e.g. {\"cmd\":\"status\"}'
 r '   ' 'empty request: one JSON object per line, e.g. {\"cmd\":\"status\"}'
 r '[1]' 'a request is a JSON object like {\"cmd\":\"status\"}'

@@ -14,11 +14,7 @@
 #    with the DaemonSet's three capabilities alone it runs, without any one it does not.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-source tests/lib/netns.sh
-source tests/lib/steer.sh
-source tests/lib/engine.sh
-source tests/lib/agent.sh
-eng_require
+source tests/lib/agent.sh # and netns.sh, steer.sh, engine.sh
 ag_require
 for t in node npm systemd-analyze chroot curl setpriv nsenter unshare; do
 	command -v $t >/dev/null || xt_skip "$t missing (tools/setup/install-deps.sh installs it)"

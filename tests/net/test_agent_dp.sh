@@ -15,11 +15,7 @@
 #  - at exit (--detach-on-exit) nothing is attached, pinned, or left in DIR.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-source tests/lib/netns.sh
-source tests/lib/steer.sh
-source tests/lib/engine.sh
-source tests/lib/agent.sh
-eng_require
+source tests/lib/agent.sh # and netns.sh, steer.sh, engine.sh
 ag_require
 command -v setpriv >/dev/null || xt_skip "setpriv missing: apt-get install util-linux"
 
@@ -45,6 +41,7 @@ cat >"$D/agent.json" <<EOF
     {"name": "b1", "queues": 2, "default": "pass", "rules": ["udp dport 7000 action xsk"],
      "hosts": ["node1", "$(hostname)"]}
   ],
+  "metrics": {"xsk_stats": "pidfd"},
   "device_plugin": {"dir": "$D/dp", "mode": "0666", "idle_timeout": 1}
 }
 EOF
@@ -131,23 +128,16 @@ E2=$!
 XT_PIDS+=("$E2")
 xt_wait_for 5 grep -q '"type":"ready"' "$XT_TMP/E2.json" ||
 	xt_fail "unprivileged engine (2 queues) not ready: $(cat "$XT_TMP/E2.err")"
-# The agent reports the sockets it does not hold (sock_diag), per queue, where the
-# kernel has xsk_diag; where it has not, it says so.
+# The agent reports the sockets it does not hold, per queue (metrics.xsk_stats
+# "pidfd": the queue is the XSKMAP slot that holds each socket).
 m=$(ip netns exec "$B" curl -s -m 2 http://127.0.0.1:9469/metrics)
-diag=$(grep '^xpile_xsk_diag_available ' <<<"$m" | cut -d' ' -f2)
-if [ "$diag" = 0 ]; then
-	{ zcat /proc/config.gz 2>/dev/null || cat "/boot/config-$(uname -r)" 2>/dev/null; } |
-		grep -qx '# CONFIG_XDP_SOCKETS_DIAG is not set' ||
-		xt_fail "the agent says the kernel has no xsk_diag, but its config does not say so"
-	echo "this kernel has no xsk_diag (CONFIG_XDP_SOCKETS_DIAG): per-socket metrics absent, as reported"
-fi
 for q in 0 1; do
-	[ "$diag" = 1 ] || break
 	grep -qx "xpile_xsk_sockets{interface=\"b1\",queue=\"$q\"} 1" <<<"$m" ||
 		xt_fail "metrics do not show the engine's socket on b1 queue $q: $(grep xsk_sockets <<<"$m")"
 	grep -q "^xpile_xsk_rx_dropped_total{interface=\"b1\",queue=\"$q\"} 0$" <<<"$m" ||
 		xt_fail "no AF_XDP counters for b1 queue $q"
 done
+echo "2 queues: /metrics shows the engine's sockets at b1 queues 0 and 1"
 st_udp "$A" 198.18.22.2 7000 $K || xt_fail "sending to b1 failed"
 kill -INT "$E2"
 wait "$E2"
@@ -179,8 +169,11 @@ echo "          $(cat "$XT_TMP/E5.err")"
 # The agent still serves after all of it.
 expect $'/host_ok\n0.1\n/fd_ack +fd=xskmap\n/fin_ack' "$S0" "${HS[@]}"
 # 1,000 handshakes, DPDK's four commands each, one connection each.
-out=$(timeout 40 "$DPCLIENT" -n 1000 "$S0" "${HS[@]}") || xt_fail "1000 handshakes: $out"
-echo "figure: ${out##*$'\n'} (1,000 device-plugin handshakes of 4 commands)"
+# Three times: the machine is shared, the median says more than one run.
+for r in 1 2 3; do
+	out=$(timeout 40 "$DPCLIENT" -n 1000 "$S0" "${HS[@]}") || xt_fail "1000 handshakes: $out"
+	echo "figure: ${out##*$'\n'} (1,000 device-plugin handshakes of 4 commands, run $r of 3)"
+done
 
 ag_stop "$AG" || xt_fail "agent exit status $?: $(cat "$XT_TMP/AG.log")"
 st_no_trace "$B" b0 || xt_fail "b0 not clean after --detach-on-exit"

@@ -8,11 +8,7 @@
 # Prints the figures: start to READY=1, idle CPU, wake-ups, RSS.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-source tests/lib/netns.sh
-source tests/lib/steer.sh
-source tests/lib/engine.sh
-source tests/lib/agent.sh
-eng_require
+source tests/lib/agent.sh # and netns.sh, steer.sh, engine.sh
 ag_require
 NOTIFY=$XT_BUILD/tests/harness/notify
 [ -x "$NOTIFY" ] || xt_skip "notify harness not built: run make"
@@ -40,9 +36,10 @@ AG=$(pgrep -P "$N" -f xpile-agent | head -1)
 # Idle: CPU ticks and wake-ups over 10 s.
 cpu() { awk '{print $14 + $15}' "/proc/$AG/stat"; }
 wakes() { awk '/^voluntary_ctxt_switches/ {print $2}' "/proc/$AG/status"; }
-c0=$(cpu) w0=$(wakes)
+oncpu() { cut -d' ' -f1 "/proc/$AG/schedstat"; } # ns on a CPU, finer than ticks
+c0=$(cpu) w0=$(wakes) n0=$(oncpu)
 sleep 10
-c1=$(cpu) w1=$(wakes)
+c1=$(cpu) w1=$(wakes) n1=$(oncpu)
 hz=$(getconf CLK_TCK)
 ticks=$((c1 - c0))
 [ $((ticks * 100)) -le $((hz * 10)) ] || xt_fail "idle agent used $ticks ticks of $((hz * 10)) in 10 s (over 1%)"
@@ -59,5 +56,5 @@ rc=$?
 grep -q ' STOPPING=1' "$D/notify.out" || xt_fail "no STOPPING=1: $(cat "$D/notify.out")"
 st_no_trace "$B" b0 || xt_fail "left behind"
 echo "figure: start to READY=1: ${ready} s (1 interface attached, control, device-plugin and HTTP sockets serving)"
-echo "figure: idle: $ticks of $((hz * 10)) CPU ticks in 10 s, $((w1 - w0)) wake-ups; RSS ${rss} KiB"
+echo "figure: idle: $ticks of $((hz * 10)) CPU ticks in 10 s ($(((n1 - n0) / 1000)) us on a CPU), $((w1 - w0)) wake-ups; RSS ${rss} KiB"
 echo PASS

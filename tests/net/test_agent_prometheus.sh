@@ -12,11 +12,7 @@
 #    the loop (the control socket answers while it hangs).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-source tests/lib/netns.sh
-source tests/lib/steer.sh
-source tests/lib/engine.sh
-source tests/lib/agent.sh
-eng_require
+source tests/lib/agent.sh # and netns.sh, steer.sh, engine.sh
 ag_require
 for t in prometheus promtool curl jq; do
 	command -v $t >/dev/null || xt_skip "$t missing: apt-get install prometheus curl jq (tools/setup/install-deps.sh)"

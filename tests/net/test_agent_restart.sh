@@ -14,11 +14,7 @@
 #  - --detach-on-exit leaves nothing: no program, no pins, no sockets.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-source tests/lib/netns.sh
-source tests/lib/steer.sh
-source tests/lib/engine.sh
-source tests/lib/agent.sh
-eng_require
+source tests/lib/agent.sh # and netns.sh, steer.sh, engine.sh
 ag_require
 command -v jq >/dev/null || xt_skip "jq missing: apt-get install jq"
 command -v curl >/dev/null || xt_skip "curl missing: apt-get install curl"

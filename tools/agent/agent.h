@@ -14,6 +14,7 @@
 #include <sys/types.h>
 #include <sys/un.h>
 #include <linux/types.h>
+#include <jansson.h>
 #include <liburing.h>
 #include <linux/xdp_diag.h>
 
@@ -36,6 +37,8 @@ struct ag_iface_cfg {
 	/* /connect,<hostname> answered /host_ok for these only (none: any host). */
 	char hosts[AG_MAX_HOSTS][AG_HOST_MAX];
 	__u32 nhosts;
+	/* on_replace: take the interface back from a foreign program (else report it). */
+	bool reattach;
 };
 
 struct ag_config {
@@ -52,6 +55,7 @@ struct ag_config {
 	char dp_dir[AG_SUN_PATH - IF_NAMESIZE - 16];
 	mode_t dp_mode;
 	double dp_idle; /* seconds a device-plugin connection may stay silent */
+	enum ag_xsk_source { AG_XSK_DIAG, AG_XSK_PIDFD, AG_XSK_OFF } xsk_stats;
 	__u32 dp_max_conns;
 };
 
@@ -59,6 +63,14 @@ struct ag_config {
  * FIELD.PATH: what is wrong" in @err. */
 int ag_config_load(const char *path, struct ag_config *c, char *err, size_t len);
 void ag_config_free(struct ag_config *c);
+
+/* dupkeys.c: where the duplicate key jansson refused (@e, json_error_duplicate_key)
+ * stands in @text: 1 and @d filled, or 0 when its path cannot be told. */
+struct ag_dupkey {
+	char path[256]; /* of the object holding it: "" (the top), "interfaces[1]" */
+	char key[128];
+};
+int ag_json_dupkey(const char *text, const json_error_t *e, struct ag_dupkey *d);
 
 /* ---- loop.c ---- */
 struct ag_loop;
@@ -84,7 +96,49 @@ int ag_loop_run(struct ag_loop *l);
  * so that their owners free themselves. */
 void ag_loop_drain(struct ag_loop *l);
 
+/* ---- server.c: a listening socket served by the loop, and its connections ---- */
+struct ag_conn {
+	struct ag_ev ev; /* its pending receive; first: the completion finds the conn */
+	struct ag_conn *next, **pprev;
+	struct agent *a;
+	struct ag_srv *srv; /* NULL once the server is gone */
+	int fd;
+	double last; /* when it last spoke */
+};
+
+struct ag_srv {
+	struct ag_ev ev; /* accept; first, likewise */
+	struct agent *a;
+	char name[32]; /* for the log */
+	int fd;
+	bool closing, accepting;
+	struct ag_conn *conns;
+	/* A new connection: 0 when taken (ag_conn_add), else it is closed at once. */
+	int (*accepted)(struct ag_srv *s, int fd);
+	/* Frees the server once the ring no longer refers to it. */
+	void (*release)(struct ag_srv *s);
+};
+
+/* Serves @fd (listening): accepts until ag_srv_stop(), @s->accepted for each. */
+void ag_srv_start(struct ag_srv *s, struct agent *a, int fd);
+/* Shuts every connection down (each receive's completion frees its conn), closes the
+ * listening socket; @s->release runs now or when the cancelled accept completes. */
+void ag_srv_stop(struct ag_srv *s);
+void ag_conn_add(struct ag_srv *s, struct ag_conn *c, int fd, ag_ev_fn on_recv);
+/* Unlinks @c (if still listed) and closes its fd; the caller frees it. */
+void ag_conn_close(struct ag_conn *c);
+/* Shuts down the connections silent for longer than limit(conn) seconds. */
+void ag_srv_expire(struct ag_srv *s, double now, double (*limit)(const struct ag_conn *c));
+int ag_mkdir_p(const char *dir);
+
 /* ---- the agent ---- */
+#define AG_XSK_CLIENTS 64 /* device-plugin client processes remembered per interface */
+struct ag_xsk_client {
+	int pid;
+	int pidfd; /* polls readable once the process exited */
+	bool warned; /* its sockets could not be read: logged */
+};
+
 struct ag_iface {
 	bool used;
 	char name[IF_NAMESIZE];
@@ -92,6 +146,14 @@ struct ag_iface {
 	struct ag_iface_cfg cfg; /* as applied (rules owned here) */
 	bool adopted; /* found attached at start, not loaded by this run */
 	struct ag_dp *dp; /* its device-plugin socket */
+	int ifindex;
+	int watch_state; /* watch.c: what was logged last */
+	/* xskpidfd.c: the clients given the XSKMAP, and the socket probe. */
+	struct ag_xsk_client clients[AG_XSK_CLIENTS];
+	__u32 nclients;
+	int probe_fd;
+	bool probe_loaded;
+	__u64 reattached; /* times watch.c attached the program again */
 };
 
 struct agent {
@@ -107,10 +169,12 @@ struct agent {
 	char sigbuf[128];
 	struct ag_ev tick_ev;
 	struct __kernel_timespec tick_ts;
-	struct ag_ctl *ctl;
+	struct ag_srv *ctl;
 	struct ag_metrics *metrics;
 	__u64 dp_handshakes; /* /fin answered */
 	__u32 dp_conns; /* open device-plugin connections */
+	int watch_fd; /* RTNLGRP_LINK notifications (watch.c), or -1 */
+	int xsk_scratch_fd; /* xskpidfd.c's one-slot XSKMAP, or -1 */
 };
 
 /* iface.c: brings the interfaces to @new (adopting what runs there, replacing rule
@@ -135,6 +199,12 @@ void ag_dp_close(struct agent *a, struct ag_iface *i);
 /* Closes connections silent for longer than the bound. */
 void ag_dp_tick(struct agent *a, double now);
 
+/* watch.c: puts the steer program back when it is detached or replaced (the
+ * interface's on_replace says whether a foreign program is removed). */
+int ag_watch_open(struct agent *a);
+void ag_watch_iface(struct agent *a, struct ag_iface *i);
+void ag_watch_all(struct agent *a);
+
 /* ctl.c: the control socket. */
 int ag_ctl_open(struct agent *a);
 void ag_ctl_close(struct agent *a);
@@ -151,8 +221,16 @@ struct ag_xsk_stat {
 	int ifindex;
 	__u32 queue;
 	struct xdp_diag_stats st;
+	__u64 ino; /* the socket's inode (pidfd) */
+	bool have_zc, zc; /* XDP_OPTIONS read (pidfd); zero-copy */
 };
 int ag_xsk_diag(struct ag_xsk_stat *out, int max);
+/* xskpidfd.c: the sockets of the device-plugin clients that are in a served XSKMAP
+ * (metrics.xsk_stats "pidfd"); @denied: some could not be read (no CAP_SYS_PTRACE). */
+int ag_xsk_pidfd(struct agent *a, struct ag_xsk_stat *out, int max, bool *denied);
+/* Remembers the process @pid as a client of @i (given its XSKMAP). */
+void ag_xsk_client_add(struct agent *a, struct ag_iface *i, int pid);
+void ag_xsk_iface_close(struct agent *a, struct ag_iface *i);
 
 /* main.c */
 double ag_now(void);

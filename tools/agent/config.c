@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * The agent's config: one JSON document (what a ConfigMap holds), parsed by json-c.
+ * The agent's config: one JSON document (what a ConfigMap holds), parsed by jansson.
  * Every error is one line naming the file, the field's path (interfaces[1].rules[3])
  * and what is wrong; unknown fields are errors too, so a typo never silently means
  * "the default".
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <json-c/json.h>
+#include <jansson.h>
 
 #include "agent.h"
 #include "xpile/text.h"
@@ -40,21 +40,38 @@ __attribute__((format(printf, 3, 4))) static int bad(struct cx *x, const char *p
 	return -1;
 }
 
-static const char *type_name(struct json_object *o)
+static const char *type_name(const json_t *o)
 {
-	return json_type_to_name(json_object_get_type(o));
+	switch (json_typeof(o)) {
+	case JSON_OBJECT:
+		return "object";
+	case JSON_ARRAY:
+		return "array";
+	case JSON_STRING:
+		return "string";
+	case JSON_INTEGER:
+		return "int";
+	case JSON_REAL:
+		return "double";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "boolean";
+	default:
+		return "null";
+	}
 }
 
 /* Every key of @o is one of @keys (NULL-terminated). */
-static int check_keys(struct cx *x, const char *path, struct json_object *o,
-		      const char *const *keys)
+static int check_keys(struct cx *x, const char *path, json_t *o, const char *const *keys)
 {
-	json_object_object_foreach(o, k, v)
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(o, k, v)
 	{
 		char sub[256], list[256] = "";
 		bool known = false;
 
-		(void)v;
 		for (int i = 0; keys[i]; i++)
 			known |= !strcmp(k, keys[i]);
 		if (known)
@@ -68,64 +85,59 @@ static int check_keys(struct cx *x, const char *path, struct json_object *o,
 	return 0;
 }
 
-static int want_type(struct cx *x, const char *path, struct json_object *o, enum json_type t,
-		     const char *what)
+static int want_type(struct cx *x, const char *path, json_t *o, json_type t, const char *what)
 {
-	if (json_object_is_type(o, t))
+	if (json_typeof(o) == t)
 		return 0;
 	return bad(x, path, "expected %s, got %s", what, type_name(o));
 }
 
-static int get_str(struct cx *x, const char *path, struct json_object *o, char *buf, size_t len)
+static int get_str(struct cx *x, const char *path, json_t *o, char *buf, size_t len)
 {
 	const char *s;
 
-	if (want_type(x, path, o, json_type_string, "a string"))
+	if (want_type(x, path, o, JSON_STRING, "a string"))
 		return -1;
-	s = json_object_get_string(o);
+	s = json_string_value(o);
 	if (!*s)
 		return bad(x, path, "empty string");
 	if (strlen(s) >= len)
 		return bad(x, path, "longer than %zu bytes", len - 1);
-	if ((size_t)json_object_get_string_len(o) != strlen(s))
+	if (json_string_length(o) != strlen(s))
 		return bad(x, path, "holds a NUL byte");
 	memcpy(buf, s, strlen(s) + 1);
 	return 0;
 }
 
-static int get_u32(struct cx *x, const char *path, struct json_object *o, __u32 min, __u32 max,
-		   __u32 *out)
+static int get_u32(struct cx *x, const char *path, json_t *o, __u32 min, __u32 max, __u32 *out)
 {
 	int64_t v;
 
-	if (want_type(x, path, o, json_type_int, "an integer"))
+	if (want_type(x, path, o, JSON_INTEGER, "an integer"))
 		return -1;
-	errno = 0;
-	v = json_object_get_int64(o);
-	if (errno || v < min || v > max)
-		return bad(x, path, "%s out of range: expected %u..%u",
-			   json_object_to_json_string(o), min, max);
+	v = json_integer_value(o);
+	if (v < min || v > max)
+		return bad(x, path, "%lld out of range: expected %u..%u", (long long)v, min, max);
 	*out = (__u32)v;
 	return 0;
 }
 
-static int get_seconds(struct cx *x, const char *path, struct json_object *o, double min,
-		       double max, double *out)
+static int get_seconds(struct cx *x, const char *path, json_t *o, double min, double max,
+		       double *out)
 {
 	double v;
 
-	if (!json_object_is_type(o, json_type_int) && !json_object_is_type(o, json_type_double))
+	if (!json_is_integer(o) && !json_is_real(o))
 		return bad(x, path, "expected a number of seconds, got %s", type_name(o));
-	v = json_object_get_double(o);
+	v = json_number_value(o);
 	if (!(v >= min && v <= max))
-		return bad(x, path, "%s out of range: expected %g..%g seconds",
-			   json_object_to_json_string(o), min, max);
+		return bad(x, path, "%g out of range: expected %g..%g seconds", v, min, max);
 	*out = v;
 	return 0;
 }
 
 /* A file mode as chmod writes it: "0600", "660". */
-static int get_mode(struct cx *x, const char *path, struct json_object *o, mode_t *out)
+static int get_mode(struct cx *x, const char *path, json_t *o, mode_t *out)
 {
 	char buf[8] = "";
 	size_t n;
@@ -139,27 +151,27 @@ static int get_mode(struct cx *x, const char *path, struct json_object *o, mode_
 	return 0;
 }
 
-static int get_ids(struct cx *x, const char *path, struct json_object *o, __u32 *ids, __u32 *n)
+static int get_ids(struct cx *x, const char *path, json_t *o, __u32 *ids, __u32 *n)
 {
 	size_t len;
 
-	if (want_type(x, path, o, json_type_array, "an array of ids"))
+	if (want_type(x, path, o, JSON_ARRAY, "an array of ids"))
 		return -1;
-	len = json_object_array_length(o);
+	len = json_array_size(o);
 	if (len > AG_MAX_IDS)
 		return bad(x, path, "%zu ids: at most %d", len, AG_MAX_IDS);
 	for (size_t i = 0; i < len; i++) {
 		char sub[256];
 
 		snprintf(sub, sizeof(sub), "%s[%zu]", path, i);
-		if (get_u32(x, sub, json_object_array_get_idx(o, i), 0, 0xfffffffe, &ids[i]))
+		if (get_u32(x, sub, json_array_get(o, i), 0, 0xfffffffe, &ids[i]))
 			return -1;
 	}
 	*n = (__u32)len;
 	return 0;
 }
 
-static int parse_rule(struct cx *x, const char *path, struct json_object *o, struct xp_rule *r)
+static int parse_rule(struct cx *x, const char *path, json_t *o, struct xp_rule *r)
 {
 	char text[RULE_TEXT_MAX], *argv[RULE_WORDS_MAX], *tok, *save, why[256];
 	int argc = 0;
@@ -178,7 +190,7 @@ static int parse_rule(struct cx *x, const char *path, struct json_object *o, str
 	return 0;
 }
 
-static int parse_action(struct cx *x, const char *path, struct json_object *o, struct xp_action *a)
+static int parse_action(struct cx *x, const char *path, json_t *o, struct xp_action *a)
 {
 	char text[128], *argv[4], *tok, *save, why[256];
 	int argc = 0, used = 0;
@@ -197,20 +209,18 @@ static int parse_action(struct cx *x, const char *path, struct json_object *o, s
 	return 0;
 }
 
-static const char *const iface_keys[] = { "name",  "queues", "mode", "default",
-					  "rules", "hosts",  NULL };
+static const char *const iface_keys[] = { "name",  "queues", "mode",	   "default",
+					  "rules", "hosts",  "on_replace", NULL };
 
-static int parse_iface(struct cx *x, const char *path, struct json_object *o,
-		       struct ag_iface_cfg *i)
+static int parse_iface(struct cx *x, const char *path, json_t *o, struct ag_iface_cfg *i)
 {
-	struct json_object *v;
+	json_t *v;
 	char sub[256], mode[16];
 
-	if (want_type(x, path, o, json_type_object, "an object") ||
-	    check_keys(x, path, o, iface_keys))
+	if (want_type(x, path, o, JSON_OBJECT, "an object") || check_keys(x, path, o, iface_keys))
 		return -1;
 	snprintf(sub, sizeof(sub), "%s.name", path);
-	if (!json_object_object_get_ex(o, "name", &v))
+	if (!(v = json_object_get(o, "name")))
 		return bad(x, sub, "missing; every interface needs its name");
 	if (get_str(x, sub, v, i->name, sizeof(i->name)))
 		return -1;
@@ -220,7 +230,7 @@ static int parse_iface(struct cx *x, const char *path, struct json_object *o,
 		return bad(x, sub, "no interface %s in this network namespace (see `ip link`)",
 			   i->name);
 	i->mode = XP_STEER_MODE_AUTO;
-	if (json_object_object_get_ex(o, "mode", &v)) {
+	if ((v = json_object_get(o, "mode"))) {
 		snprintf(sub, sizeof(sub), "%s.mode", path);
 		if (get_str(x, sub, v, mode, sizeof(mode)))
 			return -1;
@@ -233,7 +243,16 @@ static int parse_iface(struct cx *x, const char *path, struct json_object *o,
 		else
 			return bad(x, sub, "\"%s\": expected auto, native or skb", mode);
 	}
-	if (json_object_object_get_ex(o, "queues", &v)) {
+	i->reattach = true;
+	if ((v = json_object_get(o, "on_replace"))) {
+		snprintf(sub, sizeof(sub), "%s.on_replace", path);
+		if (get_str(x, sub, v, mode, sizeof(mode)))
+			return -1;
+		if (strcmp(mode, "reattach") && strcmp(mode, "report"))
+			return bad(x, sub, "\"%s\": expected reattach or report", mode);
+		i->reattach = !strcmp(mode, "reattach");
+	}
+	if ((v = json_object_get(o, "queues"))) {
 		snprintf(sub, sizeof(sub), "%s.queues", path);
 		int nq;
 
@@ -247,36 +266,36 @@ static int parse_iface(struct cx *x, const char *path, struct json_object *o,
 				i->name, nq, i->queues, i->name, i->queues);
 	}
 	i->dflt.kind = XP_ACT_XSK;
-	if (json_object_object_get_ex(o, "default", &v)) {
+	if ((v = json_object_get(o, "default"))) {
 		snprintf(sub, sizeof(sub), "%s.default", path);
 		if (parse_action(x, sub, v, &i->dflt))
 			return -1;
 	}
-	if (json_object_object_get_ex(o, "hosts", &v)) {
+	if ((v = json_object_get(o, "hosts"))) {
 		snprintf(sub, sizeof(sub), "%s.hosts", path);
-		if (want_type(x, sub, v, json_type_array, "an array of host names"))
+		if (want_type(x, sub, v, JSON_ARRAY, "an array of host names"))
 			return -1;
-		if (json_object_array_length(v) > AG_MAX_HOSTS)
-			return bad(x, sub, "%zu hosts: at most %d", json_object_array_length(v),
+		if (json_array_size(v) > AG_MAX_HOSTS)
+			return bad(x, sub, "%zu hosts: at most %d", json_array_size(v),
 				   AG_MAX_HOSTS);
-		for (size_t k = 0; k < json_object_array_length(v); k++) {
+		for (size_t k = 0; k < json_array_size(v); k++) {
 			char *h = i->hosts[k];
 
 			snprintf(sub, sizeof(sub), "%s.hosts[%zu]", path, k);
-			if (get_str(x, sub, json_object_array_get_idx(v, k), h, AG_HOST_MAX - 9))
+			if (get_str(x, sub, json_array_get(v, k), h, AG_HOST_MAX - 9))
 				return -1;
 			if (strpbrk(h, ", \t\r\n"))
 				return bad(x, sub, "\"%s\" is not a host name", h);
 			i->nhosts++;
 		}
 	}
-	if (json_object_object_get_ex(o, "rules", &v)) {
+	if ((v = json_object_get(o, "rules"))) {
 		size_t n;
 
 		snprintf(sub, sizeof(sub), "%s.rules", path);
-		if (want_type(x, sub, v, json_type_array, "an array of rule strings"))
+		if (want_type(x, sub, v, JSON_ARRAY, "an array of rule strings"))
 			return -1;
-		n = json_object_array_length(v);
+		n = json_array_size(v);
 		if (n > XP_STEER_MAX_RULES)
 			return bad(x, sub, "%zu rules: a set holds at most %d", n,
 				   XP_STEER_MAX_RULES);
@@ -285,7 +304,7 @@ static int parse_iface(struct cx *x, const char *path, struct json_object *o,
 			return bad(x, sub, "out of memory");
 		for (size_t k = 0; k < n; k++) {
 			snprintf(sub, sizeof(sub), "%s.rules[%zu]", path, k);
-			if (parse_rule(x, sub, json_object_array_get_idx(v, k), &i->rules[k]))
+			if (parse_rule(x, sub, json_array_get(v, k), &i->rules[k]))
 				return -1;
 			i->nrules++;
 		}
@@ -295,45 +314,59 @@ static int parse_iface(struct cx *x, const char *path, struct json_object *o,
 
 static const char *const top_keys[] = { "interfaces", "control", "metrics", "device_plugin", NULL };
 static const char *const ctl_keys[] = { "path", "mode", "allow_uids", "allow_gids", NULL };
-static const char *const met_keys[] = { "address", NULL };
+static const char *const met_keys[] = { "address", "xsk_stats", NULL };
 static const char *const dp_keys[] = { "dir", "mode", "idle_timeout", "max_connections", NULL };
 
-static int parse_control(struct cx *x, struct json_object *o, struct ag_config *c)
+static int parse_control(struct cx *x, json_t *o, struct ag_config *c)
 {
-	struct json_object *v;
+	json_t *v;
 
-	if (want_type(x, "control", o, json_type_object, "an object") ||
+	if (want_type(x, "control", o, JSON_OBJECT, "an object") ||
 	    check_keys(x, "control", o, ctl_keys))
 		return -1;
-	if (json_object_object_get_ex(o, "path", &v) &&
+	if ((v = json_object_get(o, "path")) &&
 	    get_str(x, "control.path", v, c->ctl_path, sizeof(c->ctl_path)))
 		return -1;
 	if (c->ctl_path[0] != '/')
 		return bad(x, "control.path", "\"%s\" is not an absolute path", c->ctl_path);
-	if (json_object_object_get_ex(o, "mode", &v) &&
-	    get_mode(x, "control.mode", v, &c->ctl_mode))
+	if ((v = json_object_get(o, "mode")) && get_mode(x, "control.mode", v, &c->ctl_mode))
 		return -1;
-	if (json_object_object_get_ex(o, "allow_uids", &v) &&
+	if ((v = json_object_get(o, "allow_uids")) &&
 	    get_ids(x, "control.allow_uids", v, c->allow_uids, &c->nallow_uids))
 		return -1;
-	if (json_object_object_get_ex(o, "allow_gids", &v) &&
+	if ((v = json_object_get(o, "allow_gids")) &&
 	    get_ids(x, "control.allow_gids", v, c->allow_gids, &c->nallow_gids))
 		return -1;
 	return 0;
 }
 
-static int parse_metrics(struct cx *x, struct json_object *o, struct ag_config *c)
+static int parse_metrics(struct cx *x, json_t *o, struct ag_config *c)
 {
-	struct json_object *v;
+	json_t *v;
 	char *colon;
 	__u32 port;
 
-	if (want_type(x, "metrics", o, json_type_object, "an object") ||
+	if (want_type(x, "metrics", o, JSON_OBJECT, "an object") ||
 	    check_keys(x, "metrics", o, met_keys))
 		return -1;
-	if (json_object_object_get_ex(o, "address", &v) &&
+	if ((v = json_object_get(o, "address")) &&
 	    get_str(x, "metrics.address", v, c->metrics_addr, sizeof(c->metrics_addr)))
 		return -1;
+	if ((v = json_object_get(o, "xsk_stats"))) {
+		char s[16];
+
+		if (get_str(x, "metrics.xsk_stats", v, s, sizeof(s)))
+			return -1;
+		if (!strcmp(s, "diag"))
+			c->xsk_stats = AG_XSK_DIAG;
+		else if (!strcmp(s, "pidfd"))
+			c->xsk_stats = AG_XSK_PIDFD;
+		else if (!strcmp(s, "off"))
+			c->xsk_stats = AG_XSK_OFF;
+		else
+			return bad(x, "metrics.xsk_stats", "\"%s\": expected diag, pidfd or off",
+				   s);
+	}
 	colon = strrchr(c->metrics_addr, ':');
 	if (!colon || colon == c->metrics_addr || xp_parse_u32(colon + 1, 1, 65535, &port))
 		return bad(x, "metrics.address", "\"%s\": expected HOST:PORT, e.g. 127.0.0.1:9469",
@@ -341,17 +374,17 @@ static int parse_metrics(struct cx *x, struct json_object *o, struct ag_config *
 	return 0;
 }
 
-static int parse_dp(struct cx *x, struct json_object *o, struct ag_config *c)
+static int parse_dp(struct cx *x, json_t *o, struct ag_config *c)
 {
-	struct json_object *v;
+	json_t *v;
 
-	if (want_type(x, "device_plugin", o, json_type_object, "an object") ||
+	if (want_type(x, "device_plugin", o, JSON_OBJECT, "an object") ||
 	    check_keys(x, "device_plugin", o, dp_keys))
 		return -1;
-	if (json_object_object_get_ex(o, "dir", &v)) {
-		if (want_type(x, "device_plugin.dir", v, json_type_string, "a string"))
+	if ((v = json_object_get(o, "dir"))) {
+		if (want_type(x, "device_plugin.dir", v, JSON_STRING, "a string"))
 			return -1;
-		if (json_object_get_string_len(v) >= (int)sizeof(c->dp_dir))
+		if (json_string_length(v) >= sizeof(c->dp_dir))
 			return bad(
 				x, "device_plugin.dir",
 				"longer than %zu bytes: DIR/NETDEV/afxdp.sock must fit a Unix socket's %zu",
@@ -361,13 +394,12 @@ static int parse_dp(struct cx *x, struct json_object *o, struct ag_config *c)
 	}
 	if (c->dp_dir[0] != '/')
 		return bad(x, "device_plugin.dir", "\"%s\" is not an absolute path", c->dp_dir);
-	if (json_object_object_get_ex(o, "mode", &v) &&
-	    get_mode(x, "device_plugin.mode", v, &c->dp_mode))
+	if ((v = json_object_get(o, "mode")) && get_mode(x, "device_plugin.mode", v, &c->dp_mode))
 		return -1;
-	if (json_object_object_get_ex(o, "idle_timeout", &v) &&
+	if ((v = json_object_get(o, "idle_timeout")) &&
 	    get_seconds(x, "device_plugin.idle_timeout", v, 0.05, 3600, &c->dp_idle))
 		return -1;
-	if (json_object_object_get_ex(o, "max_connections", &v) &&
+	if ((v = json_object_get(o, "max_connections")) &&
 	    get_u32(x, "device_plugin.max_connections", v, 1, 4096, &c->dp_max_conns))
 		return -1;
 	return 0;
@@ -418,90 +450,74 @@ static int read_file(struct cx *x, const char *path, char **out)
 	return 0;
 }
 
-/* json-c reports an offset; people read lines. */
-static int syntax_error(struct cx *x, const char *text, size_t off, const char *why)
+/* jansson refuses a key given twice in one object (json-c, like many, keeps the
+ * last: half a config run silently); dupkeys.c finds the field's path. */
+static json_t *parse_json(struct cx *x, const char *text)
 {
-	unsigned int line = 1, col = 1;
+	json_error_t e;
+	json_t *root;
 
-	for (size_t i = 0; i < off && text[i]; i++, col++)
-		if (text[i] == '\n') {
-			line++;
-			col = 0;
-		}
-	return bad(x, "", "line %u column %u: JSON syntax: %s", line, col, why);
-}
-
-static struct json_object *parse_json(struct cx *x, const char *text)
-{
-	struct json_tokener *tok = json_tokener_new();
-	struct json_object *root;
-	enum json_tokener_error e;
-	size_t end;
-
-	if (!tok || !text) {
-		if (tok)
-			json_tokener_free(tok);
-		bad(x, "", "out of memory");
-		return NULL;
-	}
 	if (!text[strspn(text, " \t\r\n")]) {
-		json_tokener_free(tok);
 		bad(x, "", "empty; a config is one JSON object, e.g. {\"interfaces\": [...]}");
 		return NULL;
 	}
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	root = json_tokener_parse_ex(tok, text, (int)strlen(text) + 1);
-	e = json_tokener_get_error(tok);
-	end = json_tokener_get_parse_end(tok);
-	if (!root || e != json_tokener_success) {
-		syntax_error(x, text, end,
-			     e == json_tokener_success ? "empty document" :
-							 json_tokener_error_desc(e));
-		json_object_put(root);
-		root = NULL;
-	} else if (text[end - 1] != 0 && text[end + strspn(text + end, " \t\r\n")]) {
-		syntax_error(x, text, end, "text after the document");
-		json_object_put(root);
-		root = NULL;
+	root = json_loads(text, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &e);
+	if (root)
+		return root;
+	if (json_error_code(&e) == json_error_duplicate_key) {
+		struct ag_dupkey d;
+		char where[512];
+
+		if (!ag_json_dupkey(text, &e, &d)) {
+			bad(x, "", "line %d column %d: a key given twice in one object; keep one",
+			    e.line, e.column);
+		} else {
+			snprintf(where, sizeof(where), "%s%s%s", d.path, d.path[0] ? "." : "",
+				 d.key);
+			bad(x, where,
+			    "key \"%s\" given twice in one object (again at line %d column %d); keep one",
+			    d.key, e.line, e.column);
+		}
+		return NULL;
 	}
-	json_tokener_free(tok);
-	return root;
+	bad(x, "", "line %d column %d: JSON syntax: %s", e.line, e.column, e.text);
+	return NULL;
 }
 
 int ag_config_load(const char *path, struct ag_config *c, char *err, size_t len)
 {
 	struct cx x = { .file = path, .err = err, .len = len };
-	struct json_object *root = NULL, *v;
+	json_t *root = NULL, *v;
 	char *text = NULL;
 	int rc = -1;
 
 	memset(c, 0, sizeof(*c));
 	defaults(c);
 	snprintf(c->file, sizeof(c->file), "%s", path);
-	if (read_file(&x, path, &text))
+	if (read_file(&x, path, &text) || !text)
 		return -1;
 	root = parse_json(&x, text);
 	if (!root)
 		goto out;
-	if (want_type(&x, "", root, json_type_object, "a JSON object at the top") ||
+	if (want_type(&x, "", root, JSON_OBJECT, "a JSON object at the top") ||
 	    check_keys(&x, "", root, top_keys))
 		goto out;
-	if (!json_object_object_get_ex(root, "interfaces", &v)) {
+	if (!(v = json_object_get(root, "interfaces"))) {
 		bad(&x, "interfaces", "missing; list the interfaces the agent manages");
 		goto out;
 	}
-	if (want_type(&x, "interfaces", v, json_type_array, "an array of interfaces"))
+	if (want_type(&x, "interfaces", v, JSON_ARRAY, "an array of interfaces"))
 		goto out;
-	if (json_object_array_length(v) > AG_MAX_IFACES) {
-		bad(&x, "interfaces", "%zu interfaces: at most %d", json_object_array_length(v),
+	if (json_array_size(v) > AG_MAX_IFACES) {
+		bad(&x, "interfaces", "%zu interfaces: at most %d", json_array_size(v),
 		    AG_MAX_IFACES);
 		goto out;
 	}
-	for (size_t i = 0; i < json_object_array_length(v); i++) {
+	for (size_t i = 0; i < json_array_size(v); i++) {
 		char sub[64];
 
 		snprintf(sub, sizeof(sub), "interfaces[%zu]", i);
-		if (parse_iface(&x, sub, json_object_array_get_idx(v, i), &c->ifaces[i]))
+		if (parse_iface(&x, sub, json_array_get(v, i), &c->ifaces[i]))
 			goto out;
 		c->nifaces++;
 		for (size_t j = 0; j < i; j++)
@@ -512,15 +528,15 @@ int ag_config_load(const char *path, struct ag_config *c, char *err, size_t len)
 				goto out;
 			}
 	}
-	if (json_object_object_get_ex(root, "control", &v) && parse_control(&x, v, c))
+	if ((v = json_object_get(root, "control")) && parse_control(&x, v, c))
 		goto out;
-	if (json_object_object_get_ex(root, "metrics", &v) && parse_metrics(&x, v, c))
+	if ((v = json_object_get(root, "metrics")) && parse_metrics(&x, v, c))
 		goto out;
-	if (json_object_object_get_ex(root, "device_plugin", &v) && parse_dp(&x, v, c))
+	if ((v = json_object_get(root, "device_plugin")) && parse_dp(&x, v, c))
 		goto out;
 	rc = 0;
 out:
-	json_object_put(root);
+	json_decref(root);
 	free(text);
 	if (rc)
 		ag_config_free(c);

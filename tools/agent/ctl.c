@@ -30,7 +30,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <json-c/json.h>
+#include <jansson.h>
 
 #include "agent.h"
 #include "xpile/owner.h"
@@ -39,55 +39,40 @@
 #define CTL_IDLE_S 60.0
 #define CTL_DRAIN_S 2.0 /* a refused peer's time to hang up */
 
-struct ag_ctl_conn;
-
-struct ag_ctl {
-	struct ag_ev ev; /* accept */
-	struct agent *a;
-	int fd;
-	bool closing, accepting;
-	struct ag_ctl_conn *conns;
-};
-
 struct ag_ctl_conn {
-	struct ag_ev ev; /* recv */
-	struct agent *a;
-	struct ag_ctl *ctl; /* NULL once the server is gone */
-	struct ag_ctl_conn *next, **pprev;
-	int fd;
+	struct ag_conn conn; /* first: the completion finds the conn */
 	bool done;
 	bool draining; /* refused: its input is read and dropped until it hangs up */
-	double last;
 	size_t len;
 	char buf[CTL_LINE_MAX + 1];
 };
 
-static void send_line(struct ag_ctl_conn *c, struct json_object *o)
+static void send_line(struct ag_ctl_conn *c, json_t *o)
 {
-	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-								  JSON_C_TO_STRING_NOSLASHESCAPE);
-	size_t n = strlen(s), off = 0;
+	char *s = json_dumps(o, JSON_COMPACT);
+	size_t n = s ? strlen(s) : 0, off = 0;
 
 	/* Replies are small; a peer that stops reading loses its connection, not the
 	 * loop's time. */
 	while (off < n) {
-		ssize_t w = send(c->fd, s + off, n - off, MSG_DONTWAIT | MSG_NOSIGNAL);
+		ssize_t w = send(c->conn.fd, s + off, n - off, MSG_DONTWAIT | MSG_NOSIGNAL);
 
 		if (w <= 0) {
 			c->done = true;
-			return;
+			break;
 		}
 		off += (size_t)w;
 	}
-	if (send(c->fd, "\n", 1, MSG_DONTWAIT | MSG_NOSIGNAL) != 1)
+	free(s);
+	if (!n || c->done || send(c->conn.fd, "\n", 1, MSG_DONTWAIT | MSG_NOSIGNAL) != 1)
 		c->done = true;
 }
 
-static struct json_object *err_reply(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static json_t *err_reply(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-static struct json_object *err_reply(const char *fmt, ...)
+static json_t *err_reply(const char *fmt, ...)
 {
-	struct json_object *o = json_object_new_object();
+	json_t *o = json_object();
 	char msg[1024];
 	va_list ap;
 
@@ -97,16 +82,17 @@ static struct json_object *err_reply(const char *fmt, ...)
 	for (char *p = msg; *p; p++)
 		if (*p == '\n')
 			*p = ' ';
-	json_object_object_add(o, "ok", json_object_new_boolean(0));
-	json_object_object_add(o, "error", json_object_new_string(msg));
+	json_object_set_new(o, "ok", json_boolean(0));
+	/* Unchecked: a cut may split a UTF-8 character of what the peer sent. */
+	json_object_set_new(o, "error", json_string_nocheck(msg));
 	return o;
 }
 
-static struct json_object *ok_reply(void)
+static json_t *ok_reply(void)
 {
-	struct json_object *o = json_object_new_object();
+	json_t *o = json_object();
 
-	json_object_object_add(o, "ok", json_object_new_boolean(1));
+	json_object_set_new(o, "ok", json_boolean(1));
 	return o;
 }
 
@@ -122,81 +108,77 @@ static const char *mode_name(const struct xp_steer_info *in)
 	return in->mode == XP_STEER_MODE_SKB ? "skb" : "native";
 }
 
-static struct json_object *iface_status(struct ag_iface *i)
+static json_t *iface_status(struct ag_iface *i)
 {
-	struct json_object *o = json_object_new_object();
+	json_t *o = json_object();
 	struct xp_steer_health h;
 	struct xp_steer_info in;
 	int n = ag_rules_count(i->steer);
 
 	xp_steer_info_get(i->steer, &in);
-	json_object_object_add(o, "name", json_object_new_string(i->name));
-	json_object_object_add(o, "prog_id", json_object_new_int64(in.prog_id));
-	json_object_object_add(o, "mode", json_object_new_string(mode_name(&in)));
-	json_object_object_add(o, "link", json_object_new_boolean(xp_steer_link_fd(i->steer) >= 0));
-	json_object_object_add(o, "adopted", json_object_new_boolean(i->adopted));
-	json_object_object_add(o, "rules", json_object_new_int(n));
-	json_object_object_add(o, "pin_path", json_object_new_string(in.pin_path));
-	json_object_object_add(o, "dp_socket", json_object_new_boolean(i->dp != NULL));
+	json_object_set_new(o, "name", json_string(i->name));
+	json_object_set_new(o, "prog_id", json_integer(in.prog_id));
+	json_object_set_new(o, "mode", json_string(mode_name(&in)));
+	json_object_set_new(o, "link", json_boolean(xp_steer_link_fd(i->steer) >= 0));
+	json_object_set_new(o, "adopted", json_boolean(i->adopted));
+	json_object_set_new(o, "rules", json_integer(n));
+	json_object_set_new(o, "pin_path", json_string(in.pin_path));
+	json_object_set_new(o, "dp_socket", json_boolean(i->dp != NULL));
 	if (!xp_steer_check(i->steer, &h))
-		json_object_object_add(
+		json_object_set_new(
 			o, "attached",
-			json_object_new_boolean(!h.iface_gone && !h.prog_gone && !h.prog_replaced));
+			json_boolean(!h.iface_gone && !h.prog_gone && !h.prog_replaced));
 	return o;
 }
 
-static struct json_object *do_status(struct agent *a)
+static json_t *do_status(struct agent *a)
 {
-	struct json_object *o = ok_reply(), *arr = json_object_new_array();
+	json_t *o = ok_reply(), *arr = json_array();
 
-	json_object_object_add(o, "version", json_object_new_string(XPILE_VERSION));
-	json_object_object_add(o, "generation", json_object_new_int64((int64_t)a->generation));
-	json_object_object_add(o, "last_reload_ok", json_object_new_boolean(a->last_reload_ok));
-	json_object_object_add(o, "dp_handshakes",
-			       json_object_new_int64((int64_t)a->dp_handshakes));
-	json_object_object_add(o, "dp_connections", json_object_new_int64(a->dp_conns));
+	json_object_set_new(o, "version", json_string(XPILE_VERSION));
+	json_object_set_new(o, "generation", json_integer((int64_t)a->generation));
+	json_object_set_new(o, "last_reload_ok", json_boolean(a->last_reload_ok));
+	json_object_set_new(o, "dp_handshakes", json_integer((int64_t)a->dp_handshakes));
+	json_object_set_new(o, "dp_connections", json_integer(a->dp_conns));
 	for (int k = 0; k < AG_MAX_IFACES; k++)
 		if (a->ifaces[k].used)
-			json_object_array_add(arr, iface_status(&a->ifaces[k]));
-	json_object_object_add(o, "interfaces", arr);
+			json_array_append_new(arr, iface_status(&a->ifaces[k]));
+	json_object_set_new(o, "interfaces", arr);
 	return o;
 }
 
-static struct json_object *do_stats(struct ag_iface *i)
+static json_t *do_stats(struct ag_iface *i)
 {
-	struct json_object *o = ok_reply(), *v = json_object_new_object(),
-			   *p = json_object_new_array();
+	json_t *o = ok_reply(), *v = json_object(), *p = json_array();
 	struct xp_steer_stats st;
 	int err = xp_steer_stats_read(i->steer, &st);
 
 	if (err) {
-		json_object_put(o);
-		json_object_put(v);
-		json_object_put(p);
+		json_decref(o);
+		json_decref(v);
+		json_decref(p);
 		return err_reply("%s: cannot read counters: %s", i->name, strerror(-err));
 	}
 	for (int k = 0; k < XP_CNT_MAX; k++) {
-		struct json_object *c = json_object_new_object();
+		json_t *c = json_object();
 
-		json_object_object_add(c, "packets",
-				       json_object_new_int64((int64_t)st.verdict[k].packets));
-		json_object_object_add(c, "bytes",
-				       json_object_new_int64((int64_t)st.verdict[k].bytes));
-		json_object_object_add(v, verdict_names[k], c);
+		json_object_set_new(c, "packets", json_integer((int64_t)st.verdict[k].packets));
+		json_object_set_new(c, "bytes", json_integer((int64_t)st.verdict[k].bytes));
+		json_object_set_new(v, verdict_names[k], c);
 	}
 	for (int k = 0; k < XP_PERR_MAX; k++)
-		json_object_array_add(p, json_object_new_int64((int64_t)st.parse_err[k]));
-	json_object_object_add(o, "iface", json_object_new_string(i->name));
-	json_object_object_add(o, "verdicts", v);
-	json_object_object_add(o, "parse_errors", p);
+		json_array_append_new(p, json_integer((int64_t)st.parse_err[k]));
+	json_object_set_new(o, "iface", json_string(i->name));
+	json_object_set_new(o, "verdicts", v);
+	json_object_set_new(o, "parse_errors", p);
 	return o;
 }
 
-static struct json_object *do_rules(struct ag_iface *i)
+static json_t *do_rules(struct ag_iface *i)
 {
 	struct xp_rule *r = calloc(XP_STEER_MAX_RULES, sizeof(*r));
 	struct xp_counter *cnt = calloc(XP_STEER_MAX_RULES, sizeof(*cnt));
-	struct json_object *o, *arr;
+	json_t *o, *arr;
 	__u32 n = 0;
 	int err = r && cnt ? xp_steer_rules_get(i->steer, r, cnt, XP_STEER_MAX_RULES, &n) : -ENOMEM;
 
@@ -206,21 +188,20 @@ static struct json_object *do_rules(struct ag_iface *i)
 		return err_reply("%s: cannot read the rules: %s", i->name, strerror(-err));
 	}
 	o = ok_reply();
-	arr = json_object_new_array();
+	arr = json_array();
 	for (__u32 k = 0; k < n; k++) {
-		struct json_object *e = json_object_new_object();
+		json_t *e = json_object();
 		char text[512];
 
 		xp_rule_format(&r[k], text, sizeof(text));
-		json_object_object_add(e, "id", json_object_new_int64(r[k].id));
-		json_object_object_add(e, "rule", json_object_new_string(text));
-		json_object_object_add(e, "packets",
-				       json_object_new_int64((int64_t)cnt[k].packets));
-		json_object_object_add(e, "bytes", json_object_new_int64((int64_t)cnt[k].bytes));
-		json_object_array_add(arr, e);
+		json_object_set_new(e, "id", json_integer(r[k].id));
+		json_object_set_new(e, "rule", json_string(text));
+		json_object_set_new(e, "packets", json_integer((int64_t)cnt[k].packets));
+		json_object_set_new(e, "bytes", json_integer((int64_t)cnt[k].bytes));
+		json_array_append_new(arr, e);
 	}
-	json_object_object_add(o, "iface", json_object_new_string(i->name));
-	json_object_object_add(o, "rules", arr);
+	json_object_set_new(o, "iface", json_string(i->name));
+	json_object_set_new(o, "rules", arr);
 	free(r);
 	free(cnt);
 	return o;
@@ -247,38 +228,37 @@ static int rule_from_text(const char *s, struct xp_rule *r, char *why, size_t le
 	return xp_rule_parse(argc, argv, r, why, len) ? -1 : 0;
 }
 
-static struct json_object *do_rule_add(struct ag_iface *i, struct json_object *req)
+static json_t *do_rule_add(struct ag_iface *i, json_t *req)
 {
-	struct json_object *v, *o;
+	json_t *v, *o;
 	struct xp_rule r;
 	char why[256];
 	__u32 id = 0;
 	int err;
 
-	if (!json_object_object_get_ex(req, "rule", &v) ||
-	    !json_object_is_type(v, json_type_string))
+	if (!(v = json_object_get(req, "rule")) || !json_is_string(v))
 		return err_reply(
 			"rule_add: \"rule\" must be a rule string, e.g. \"udp dport 53 action pass\"");
-	if (rule_from_text(json_object_get_string(v), &r, why, sizeof(why)))
+	if (rule_from_text(json_string_value(v), &r, why, sizeof(why)))
 		return err_reply("rule_add: %s", why);
 	err = xp_steer_rule_add(i->steer, &r, &id);
 	if (err)
 		return err_reply("%s: rule not added: %s", i->name, strerror(-err));
 	ag_log("%s: rule %u added through the control socket", i->name, id);
 	o = ok_reply();
-	json_object_object_add(o, "id", json_object_new_int64(id));
+	json_object_set_new(o, "id", json_integer(id));
 	return o;
 }
 
-static struct json_object *do_rule_del(struct ag_iface *i, struct json_object *req)
+static json_t *do_rule_del(struct ag_iface *i, json_t *req)
 {
-	struct json_object *v;
+	json_t *v;
 	int64_t id;
 	int err;
 
-	if (!json_object_object_get_ex(req, "id", &v) || !json_object_is_type(v, json_type_int))
+	if (!(v = json_object_get(req, "id")) || !json_is_integer(v))
 		return err_reply("rule_del: \"id\" must be a rule id (see the rules command)");
-	id = json_object_get_int64(v);
+	id = json_integer_value(v);
 	if (id < 1 || id > 0xffffffffLL)
 		return err_reply("rule_del: id %lld out of range: expected 1..4294967295",
 				 (long long)id);
@@ -291,18 +271,17 @@ static struct json_object *do_rule_del(struct ag_iface *i, struct json_object *r
 	return ok_reply();
 }
 
-static struct json_object *do_rules_replace(struct ag_iface *i, struct json_object *req)
+static json_t *do_rules_replace(struct ag_iface *i, json_t *req)
 {
-	struct json_object *v;
+	json_t *v;
 	struct xp_rule *r;
 	char why[256];
 	size_t n;
 	int err;
 
-	if (!json_object_object_get_ex(req, "rules", &v) ||
-	    !json_object_is_type(v, json_type_array))
+	if (!(v = json_object_get(req, "rules")) || !json_is_array(v))
 		return err_reply("rules_replace: \"rules\" must be an array of rule strings");
-	n = json_object_array_length(v);
+	n = json_array_size(v);
 	if (n > XP_STEER_MAX_RULES)
 		return err_reply("rules_replace: %zu rules: a set holds at most %d", n,
 				 XP_STEER_MAX_RULES);
@@ -310,13 +289,13 @@ static struct json_object *do_rules_replace(struct ag_iface *i, struct json_obje
 	if (!r)
 		return err_reply("out of memory");
 	for (size_t k = 0; k < n; k++) {
-		struct json_object *e = json_object_array_get_idx(v, k);
+		json_t *e = json_array_get(v, k);
 
-		if (!json_object_is_type(e, json_type_string)) {
+		if (!json_is_string(e)) {
 			free(r);
 			return err_reply("rules_replace: rules[%zu]: expected a string", k);
 		}
-		if (rule_from_text(json_object_get_string(e), &r[k], why, sizeof(why))) {
+		if (rule_from_text(json_string_value(e), &r[k], why, sizeof(why))) {
 			free(r);
 			return err_reply("rules_replace: rules[%zu]: %s", k, why);
 		}
@@ -329,7 +308,7 @@ static struct json_object *do_rules_replace(struct ag_iface *i, struct json_obje
 	return ok_reply();
 }
 
-static struct json_object *do_reload(struct agent *a)
+static json_t *do_reload(struct agent *a)
 {
 	char err[1024];
 
@@ -341,9 +320,9 @@ static struct json_object *do_reload(struct agent *a)
 	return ok_reply();
 }
 
-static struct json_object *do_audit(struct agent *a)
+static json_t *do_audit(struct agent *a)
 {
-	struct json_object *o = ok_reply(), *arr = json_object_new_array();
+	json_t *o = ok_reply(), *arr = json_array();
 	bool clean = true;
 
 	for (__u32 k = 0; k < a->cfg.nifaces; k++) {
@@ -378,27 +357,27 @@ static struct json_object *do_audit(struct agent *a)
 		}
 		if (msg[0]) {
 			clean = false;
-			json_object_array_add(arr, json_object_new_string(msg));
+			json_array_append_new(arr, json_string(msg));
 		}
 	}
-	json_object_object_add(o, "clean", json_object_new_boolean(clean));
-	json_object_object_add(o, "findings", arr);
+	json_object_set_new(o, "clean", json_boolean(clean));
+	json_object_set_new(o, "findings", arr);
 	return o;
 }
 
-static struct json_object *handle(struct agent *a, struct json_object *req)
+static json_t *handle(struct agent *a, json_t *req)
 {
 	static const char *const cmds = "status, stats, rules, rule_add, rule_del, "
 					"rules_replace, detach, attach, reload, audit";
-	struct json_object *v;
+	json_t *v;
 	const char *cmd, *ifname = NULL;
 	struct ag_iface *i = NULL;
 
-	if (!json_object_is_type(req, json_type_object))
+	if (!json_is_object(req))
 		return err_reply("a request is a JSON object like {\"cmd\":\"status\"}");
-	if (!json_object_object_get_ex(req, "cmd", &v) || !json_object_is_type(v, json_type_string))
+	if (!(v = json_object_get(req, "cmd")) || !json_is_string(v))
 		return err_reply("\"cmd\" missing: one of %s", cmds);
-	cmd = json_object_get_string(v);
+	cmd = json_string_value(v);
 	if (!strcmp(cmd, "status"))
 		return do_status(a);
 	if (!strcmp(cmd, "reload"))
@@ -409,10 +388,9 @@ static struct json_object *handle(struct agent *a, struct json_object *req)
 	    strcmp(cmd, "rule_del") && strcmp(cmd, "rules_replace") && strcmp(cmd, "detach") &&
 	    strcmp(cmd, "attach"))
 		return err_reply("unknown cmd \"%.64s\": one of %s", cmd, cmds);
-	if (!json_object_object_get_ex(req, "iface", &v) ||
-	    !json_object_is_type(v, json_type_string))
+	if (!(v = json_object_get(req, "iface")) || !json_is_string(v))
 		return err_reply("%s: \"iface\" missing: name an interface of the config", cmd);
-	ifname = json_object_get_string(v);
+	ifname = json_string_value(v);
 	i = ag_iface_find(a, ifname);
 	if (!strcmp(cmd, "attach")) {
 		char err[1024];
@@ -449,49 +427,30 @@ static struct json_object *handle(struct agent *a, struct json_object *req)
 
 static void serve_line(struct ag_ctl_conn *c, char *line)
 {
-	struct json_tokener *tok = json_tokener_new();
-	struct json_object *req = NULL, *rep;
-	enum json_tokener_error e = json_tokener_success;
+	json_error_t e;
+	json_t *req = json_loads(line, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &e), *rep;
 
-	if (tok) {
-		json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-		req = json_tokener_parse_ex(tok, line, (int)strlen(line) + 1);
-		e = json_tokener_get_error(tok);
-	}
-	if (!tok)
-		rep = err_reply("out of memory");
-	else if (!req || e != json_tokener_success)
-		rep = err_reply("malformed JSON: %s", json_tokener_error_desc(e));
-	else if (line[json_tokener_get_parse_end(tok) - 1] &&
-		 line[json_tokener_get_parse_end(tok) +
-		      strspn(line + json_tokener_get_parse_end(tok), " \t\r")])
-		rep = err_reply("malformed JSON: text after the object; one request per line");
+	if (!req)
+		rep = err_reply("malformed JSON at column %d: %s", e.column, e.text);
 	else
-		rep = handle(c->a, req);
+		rep = handle(c->conn.a, req);
 	send_line(c, rep);
-	json_object_put(rep);
-	json_object_put(req);
-	if (tok)
-		json_tokener_free(tok);
+	json_decref(rep);
+	json_decref(req);
 }
 
 static void arm_recv(struct ag_ctl_conn *c)
 {
-	struct io_uring_sqe *sqe = ag_loop_sqe(&c->a->loop, &c->ev);
+	struct io_uring_sqe *sqe = ag_loop_sqe(&c->conn.a->loop, &c->conn.ev);
 
 	if (sqe)
-		io_uring_prep_recv(sqe, c->fd, c->buf + (c->draining ? 0 : c->len),
+		io_uring_prep_recv(sqe, c->conn.fd, c->buf + (c->draining ? 0 : c->len),
 				   CTL_LINE_MAX + 1 - (c->draining ? 0 : c->len), 0);
 }
 
 static void conn_free(struct ag_ctl_conn *c)
 {
-	if (c->pprev) {
-		*c->pprev = c->next;
-		if (c->next)
-			c->next->pprev = c->pprev;
-	}
-	close(c->fd);
+	ag_conn_close(&c->conn);
 	free(c);
 }
 
@@ -500,11 +459,11 @@ static void conn_recv(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int
 	struct ag_ctl_conn *c = (struct ag_ctl_conn *)ev;
 	char *nl;
 
-	if (res <= 0 || !c->ctl) {
+	if (res <= 0 || !c->conn.srv) {
 		conn_free(c);
 		return;
 	}
-	c->last = ag_now();
+	c->conn.last = ag_now();
 	if (c->draining) {
 		/* Closing with unread input would reset the peer before it reads the error. */
 		arm_recv(c);
@@ -516,16 +475,16 @@ static void conn_recv(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int
 
 		*nl = 0;
 		if (strlen(c->buf) != used - 1) {
-			struct json_object *rep = err_reply("a request holds a NUL byte");
+			json_t *rep = err_reply("a request holds a NUL byte");
 
 			send_line(c, rep);
-			json_object_put(rep);
+			json_decref(rep);
 		} else if (!c->buf[strspn(c->buf, " \t\r")]) {
-			struct json_object *rep = err_reply(
+			json_t *rep = err_reply(
 				"empty request: one JSON object per line, e.g. {\"cmd\":\"status\"}");
 
 			send_line(c, rep);
-			json_object_put(rep);
+			json_decref(rep);
 		} else {
 			serve_line(c, c->buf);
 		}
@@ -533,12 +492,12 @@ static void conn_recv(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int
 		c->len -= used;
 	}
 	if (!c->done && c->len > CTL_LINE_MAX) {
-		struct json_object *rep = err_reply(
-			"request longer than %d bytes: refused, connection closed", CTL_LINE_MAX);
+		json_t *rep = err_reply("request longer than %d bytes: refused, connection closed",
+					CTL_LINE_MAX);
 
 		send_line(c, rep);
-		json_object_put(rep);
-		shutdown(c->fd, SHUT_WR);
+		json_decref(rep);
+		shutdown(c->conn.fd, SHUT_WR);
 		c->draining = true;
 		c->len = 0;
 	}
@@ -563,68 +522,38 @@ static bool peer_allowed(struct agent *a, const struct ucred *cr)
 	return false;
 }
 
-static void arm_accept(struct ag_ctl *ctl)
+static int ctl_accepted(struct ag_srv *s, int fd)
 {
-	struct io_uring_sqe *sqe = ag_loop_sqe(&ctl->a->loop, &ctl->ev);
-
-	if (sqe) {
-		io_uring_prep_accept(sqe, ctl->fd, NULL, NULL, SOCK_CLOEXEC);
-		ctl->accepting = true;
-	}
-}
-
-static void on_accept(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int flags)
-{
-	struct ag_ctl *ctl = (struct ag_ctl *)ev;
-	struct agent *a = ctl->a;
-	struct ag_ctl_conn *c;
+	struct agent *a = s->a;
+	struct ag_ctl_conn *c = calloc(1, sizeof(*c));
 	struct ucred cr;
 	socklen_t sl = sizeof(cr);
 
-	ctl->accepting = false;
-	if (ctl->closing) {
-		if (res >= 0)
-			close(res);
-		free(ctl);
-		return;
-	}
-	if (res < 0) {
-		arm_accept(ctl);
-		return;
-	}
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		close(res);
-		arm_accept(ctl);
-		return;
-	}
-	if (getsockopt(res, SOL_SOCKET, SO_PEERCRED, &cr, &sl) || !peer_allowed(a, &cr)) {
+	if (!c)
+		return -ENOMEM;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &sl) || !peer_allowed(a, &cr)) {
 		char msg[200];
 		int n = snprintf(
 			msg, sizeof(msg),
 			"{\"ok\":false,\"error\":\"peer uid %u gid %u is not allowed: see control.allow_uids and control.allow_gids\"}\n",
 			sl == sizeof(cr) ? cr.uid : 0, sl == sizeof(cr) ? cr.gid : 0);
 
-		if (send(res, msg, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) != n)
+		if (send(fd, msg, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) != n)
 			ag_log("control: refused peer did not take its error");
 		ag_log("control: peer uid %u gid %u pid %d refused", cr.uid, cr.gid, cr.pid);
 		/* Its request is read and dropped: a close with unread input would reset
 		 * the peer before it reads why. */
-		shutdown(res, SHUT_WR);
+		shutdown(fd, SHUT_WR);
 		c->draining = true;
 	}
-	c->ev.fn = conn_recv;
-	c->a = a;
-	c->ctl = ctl;
-	c->fd = res;
-	c->last = ag_now();
-	c->next = ctl->conns;
-	if (c->next)
-		c->next->pprev = &c->next;
-	c->pprev = &ctl->conns;
-	ctl->conns = c;
+	ag_conn_add(s, &c->conn, fd, conn_recv);
 	arm_recv(c);
-	arm_accept(ctl);
+	return 0;
+}
+
+static void ctl_release(struct ag_srv *s)
+{
+	free(s);
 }
 
 static int mkdir_parent(const char *path)
@@ -637,29 +566,21 @@ static int mkdir_parent(const char *path)
 	if (!sl || sl == p)
 		return 0;
 	*sl = 0;
-	for (char *s = p + 1; *s; s++)
-		if (*s == '/') {
-			*s = 0;
-			if (mkdir(p, 0755) && errno != EEXIST)
-				return -errno;
-			*s = '/';
-		}
-	if (mkdir(p, 0755) && errno != EEXIST)
-		return -errno;
-	return 0;
+	return ag_mkdir_p(p);
 }
 
 int ag_ctl_open(struct agent *a)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	struct ag_ctl *ctl = calloc(1, sizeof(*ctl));
+	struct ag_srv *ctl = calloc(1, sizeof(*ctl));
 	const char *path = a->cfg.ctl_path;
-	int err;
+	int err, fd;
 
 	if (!ctl)
 		return -ENOMEM;
-	ctl->a = a;
-	ctl->ev.fn = on_accept;
+	snprintf(ctl->name, sizeof(ctl->name), "control");
+	ctl->accepted = ctl_accepted;
+	ctl->release = ctl_release;
 	err = mkdir_parent(path);
 	if (err) {
 		ag_log("control: cannot create the directory of %s: %s", path, strerror(-err));
@@ -668,50 +589,38 @@ int ag_ctl_open(struct agent *a)
 	}
 	unlink(path); /* a previous run's */
 	memcpy(sun.sun_path, path, strlen(path) + 1);
-	ctl->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (ctl->fd < 0 || bind(ctl->fd, (struct sockaddr *)&sun, sizeof(sun)) ||
-	    chmod(path, a->cfg.ctl_mode) || listen(ctl->fd, 64)) {
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) ||
+	    chmod(path, a->cfg.ctl_mode) || listen(fd, 64)) {
 		err = -errno;
 		ag_log("control: cannot serve %s: %s", path, strerror(-err));
-		if (ctl->fd >= 0)
-			close(ctl->fd);
+		if (fd >= 0)
+			close(fd);
 		free(ctl);
 		return err;
 	}
 	a->ctl = ctl;
-	arm_accept(ctl);
+	ag_srv_start(ctl, a, fd);
 	return 0;
 }
 
 void ag_ctl_close(struct agent *a)
 {
-	struct ag_ctl *ctl = a->ctl;
+	struct ag_srv *ctl = a->ctl;
 
 	if (!ctl)
 		return;
 	a->ctl = NULL;
-	for (struct ag_ctl_conn *c = ctl->conns; c; c = c->next) {
-		c->ctl = NULL;
-		c->pprev = NULL;
-		shutdown(c->fd, SHUT_RDWR);
-	}
 	unlink(a->cfg.ctl_path);
-	close(ctl->fd);
-	if (ctl->accepting) {
-		struct io_uring_sqe *sqe = ag_loop_sqe(&a->loop, NULL);
+	ag_srv_stop(ctl);
+}
 
-		ctl->closing = true;
-		if (sqe)
-			io_uring_prep_cancel(sqe, &ctl->ev, 0);
-		io_uring_submit(&a->loop.ring);
-	} else {
-		free(ctl);
-	}
+static double ctl_limit(const struct ag_conn *c)
+{
+	return ((const struct ag_ctl_conn *)c)->draining ? CTL_DRAIN_S : CTL_IDLE_S;
 }
 
 void ag_ctl_tick(struct agent *a, double now)
 {
-	for (struct ag_ctl_conn *c = a->ctl ? a->ctl->conns : NULL; c; c = c->next)
-		if (now - c->last > (c->draining ? CTL_DRAIN_S : CTL_IDLE_S))
-			shutdown(c->fd, SHUT_RDWR);
+	ag_srv_expire(a->ctl, now, ctl_limit);
 }

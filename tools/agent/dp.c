@@ -32,28 +32,17 @@
 #define DP_MSG_MAX 64 /* the device plugin's request buffer */
 #define DP_SOCK "afxdp.sock"
 
-struct ag_dp_conn;
-
 struct ag_dp {
-	struct ag_ev ev; /* accept */
-	struct agent *a;
+	struct ag_srv srv; /* first: the server's callbacks find the ag_dp */
 	struct ag_iface *i;
-	int fd;
 	char path[AG_SUN_PATH];
 	char dir[AG_SUN_PATH];
-	struct ag_dp_conn *conns; /* open connections */
-	bool closing; /* the accept's completion frees it */
-	bool accepting;
 };
 
 struct ag_dp_conn {
-	struct ag_ev ev; /* recvmsg */
-	struct agent *a;
-	struct ag_dp *dp; /* NULL once the server is gone */
-	struct ag_dp_conn *next, **pprev;
-	int fd;
+	struct ag_conn conn; /* first, likewise */
 	bool connected, done;
-	double last;
+	int pid; /* SO_PEERCRED: 0 when not visible from the agent's pid namespace */
 	struct msghdr msg;
 	struct iovec iov;
 	char buf[DP_MSG_MAX + 2]; /* one more than a request may be, and its NUL */
@@ -63,12 +52,9 @@ struct ag_dp_conn {
 	} ctl;
 };
 
-static void conn_recv(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int flags);
-static void dp_accept(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int flags);
-
 static void arm_recv(struct agent *a, struct ag_dp_conn *c)
 {
-	struct io_uring_sqe *sqe = ag_loop_sqe(&a->loop, &c->ev);
+	struct io_uring_sqe *sqe = ag_loop_sqe(&a->loop, &c->conn.ev);
 
 	c->iov.iov_base = c->buf;
 	c->iov.iov_len = DP_MSG_MAX + 1; /* one more: a longer request is seen as such */
@@ -78,17 +64,7 @@ static void arm_recv(struct agent *a, struct ag_dp_conn *c)
 	c->msg.msg_control = c->ctl.b;
 	c->msg.msg_controllen = sizeof(c->ctl.b);
 	if (sqe)
-		io_uring_prep_recvmsg(sqe, c->fd, &c->msg, MSG_CMSG_CLOEXEC);
-}
-
-static void arm_accept(struct ag_dp *dp)
-{
-	struct io_uring_sqe *sqe = ag_loop_sqe(&dp->a->loop, &dp->ev);
-
-	if (sqe) {
-		io_uring_prep_accept(sqe, dp->fd, NULL, NULL, SOCK_CLOEXEC);
-		dp->accepting = true;
-	}
+		io_uring_prep_recvmsg(sqe, c->conn.fd, &c->msg, MSG_CMSG_CLOEXEC);
 }
 
 /* One reply, at once: a few bytes on a fresh SEQPACKET socket never block for long;
@@ -114,7 +90,7 @@ static void reply(struct ag_dp_conn *c, const char *msg, int fd)
 		cm->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
 	}
-	if (sendmsg(c->fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+	if (sendmsg(c->conn.fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
 		c->done = true;
 }
 
@@ -167,7 +143,7 @@ static int passed_fd(struct ag_dp_conn *c)
 
 static void serve(struct ag_dp_conn *c, size_t n, int flags)
 {
-	struct ag_dp *dp = c->dp;
+	struct ag_dp *dp = (struct ag_dp *)c->conn.srv;
 	int fd = passed_fd(c);
 	const char *m = c->buf;
 
@@ -187,9 +163,11 @@ static void serve(struct ag_dp_conn *c, size_t n, int flags)
 	} else if (!strncmp(m, "/xsk_map_fd,", 12)) {
 		bool ok = c->connected && dp && dp->i && !strcmp(m + 12, dp->i->name);
 
-		if (ok)
+		if (ok) {
 			reply(c, "/fd_ack", xp_steer_xskmap_fd(dp->i->steer));
-		else
+			/* Whose sockets go into this map: for xsk_stats "pidfd". */
+			ag_xsk_client_add(dp->srv.a, dp->i, c->pid);
+		} else
 			reply(c, "/fd_nak", -1);
 	} else if (!strncmp(m, "/config_busy_poll,", 18)) {
 		bool ok = c->connected && fd >= 0 && !busy_poll(fd, m + 18);
@@ -199,7 +177,7 @@ static void serve(struct ag_dp_conn *c, size_t n, int flags)
 		reply(c, "/fin_ack", -1);
 		c->done = true;
 		if (dp)
-			dp->a->dp_handshakes++;
+			dp->srv.a->dp_handshakes++;
 	} else {
 		reply(c, "/nak", -1);
 	}
@@ -209,12 +187,7 @@ static void serve(struct ag_dp_conn *c, size_t n, int flags)
 
 static void conn_free(struct agent *a, struct ag_dp_conn *c)
 {
-	if (c->pprev) {
-		*c->pprev = c->next;
-		if (c->next)
-			c->next->pprev = c->pprev;
-	}
-	close(c->fd);
+	ag_conn_close(&c->conn);
 	a->dp_conns--;
 	free(c);
 }
@@ -222,13 +195,13 @@ static void conn_free(struct agent *a, struct ag_dp_conn *c)
 static void conn_recv(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int flags)
 {
 	struct ag_dp_conn *c = (struct ag_dp_conn *)ev;
-	struct agent *a = c->a;
+	struct agent *a = c->conn.a;
 
-	if (res <= 0 || !c->dp) {
+	if (res <= 0 || !c->conn.srv) {
 		conn_free(a, c);
 		return;
 	}
-	c->last = ag_now();
+	c->conn.last = ag_now();
 	serve(c, (size_t)res, c->msg.msg_flags);
 	if (c->done)
 		conn_free(a, c);
@@ -236,65 +209,28 @@ static void conn_recv(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int
 		arm_recv(a, c);
 }
 
-static void dp_free(struct ag_dp *dp)
+static void dp_release(struct ag_srv *s)
 {
-	free(dp);
+	free(s);
 }
 
-static void dp_accept(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int flags)
+static int dp_accepted(struct ag_srv *s, int fd)
 {
-	struct ag_dp *dp = (struct ag_dp *)ev;
-	struct agent *a = dp->a;
+	struct agent *a = s->a;
 	struct ag_dp_conn *c;
 
-	dp->accepting = false;
-	if (dp->closing) {
-		if (res >= 0)
-			close(res);
-		dp_free(dp);
-		return;
-	}
-	if (res < 0) {
-		if (res != -EINTR && res != -ECONNABORTED && res != -EAGAIN)
-			ag_log("%s: device-plugin accept: %s", dp->i->name, strerror(-res));
-		arm_accept(dp);
-		return;
-	}
-	if (a->dp_conns >= a->cfg.dp_max_conns || !(c = calloc(1, sizeof(*c)))) {
-		/* A refused client sees its connection closed, never a silent wait. */
-		close(res);
-		arm_accept(dp);
-		return;
+	if (a->dp_conns >= a->cfg.dp_max_conns || !(c = calloc(1, sizeof(*c))))
+		return -EBUSY;
+	{
+		struct ucred cr = { 0 };
+		socklen_t sl = sizeof(cr);
+
+		if (!getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &sl))
+			c->pid = cr.pid;
 	}
 	a->dp_conns++;
-	c->ev.fn = conn_recv;
-	c->a = a;
-	c->fd = res;
-	c->dp = dp;
-	c->last = ag_now();
-	c->next = dp->conns;
-	if (c->next)
-		c->next->pprev = &c->next;
-	c->pprev = &dp->conns;
-	dp->conns = c;
+	ag_conn_add(s, &c->conn, fd, conn_recv);
 	arm_recv(a, c);
-	arm_accept(dp);
-}
-
-static int mkdirs(const char *path)
-{
-	char p[AG_SUN_PATH];
-
-	snprintf(p, sizeof(p), "%s", path);
-	for (char *s = p + 1; *s; s++)
-		if (*s == '/') {
-			*s = 0;
-			if (mkdir(p, 0755) && errno != EEXIST)
-				return -errno;
-			*s = '/';
-		}
-	if (mkdir(p, 0755) && errno != EEXIST)
-		return -errno;
 	return 0;
 }
 
@@ -302,13 +238,14 @@ int ag_dp_open(struct agent *a, struct ag_iface *i)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	struct ag_dp *dp = calloc(1, sizeof(*dp));
-	int err;
+	int err, fd;
 
 	if (!dp)
 		return -ENOMEM;
-	dp->a = a;
 	dp->i = i;
-	dp->ev.fn = dp_accept;
+	snprintf(dp->srv.name, sizeof(dp->srv.name), "%s: device-plugin", i->name);
+	dp->srv.accepted = dp_accepted;
+	dp->srv.release = dp_release;
 	snprintf(dp->dir, sizeof(dp->dir), "%s/%s", a->cfg.dp_dir, i->name);
 	if (snprintf(dp->path, sizeof(dp->path), "%s/%s", dp->dir, DP_SOCK) >=
 	    (int)sizeof(dp->path)) {
@@ -316,7 +253,7 @@ int ag_dp_open(struct agent *a, struct ag_iface *i)
 		free(dp);
 		return -ENAMETOOLONG;
 	}
-	err = mkdirs(dp->dir);
+	err = ag_mkdir_p(dp->dir);
 	if (err) {
 		ag_log("%s: cannot create %s: %s", i->name, dp->dir, strerror(-err));
 		free(dp);
@@ -325,20 +262,20 @@ int ag_dp_open(struct agent *a, struct ag_iface *i)
 	/* Left by a previous run (the socket of a dead process accepts nothing). */
 	unlink(dp->path);
 	memcpy(sun.sun_path, dp->path, strlen(dp->path) + 1);
-	dp->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (dp->fd < 0 || bind(dp->fd, (struct sockaddr *)&sun, sizeof(sun)) ||
-	    chmod(dp->path, a->cfg.dp_mode) || listen(dp->fd, 128)) {
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) ||
+	    chmod(dp->path, a->cfg.dp_mode) || listen(fd, 128)) {
 		err = -errno;
 		ag_log("%s: cannot serve %s: %s", i->name, dp->path, strerror(-err));
-		if (dp->fd >= 0)
-			close(dp->fd);
+		if (fd >= 0)
+			close(fd);
 		unlink(dp->path);
 		rmdir(dp->dir);
 		free(dp);
 		return err;
 	}
 	i->dp = dp;
-	arm_accept(dp);
+	ag_srv_start(&dp->srv, a, fd);
 	ag_log("%s: device-plugin socket %s", i->name, dp->path);
 	return 0;
 }
@@ -350,37 +287,20 @@ void ag_dp_close(struct agent *a, struct ag_iface *i)
 	if (!dp)
 		return;
 	i->dp = NULL;
-	/* Pending operations complete with an error once their fds shut down; their
-	 * completions free what they hold. */
-	for (struct ag_dp_conn *c = dp->conns; c; c = c->next) {
-		c->dp = NULL;
-		c->pprev = NULL;
-		shutdown(c->fd, SHUT_RDWR);
-	}
-	dp->conns = NULL;
+	dp->i = NULL;
 	unlink(dp->path);
 	rmdir(dp->dir);
-	shutdown(dp->fd, SHUT_RDWR);
-	close(dp->fd);
-	dp->i = NULL;
-	if (dp->accepting) {
-		struct io_uring_sqe *sqe = ag_loop_sqe(&a->loop, NULL);
+	ag_srv_stop(&dp->srv);
+}
 
-		dp->closing = true;
-		if (sqe)
-			io_uring_prep_cancel(sqe, &dp->ev, 0);
-	} else {
-		dp_free(dp);
-	}
+static double dp_limit(const struct ag_conn *c)
+{
+	return c->a->cfg.dp_idle;
 }
 
 void ag_dp_tick(struct agent *a, double now)
 {
-	for (int k = 0; k < AG_MAX_IFACES; k++) {
-		struct ag_dp *dp = a->ifaces[k].dp;
-
-		for (struct ag_dp_conn *c = dp ? dp->conns : NULL; c; c = c->next)
-			if (now - c->last > a->cfg.dp_idle)
-				shutdown(c->fd, SHUT_RDWR); /* its recvmsg returns 0: freed */
-	}
+	for (int k = 0; k < AG_MAX_IFACES; k++)
+		if (a->ifaces[k].dp)
+			ag_srv_expire(&a->ifaces[k].dp->srv, now, dp_limit);
 }

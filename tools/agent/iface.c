@@ -209,6 +209,7 @@ static int iface_open(struct agent *a, struct ag_iface *i, const struct ag_iface
 		return -1;
 	}
 	snprintf(i->name, sizeof(i->name), "%s", c->name);
+	i->ifindex = (int)if_nametoindex(c->name);
 	i->used = true;
 	if (i->adopted)
 		ag_log("%s: adopted the steer program (id %u)%s", i->name,
@@ -224,6 +225,7 @@ static int iface_open(struct agent *a, struct ag_iface *i, const struct ag_iface
 static void iface_close(struct agent *a, struct ag_iface *i, bool detach)
 {
 	ag_dp_close(a, i);
+	ag_xsk_iface_close(a, i);
 	xp_steer_close(i->steer, detach);
 	free(i->cfg.rules);
 	memset(i, 0, sizeof(*i));

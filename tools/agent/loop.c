@@ -35,6 +35,23 @@ struct io_uring_sqe *ag_loop_sqe(struct ag_loop *l, struct ag_ev *ev)
 	return sqe;
 }
 
+/* Runs the callbacks of what completed (@until_stop: not after l->stop is set). */
+static void dispatch(struct ag_loop *l, bool until_stop)
+{
+	struct io_uring_cqe *cqe;
+
+	while (!(until_stop && l->stop) && !io_uring_peek_cqe(&l->ring, &cqe)) {
+		struct ag_ev *ev = io_uring_cqe_get_data(cqe);
+		int res = cqe->res;
+		unsigned int flags = cqe->flags;
+
+		/* Seen before the callback runs: it may submit, and may free @ev. */
+		io_uring_cqe_seen(&l->ring, cqe);
+		if (ev && ev->fn)
+			ev->fn(l, ev, res, flags);
+	}
+}
+
 void ag_loop_drain(struct ag_loop *l)
 {
 	/* Cancelled and shut-down operations complete within microseconds; 10 ms of
@@ -46,36 +63,18 @@ void ag_loop_drain(struct ag_loop *l)
 		io_uring_submit(&l->ring);
 		if (io_uring_wait_cqe_timeout(&l->ring, &cqe, &ts))
 			return;
-		while (!io_uring_peek_cqe(&l->ring, &cqe)) {
-			struct ag_ev *ev = io_uring_cqe_get_data(cqe);
-			int res = cqe->res;
-			unsigned int flags = cqe->flags;
-
-			io_uring_cqe_seen(&l->ring, cqe);
-			if (ev && ev->fn)
-				ev->fn(l, ev, res, flags);
-		}
+		dispatch(l, false);
 	}
 }
 
 int ag_loop_run(struct ag_loop *l)
 {
 	while (!l->stop) {
-		struct io_uring_cqe *cqe;
 		int err = io_uring_submit_and_wait(&l->ring, 1);
 
 		if (err < 0 && err != -EINTR && err != -EAGAIN && err != -EBUSY)
 			return err;
-		while (!l->stop && !io_uring_peek_cqe(&l->ring, &cqe)) {
-			struct ag_ev *ev = io_uring_cqe_get_data(cqe);
-			int res = cqe->res;
-			unsigned int flags = cqe->flags;
-
-			/* Seen before the callback runs: it may submit, and may free @ev. */
-			io_uring_cqe_seen(&l->ring, cqe);
-			if (ev && ev->fn)
-				ev->fn(l, ev, res, flags);
-		}
+		dispatch(l, true);
 	}
 	return 0;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * xpile-agent: the node daemon's command line and life cycle. Its own binary, not a
- * command of the engine: it holds CAP_BPF/CAP_NET_ADMIN and links json-c, liburing
+ * command of the engine: it holds CAP_BPF/CAP_NET_ADMIN and links jansson, liburing
  * and libsystemd, while the engine runs in pods with CAP_NET_RAW alone and needs none
  * of them.
  */
@@ -17,7 +17,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
-#include <json-c/json.h>
+#include <jansson.h>
 #include <bpf/libbpf.h>
 #include <systemd/sd-daemon.h>
 #include <xdp/libxdp.h>
@@ -49,13 +49,13 @@ static const struct cli_section run_sections[] = {
 	  "One JSON object (what a ConfigMap holds); unknown fields are errors:\n"
 	  " {\"interfaces\": [{\"name\": \"eth0\", \"queues\": 2, \"mode\": \"auto|native|skb\",\n"
 	  "                  \"default\": \"xsk\", \"rules\": [\"udp dport 53 action pass\"],\n"
-	  "                  \"hosts\": [\"node1\"]}],\n"
+	  "                  \"hosts\": [\"node1\"], \"on_replace\": \"reattach|report\"}],\n"
 	  "  \"control\": {\"path\": \"/run/xpile/agent.sock\", \"mode\": \"0600\",\n"
 	  "              \"allow_uids\": [0], \"allow_gids\": []},\n"
 	  "  \"metrics\": {\"address\": \"127.0.0.1:9469\"},\n"
 	  "  \"device_plugin\": {\"dir\": \"/tmp/afxdp_dp\", \"mode\": \"0660\",\n"
 	  "                    \"idle_timeout\": 10, \"max_connections\": 256}}\n"
-	  "Rules are in the rule-text syntax of xpile-loader; default is the action when no rule matches (default xsk: the socket of the RX queue); hosts, when given, are the only ones whose /connect on the device-plugin socket is answered /host_ok. An error names the file, the field (interfaces[1].rules[3]) and what is wrong, on one line." },
+	  "Rules are in the rule-text syntax of xpile-loader; default is the action when no rule matches (default xsk: the socket of the RX queue); hosts, when given, are the only ones whose /connect on the device-plugin socket is answered /host_ok; on_replace says what to do when another program replaces the steer program (reattach: remove it and attach again, the default; report: leave it, /readyz 503). An error names the file, the field (interfaces[1].rules[3]) and what is wrong, on one line." },
 	{ "SIGNALS",
 	  "    SIGHUP           read the config again; apply only the difference (a rule set\n"
 	  "                     that changed is replaced atomically); a bad config is refused\n"
@@ -231,6 +231,7 @@ static void on_tick(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int f
 
 	ag_dp_tick(a, ag_now());
 	ag_ctl_tick(a, ag_now());
+	ag_watch_all(a); /* a detached link is announced by nothing */
 	arm_tick(a);
 }
 
@@ -254,7 +255,7 @@ static int run(struct agent *a)
 		ag_log("%s", err);
 		return 1;
 	}
-	if (ag_ctl_open(a) || ag_metrics_open(a))
+	if (ag_ctl_open(a) || ag_metrics_open(a) || ag_watch_open(a))
 		return 1;
 	sigemptyset(&set);
 	sigaddset(&set, SIGHUP);
@@ -283,9 +284,9 @@ static int run(struct agent *a)
 }
 
 /* The request line of argv (REQUEST ARGS...): 0, or a usage error's text in @why. */
-static struct json_object *ctl_request(int argc, char **argv, char *why, size_t len)
+static json_t *ctl_request(int argc, char **argv, char *why, size_t len)
 {
-	struct json_object *o = json_object_new_object();
+	json_t *o = json_object();
 	const char *r = argv[0];
 	static const char *const one[] = { "status", "reload", "audit", NULL };
 	static const char *const with_if[] = { "stats", "rules", "detach", "attach", NULL };
@@ -302,9 +303,9 @@ static struct json_object *ctl_request(int argc, char **argv, char *why, size_t 
 			snprintf(why, len, "%s takes %s", r, need == 1 ? "no argument" : "IFACE");
 			goto bad;
 		}
-		json_object_object_add(o, "cmd", json_object_new_string(r));
+		json_object_set_new(o, "cmd", json_string(r));
 		if (need == 2)
-			json_object_object_add(o, "iface", json_object_new_string(argv[1]));
+			json_object_set_new(o, "iface", json_string(argv[1]));
 		return o;
 	}
 	if (strcmp(r, "rule-add") && strcmp(r, "rule-del") && strcmp(r, "rules-replace")) {
@@ -323,7 +324,7 @@ static struct json_object *ctl_request(int argc, char **argv, char *why, size_t 
 		snprintf(why, len, "%s takes IFACE and the rules", r);
 		goto bad;
 	}
-	json_object_object_add(o, "iface", json_object_new_string(argv[1]));
+	json_object_set_new(o, "iface", json_string(argv[1]));
 	if (!strcmp(r, "rule-del")) {
 		__u32 id;
 
@@ -331,27 +332,27 @@ static struct json_object *ctl_request(int argc, char **argv, char *why, size_t 
 			snprintf(why, len, "rule-del takes IFACE and one rule id (1..4294967295)");
 			goto bad;
 		}
-		json_object_object_add(o, "cmd", json_object_new_string("rule_del"));
-		json_object_object_add(o, "id", json_object_new_int64(id));
+		json_object_set_new(o, "cmd", json_string("rule_del"));
+		json_object_set_new(o, "id", json_integer(id));
 	} else if (!strcmp(r, "rule-add")) {
 		char text[1024] = "";
 
 		for (int k = 2; k < argc; k++)
 			snprintf(text + strlen(text), sizeof(text) - strlen(text), "%s%s",
 				 k > 2 ? " " : "", argv[k]);
-		json_object_object_add(o, "cmd", json_object_new_string("rule_add"));
-		json_object_object_add(o, "rule", json_object_new_string(text));
+		json_object_set_new(o, "cmd", json_string("rule_add"));
+		json_object_set_new(o, "rule", json_string(text));
 	} else {
-		struct json_object *arr = json_object_new_array();
+		json_t *arr = json_array();
 
 		for (int k = 2; k < argc; k++)
-			json_object_array_add(arr, json_object_new_string(argv[k]));
-		json_object_object_add(o, "cmd", json_object_new_string("rules_replace"));
-		json_object_object_add(o, "rules", arr);
+			json_array_append_new(arr, json_string(argv[k]));
+		json_object_set_new(o, "cmd", json_string("rules_replace"));
+		json_object_set_new(o, "rules", arr);
 	}
 	return o;
 bad:
-	json_object_put(o);
+	json_decref(o);
 	return NULL;
 }
 
@@ -359,7 +360,8 @@ static int ctl_main(const struct cli_cmd *cmd, int argc, char **argv)
 {
 	struct ctl_args ca = { .socket = "/run/xpile/agent.sock" };
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	struct json_object *req = NULL, *rep, *ok, *e;
+	json_t *req = NULL, *rep, *ok, *e;
+	char *dumped = NULL;
 	struct timeval tv = { .tv_sec = 30 };
 	char why[256], line[1 << 16];
 	const char *text;
@@ -380,7 +382,9 @@ static int ctl_main(const struct cli_cmd *cmd, int argc, char **argv)
 		req = ctl_request(res.argc, res.argv, why, sizeof(why));
 		if (!req)
 			return cli_usage_error(&prog, cmd, "%s", why);
-		text = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
+		text = dumped = json_dumps(req, JSON_COMPACT);
+		if (!text)
+			return cli_usage_error(&prog, cmd, "arguments are not UTF-8 text");
 	}
 	if (strlen(ca.socket) >= sizeof(sun.sun_path))
 		return cli_usage_error(&prog, cmd,
@@ -393,16 +397,19 @@ static int ctl_main(const struct cli_cmd *cmd, int argc, char **argv)
 		fprintf(stderr,
 			"xpile-agent ctl: cannot connect to %s: %s (is the agent running? --socket)\n",
 			ca.socket, strerror(errno));
-		json_object_put(req);
+		json_decref(req);
+		free(dumped);
 		return 1;
 	}
 	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text) || write(fd, "\n", 1) != 1) {
 		fprintf(stderr, "xpile-agent ctl: %s: write: %s\n", ca.socket, strerror(errno));
 		close(fd);
-		json_object_put(req);
+		json_decref(req);
+		free(dumped);
 		return 1;
 	}
-	json_object_put(req);
+	json_decref(req);
+	free(dumped);
 	while (n < sizeof(line) - 1 && (got = read(fd, line + n, sizeof(line) - 1 - n)) > 0) {
 		n += (size_t)got;
 		if (memchr(line, '\n', n))
@@ -417,12 +424,11 @@ static int ctl_main(const struct cli_cmd *cmd, int argc, char **argv)
 	}
 	*strchr(line, '\n') = 0;
 	puts(line);
-	rep = json_tokener_parse(line);
-	rc = rep && json_object_object_get_ex(rep, "ok", &ok) && json_object_get_boolean(ok) ? 0 :
-											       1;
-	if (rc && rep && json_object_object_get_ex(rep, "error", &e))
-		fprintf(stderr, "xpile-agent ctl: %s\n", json_object_get_string(e));
-	json_object_put(rep);
+	rep = json_loads(line, 0, NULL);
+	rc = rep && (ok = json_object_get(rep, "ok")) && json_is_true(ok) ? 0 : 1;
+	if (rc && rep && (e = json_object_get(rep, "error")))
+		fprintf(stderr, "xpile-agent ctl: %s\n", json_string_value(e));
+	json_decref(rep);
 	return rc;
 }
 
@@ -467,6 +473,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	a.cfg_path = ra.config;
+	a.watch_fd = -1;
+	a.xsk_scratch_fd = -1;
 	a.detach_on_exit = ra.detach_on_exit;
 	/* A config that cannot work is bad input (exit 2), before the kernel is touched. */
 	if (ag_config_load(ra.config, &a.cfg, err, sizeof(err))) {
@@ -484,6 +492,10 @@ int main(int argc, char **argv)
 	ag_loop_drain(&a.loop);
 	ag_metrics_free(&a);
 	ag_config_free(&a.cfg);
-	ag_loop_fini(&a.loop);
+	ag_loop_fini(&a.loop); /* cancels the netlink receive */
+	if (a.watch_fd >= 0)
+		close(a.watch_fd);
+	if (a.xsk_scratch_fd >= 0)
+		close(a.xsk_scratch_fd);
 	return rc;
 }

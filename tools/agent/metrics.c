@@ -118,11 +118,76 @@ static bool iface_ready(struct ag_iface *i, char *why, size_t len)
 	return true;
 }
 
+/* The counters of one interface's AF_XDP sockets, summed per queue (with xsk_diag
+ * several sockets may share one queue; Prometheus wants one series). */
+static void xsk_series(struct buf *b, const char *name, const struct ag_iface *i,
+		       const struct ag_xsk_stat *xs, int nx, int field)
+{
+	for (__u32 q = 0; q < XP_STEER_MAX_QUEUES; q++) {
+		unsigned long long sum = 0;
+		int cnt = 0;
+
+		for (int j = 0; j < nx; j++) {
+			const __u64 *v = &xs[j].st.n_rx_dropped;
+
+			if (xs[j].ifindex != i->ifindex || xs[j].queue != q)
+				continue;
+			cnt++;
+			sum += field < 0 ? 1 : field == 6 ? xs[j].zc : v[field]; /* 6: zero-copy */
+		}
+		if (cnt)
+			put(b, "%s{interface=\"%s\",queue=\"%u\"} %llu\n", name, i->name, q, sum);
+	}
+}
+
+/* AF_XDP sockets: from xsk_diag (all bound to a served interface, whoever holds
+ * them) or from the device-plugin clients (pidfd: those in a served XSKMAP). */
+static void xsk_render(struct agent *a, struct buf *b)
+{
+	static struct ag_xsk_stat xs[256];
+	static const char *const xn[6][2] = {
+		{ "xpile_xsk_rx_dropped_total", "Frames the socket dropped (no room)." },
+		{ "xpile_xsk_rx_invalid_descs_total", "Invalid RX descriptors." },
+		{ "xpile_xsk_rx_ring_full_total", "Frames dropped because the RX ring was full." },
+		{ "xpile_xsk_fill_ring_empty_total", "Times the fill ring was empty." },
+		{ "xpile_xsk_tx_invalid_descs_total", "Invalid TX descriptors." },
+		{ "xpile_xsk_tx_ring_empty_total", "Times the TX ring was empty." },
+	};
+	const char *src = a->cfg.xsk_stats == AG_XSK_PIDFD ? "pidfd" : "diag";
+	bool denied = false;
+	int nx;
+
+	if (a->cfg.xsk_stats == AG_XSK_OFF)
+		return;
+	nx = a->cfg.xsk_stats == AG_XSK_PIDFD ? ag_xsk_pidfd(a, xs, 256, &denied) :
+						ag_xsk_diag(xs, 256);
+	help(b, "xpile_xsk_stats_available", "gauge",
+	     "1 when the configured source (metrics.xsk_stats) reads every AF_XDP socket: diag needs the kernel's xsk_diag, pidfd CAP_SYS_PTRACE over the clients.");
+	put(b, "xpile_xsk_stats_available{source=\"%s\"} %d\n", src, nx >= 0 && !denied);
+	if (nx < 0)
+		nx = 0;
+	help(b, "xpile_xsk_sockets", "gauge", "AF_XDP sockets bound to the queue.");
+	for (int k = 0; k < AG_MAX_IFACES; k++)
+		if (a->ifaces[k].used)
+			xsk_series(b, "xpile_xsk_sockets", &a->ifaces[k], xs, nx, -1);
+	if (a->cfg.xsk_stats == AG_XSK_PIDFD) {
+		help(b, "xpile_xsk_zerocopy", "gauge",
+		     "1 when the queue's socket runs in zero-copy mode (XDP_OPTIONS).");
+		for (int k = 0; k < AG_MAX_IFACES; k++)
+			if (a->ifaces[k].used)
+				xsk_series(b, "xpile_xsk_zerocopy", &a->ifaces[k], xs, nx, 6);
+	}
+	for (int f = 0; f < 6; f++) {
+		help(b, xn[f][0], "counter", xn[f][1]);
+		for (int k = 0; k < AG_MAX_IFACES; k++)
+			if (a->ifaces[k].used)
+				xsk_series(b, xn[f][0], &a->ifaces[k], xs, nx, f);
+	}
+}
+
 static void render(struct ag_metrics *m, struct buf *b)
 {
 	struct agent *a = m->a;
-	struct ag_xsk_stat xs[256];
-	int nx;
 
 	help(b, "xpile_agent_info", "gauge", "The agent's version (value 1).");
 	put(b, "xpile_agent_info{version=\"%s\"} 1\n", XPILE_VERSION);
@@ -156,6 +221,12 @@ static void render(struct ag_metrics *m, struct buf *b)
 			put(b, "xpile_rules_installed{interface=\"%s\"} %d\n", a->ifaces[k].name,
 			    n);
 	}
+	help(b, "xpile_interface_reattach_total", "counter",
+	     "Times this agent attached the steer program again after it was detached or replaced.");
+	for (int k = 0; k < AG_MAX_IFACES; k++)
+		if (a->ifaces[k].used)
+			put(b, "xpile_interface_reattach_total{interface=\"%s\"} %llu\n",
+			    a->ifaces[k].name, (unsigned long long)a->ifaces[k].reattached);
 	/* The counters live in the pinned maps: they go on across agent restarts. */
 	struct xp_steer_stats st[AG_MAX_IFACES];
 	bool have[AG_MAX_IFACES] = { 0 };
@@ -182,49 +253,7 @@ static void render(struct ag_metrics *m, struct buf *b)
 			    a->ifaces[k].name, perr_names[v],
 			    (unsigned long long)st[k].parse_err[v]);
 
-	/* AF_XDP sockets bound to the interfaces served, whoever holds them. */
-	nx = ag_xsk_diag(xs, 256);
-	help(b, "xpile_xsk_diag_available", "gauge",
-	     "1 when the kernel reports AF_XDP sockets (xsk_diag, CONFIG_XDP_SOCKETS_DIAG); without it the xpile_xsk_* series are absent.");
-	put(b, "xpile_xsk_diag_available %d\n", nx >= 0);
-	if (nx < 0)
-		nx = 0;
-	static const char *const xn[6][2] = {
-		{ "xpile_xsk_rx_dropped_total", "Frames the socket dropped (no room)." },
-		{ "xpile_xsk_rx_invalid_descs_total", "Invalid RX descriptors." },
-		{ "xpile_xsk_rx_ring_full_total", "Frames dropped because the RX ring was full." },
-		{ "xpile_xsk_fill_ring_empty_total", "Times the fill ring was empty." },
-		{ "xpile_xsk_tx_invalid_descs_total", "Invalid TX descriptors." },
-		{ "xpile_xsk_tx_ring_empty_total", "Times the TX ring was empty." },
-	};
-	help(b, "xpile_xsk_sockets", "gauge", "AF_XDP sockets bound to the queue.");
-	for (int k = 0; k < AG_MAX_IFACES; k++) {
-		int cnt[XP_STEER_MAX_QUEUES] = { 0 };
-		int ifx = a->ifaces[k].used ? (int)if_nametoindex(a->ifaces[k].name) : 0;
-
-		for (int j = 0; ifx && j < nx; j++)
-			if (xs[j].ifindex == ifx && xs[j].queue < XP_STEER_MAX_QUEUES)
-				cnt[xs[j].queue]++;
-		for (int q = 0; q < XP_STEER_MAX_QUEUES; q++)
-			if (cnt[q])
-				put(b, "xpile_xsk_sockets{interface=\"%s\",queue=\"%d\"} %d\n",
-				    a->ifaces[k].name, q, cnt[q]);
-	}
-	for (int f = 0; f < 6; f++) {
-		help(b, xn[f][0], "counter", xn[f][1]);
-		for (int k = 0; k < AG_MAX_IFACES; k++) {
-			int ifx = a->ifaces[k].used ? (int)if_nametoindex(a->ifaces[k].name) : 0;
-
-			for (int j = 0; ifx && j < nx; j++) {
-				const __u64 *v = &xs[j].st.n_rx_dropped;
-
-				if (xs[j].ifindex == ifx)
-					put(b, "%s{interface=\"%s\",queue=\"%u\"} %llu\n", xn[f][0],
-					    a->ifaces[k].name, xs[j].queue,
-					    (unsigned long long)v[f]);
-			}
-		}
-	}
+	xsk_render(a, b);
 }
 
 static enum MHD_Result respond(struct MHD_Connection *conn, unsigned int status, const char *type,

@@ -8,7 +8,7 @@ pkgs=(build-essential pkg-config clang llvm libbpf-dev libxdp-dev xdp-tools bpft
       libelf-dev zlib1g-dev liburing-dev iproute2 ethtool iputils-ping iperf3 procps
       libclang-rt-14-dev kmod jq clang-format clang-tidy shellcheck
       tshark tcpdump wireshark-common
-      libjson-c-dev libsystemd-dev libmicrohttpd-dev util-linux curl prometheus)
+      libjansson-dev libsystemd-dev libmicrohttpd-dev util-linux curl prometheus)
 # The agent's deployment test validates manifests with node and npm; a node installed
 # outside Debian's packages will do.
 command -v node >/dev/null && command -v npm >/dev/null || pkgs+=(nodejs npm)

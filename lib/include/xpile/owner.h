@@ -46,7 +46,8 @@ struct xp_steer_health {
 
 /* Cheap enough to call every 100-250 ms from a control thread. */
 XP_API int xp_steer_check(struct xp_steer *s, struct xp_steer_health *h);
-/* Attach our program again after it was removed (it must be ours: loaded by @s). */
+/* Attach our program again after it was removed (it must be ours: loaded by @s);
+ * attached through a bpf_link, through a new link, pinned in place of the old. */
 XP_API int xp_steer_reattach(struct xp_steer *s);
 /* Pin our program and maps again where they were. */
 XP_API int xp_steer_repin(struct xp_steer *s);
