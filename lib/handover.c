@@ -288,6 +288,25 @@ static int read_all(int fd, void *buf, size_t len, __u64 deadline, int *fds, __u
 	return 0;
 }
 
+/* Reads and drops @len bytes: a message of another version leaves the stream in step
+ * (and the peer's close, with nothing unread, sends no reset over its last words). */
+static int skip(int fd, __u32 len, __u64 deadline)
+{
+	char junk[4096];
+	bool extra = false;
+	__u32 none = 0;
+
+	while (len) {
+		__u32 n = len < sizeof(junk) ? len : (__u32)sizeof(junk);
+		int err = read_all(fd, junk, n, deadline, NULL, 0, &none, &extra);
+
+		if (err)
+			return err;
+		len -= n;
+	}
+	return 0;
+}
+
 int xp_ho_recv(int fd, struct xp_ho_hdr *hdr, void *buf, __u32 cap, int *fds, __u32 maxfds,
 	       int timeout_ms)
 {
@@ -303,7 +322,7 @@ int xp_ho_recv(int fd, struct xp_ho_hdr *hdr, void *buf, __u32 cap, int *fds, __
 	if (!err && hdr->magic != XP_HO_MAGIC)
 		err = -EBADMSG;
 	else if (!err && hdr->version != XP_HO_VERSION)
-		err = -EPROTONOSUPPORT;
+		err = skip(fd, hdr->len, deadline) ?: -EPROTONOSUPPORT;
 	else if (!err && (extra || got != hdr->nfds || hdr->len > cap))
 		err = -EMSGSIZE;
 	if (!err) {

@@ -382,12 +382,17 @@ static int take_offer(struct engine *e)
 		return fail("--take-over %s: cannot connect: %s", path, strerror(-err));
 	hello_fill(e, &m);
 	err = xp_ho_send(h->conn, HO_HELLO, h->version, &m, sizeof(m), NULL, 0);
-	if (err)
+	die_at(h, HO_FAULT_NEW_HELLO);
+	/* A send the engine there cut short may still have its reason waiting. */
+	if (err && xp_ho_recv(h->conn, &hdr, &h->offer, sizeof(h->offer), NULL, 0, 200) == 0 &&
+	    hdr.type == XP_HO_MSG_ERROR)
+		err = 0;
+	else if (err)
 		return fail("--take-over %s: cannot send to the engine there: %s", path,
 			    strerror(-err));
-	die_at(h, HO_FAULT_NEW_HELLO);
-	err = xp_ho_recv(h->conn, &hdr, &h->offer, sizeof(h->offer), h->fds, XP_HO_MAX_FDS,
-			 HO_HELLO_MS + HO_STATE_MS);
+	else
+		err = xp_ho_recv(h->conn, &hdr, &h->offer, sizeof(h->offer), h->fds, XP_HO_MAX_FDS,
+				 HO_HELLO_MS + HO_STATE_MS);
 	if (!err && hdr.type == XP_HO_MSG_ERROR) {
 		memcpy(line, &h->offer, hdr.len < sizeof(line) ? hdr.len : sizeof(line) - 1);
 		line[hdr.len < sizeof(line) ? hdr.len : sizeof(line) - 1] = 0;

@@ -127,7 +127,7 @@ XP_API int xp_ho_send_error(int fd, const char *fmt, ...) __attribute__((format(
  * @maxfds; extra ones are closed and it is -EMSGSIZE). Received fds are close-on-exec
  * and the caller's (hdr->nfds of them); on error none is left open. -ETIMEDOUT, -ECONNRESET (the peer closed the
  * connection: died or gave up), -EBADMSG (no magic), -EPROTONOSUPPORT (another
- * version: *@hdr says which; the payload is not read).
+ * version: *@hdr says which; its payload is read and dropped).
  */
 XP_API int xp_ho_recv(int fd, struct xp_ho_hdr *hdr, void *buf, __u32 cap, int *fds, __u32 maxfds,
 		      int timeout_ms);
