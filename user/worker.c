@@ -75,7 +75,7 @@ static inline bool desc_ok(const struct xp_layout *l, const struct xdp_desc *d)
  * ...and that frame is one we gave it: the ledger has it in @p (RX: fill; completion:
  * tx), and @h (below the area size) is exactly its start. The state byte is the one
  * every transition writes already; unaligned chunks put a frame start anywhere in its
- * slot, so there d->starts says where (aligned: a slot is a frame).
+ * slot, so there d->starts says where (aligned: a slot is a chunk).
  */
 static inline bool frame_in(const struct eng_dom *d, const struct xp_ledger_acct *a, __u64 h,
 			    enum xp_place p)
@@ -91,7 +91,9 @@ static inline bool frame_in(const struct eng_dom *d, const struct xp_ledger_acct
 
 int eng_dom_starts(struct eng_dom *d, const struct xp_ledger_acct *a)
 {
-	if (!d->unaligned)
+	/* Aligned chunks of a power-of-two size: a slot is a chunk, its start the handle
+	 * (unless one frame alone made the slots wider). */
+	if (!d->unaligned && (1ull << a->shift) == d->layout.chunk_size)
 		return 0;
 	d->starts = malloc(a->nslots * sizeof(*d->starts));
 	if (!d->starts)

@@ -308,7 +308,15 @@ static void fuzz_complete(struct fuzz_in *in, const struct xp_layout *l)
 			addr = xp_layout_tx_addr(l, taken[r % used], r % l->chunk_size);
 			nbad++;
 		} else {
+			__u64 h;
+			bool inflight = false;
+
 			addr = sel & 2 ? (__u64)r << (sel >> 2 & 31) : l->area_size - (r % 8192);
+			h = xp_layout_handle(l, addr);
+			for (__u32 i = 0; i < ntaken; i++)
+				inflight |= frame_ok(l, h) && taken[i] == h;
+			if (inflight)
+				continue; /* a frame in flight by chance: the kernel's to give */
 			/* a real frame not in flight is not the kernel's to give either */
 			nbad++;
 		}
