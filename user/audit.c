@@ -68,7 +68,7 @@ void eng_cut_ring(struct eng_q *q)
 static __u64 pile_ops(const struct xp_cache *c)
 {
 	return c ? __atomic_load_n(&c->st.get_misses, __ATOMIC_RELAXED) +
-			   __atomic_load_n(&c->st.put_misses, __ATOMIC_RELAXED) :
+			       __atomic_load_n(&c->st.put_misses, __ATOMIC_RELAXED) :
 		   0;
 }
 
@@ -240,8 +240,9 @@ static void print_live(struct engine *e, const struct eng_dom *d, const struct x
 		       "\"tx\":%lld,\"kernel_tx\":%lld,\"completion\":%lld,\"total\":%lld,"
 		       "\"allocator\":%lld,\"pile\":%u,\"free_checked\":%s,\"slack\":%llu,"
 		       "\"bad_transitions\":%llu%s%s%s}\n",
-		       t, err ? "false" : "true", umem, r->nframes, (long long)r->place[XP_PLACE_FREE],
-		       (long long)s->fill_ring, (long long)s->kernel_rx, (long long)s->rx_ring,
+		       t, err ? "false" : "true", umem, r->nframes,
+		       (long long)r->place[XP_PLACE_FREE], (long long)s->fill_ring,
+		       (long long)s->kernel_rx, (long long)s->rx_ring,
 		       (long long)r->place[XP_PLACE_APP], (long long)s->tx_ring,
 		       (long long)s->kernel_tx, (long long)s->comp_ring, (long long)total,
 		       (long long)allocator, pile, free_checked ? "true" : "false",

@@ -325,7 +325,8 @@ void eng_capture_batch(struct eng_worker *w, const struct eng_q *q, const struct
 		do
 			orig += d[j].len;
 		while ((d[j++].options & XDP_PKT_CONTD) && j < n);
-		if (r->rule && !xp_rule_match(r->rule, eng_data(q->dom, d[i].addr), d[i].len, q->queue))
+		if (r->rule &&
+		    !xp_rule_match(r->rule, eng_data(q->dom, d[i].addr), d[i].len, q->queue))
 			continue;
 		caplen = orig < r->snaplen ? orig : r->snaplen;
 		size = pcapng_epb_size(caplen);

@@ -636,13 +636,13 @@ static int reclaim_dom(struct engine *e, struct eng_dom *d)
 	if (e->cfg.json)
 		printf("{\"type\":\"ledger\",\"when\":\"exit\",\"ok\":%s%s,\"frames\":%u,\"returned\":%u,"
 		       "\"held_by_kernel\":%u,\"bad_transitions\":%llu}\n",
-		       err ? "false" : "true", dom_tag(e, d, true), n, xp_pool_avail(d->pool), missing,
-		       (unsigned long long)r.bad_transitions);
+		       err ? "false" : "true", dom_tag(e, d, true), n, xp_pool_avail(d->pool),
+		       missing, (unsigned long long)r.bad_transitions);
 	else
 		fprintf(stderr,
 			"exit%s: ledger: %s: all %u frames back in the pile (%u were in kernel rings)%s%s\n",
-			dom_tag(e, d, false), err ? "FAILED" : "ok", n, missing, err && !r.ok ? ": " : "",
-			err && !r.ok ? r.why : "");
+			dom_tag(e, d, false), err ? "FAILED" : "ok", n, missing,
+			err && !r.ok ? ": " : "", err && !r.ok ? r.why : "");
 out:
 	free(buf);
 	free(seen);
@@ -737,7 +737,8 @@ static void report_slices(struct engine *e, struct eng_dom *d)
 		}
 		if (e->cfg.json) {
 			printf("{\"type\":\"slice\"%s,\"worker\":%u,\"core\":%d,\"first\":%u,\"count\":%u,\"frames\":%u,\"in_slice\":%u,\"channels\":[",
-			       dom_tag(e, d, true), w->id, w->core, wd->slice_first, wd->slice_count, got, in);
+			       dom_tag(e, d, true), w->id, w->core, wd->slice_first,
+			       wd->slice_count, got, in);
 			for (k = 0; k < nch; k++)
 				printf("%s%u", k ? "," : "", ch[k]);
 			printf("],\"l1_sets\":%u,\"l1_min\":%u,\"l1_max\":%u}\n", reach, l1min,
@@ -745,8 +746,8 @@ static void report_slices(struct engine *e, struct eng_dom *d)
 		} else {
 			fprintf(stderr,
 				"xpile: worker %u (core %d)%s: M3 slice [%u, %u) of the fill order; its first %u frames: %u in the slice, channels",
-				w->id, w->core, dom_tag(e, d, false), wd->slice_first, wd->slice_first + wd->slice_count,
-				got, in);
+				w->id, w->core, dom_tag(e, d, false), wd->slice_first,
+				wd->slice_first + wd->slice_count, got, in);
 			for (k = 0; k < nch; k++)
 				fprintf(stderr, "%s%u", k ? "/" : " ", ch[k]);
 			fprintf(stderr, ", %u..%u in each of the %u L1 sets frames reach\n", l1min,
@@ -789,12 +790,14 @@ static void print_ready(struct engine *e)
 	}
 	if (!c->quiet || e->topo_guessed)
 		fprintf(stderr, "xpile: memory topology: %s%s\n", e->topo_note,
-			e->topo_guessed ? "; give --channels and --ranks for this machine's memory" :
-					  "");
+			e->topo_guessed ?
+				"; give --channels and --ranks for this machine's memory" :
+				"");
 	fprintf(stderr,
 		"xpile: ready: %u socket(s), %u worker(s), %u frames, %s layout (stride %u, %u channels x %u ranks), %s pages",
-		e->nq, e->nworkers, frames, l->kind == XP_LAYOUT_ALIGNED ? "aligned" : "interleaved",
-		l->stride, l->topo.channels, l->topo.ranks,
+		e->nq, e->nworkers, frames,
+		l->kind == XP_LAYOUT_ALIGNED ? "aligned" : "interleaved", l->stride,
+		l->topo.channels, l->topo.ranks,
 		e->dom[0].mem.page_size == XP_PAGE_2M ? "2 MiB" : "4 KiB");
 	if (e->ndoms > 1) {
 		fprintf(stderr, ", %u UMEMs (", e->ndoms);

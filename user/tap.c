@@ -355,7 +355,8 @@ static void post_reads(struct eng_worker *w)
 				return;
 			}
 			xp_ledger_move(w->wd[0].acct, XP_PLACE_FREE, XP_PLACE_APP, &h, 1);
-			p = eng_data(&e->dom[0], xp_layout_tx_addr(&e->dom[0].layout, h, e->dom[0].layout.data_off));
+			p = eng_data(&e->dom[0], xp_layout_tx_addr(&e->dom[0].layout, h,
+								   e->dom[0].layout.data_off));
 			if (tw->fixed)
 				io_uring_prep_read_fixed(sqe, (int)i, p, room, 0, 0);
 			else
@@ -408,7 +409,8 @@ static __u32 reap(struct eng_worker *w)
 			frame_free(w, v);
 		} else {
 			struct xdp_desc d = {
-				.addr = xp_layout_tx_addr(&e->dom[0].layout, v, e->dom[0].layout.data_off),
+				.addr = xp_layout_tx_addr(&e->dom[0].layout, v,
+							  e->dom[0].layout.data_off),
 				.len = (__u32)cqe->res,
 			};
 

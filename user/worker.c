@@ -118,8 +118,7 @@ static bool handle_before(const __u64 *h, __u32 k, __u64 x)
 	return false;
 }
 
-static bool given_before(const struct xp_layout *l, const struct xdp_desc *out, __u32 k,
-			 __u64 h)
+static bool given_before(const struct xp_layout *l, const struct xdp_desc *out, __u32 k, __u64 h)
 {
 	for (__u32 j = 0; j < k; j++)
 		if (xp_layout_handle(l, out[j].addr) == h)
@@ -144,9 +143,10 @@ __u32 eng_rx(struct eng_worker *w, struct eng_q *q, struct xdp_desc *out, __u32 
 	for (i = 0; i < n; i++) {
 		const struct xdp_desc *d = xp_ring_desc(rx, idx + i);
 
-		if (__builtin_expect(!desc_ok(l, d) || !frame_in(dom, a, xp_layout_handle(l, d->addr),
-								 XP_PLACE_FILL),
-				     0) ||
+		if (__builtin_expect(
+			    !desc_ok(l, d) ||
+				    !frame_in(dom, a, xp_layout_handle(l, d->addr), XP_PLACE_FILL),
+			    0) ||
 		    (__builtin_expect(a->debug, 0) &&
 		     given_before(l, out, k, xp_layout_handle(l, d->addr)))) {
 			bad++;

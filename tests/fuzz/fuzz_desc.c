@@ -244,14 +244,15 @@ static void fuzz_rx(struct fuzz_in *in, const struct xp_layout *l, __u32 batch, 
 		FUZZ_CHECK(k <= batch, "eng_rx returned %u of a batch of %u", k, batch);
 		returned += k;
 		for (__u32 i = 0; i < k; i++) {
-			FUZZ_CHECK_KNOWN(desc_tag(l, &out[i]),
-					 desc_valid(l, &out[i]) && got < nvalid &&
-						 !memcmp(&out[i], &want[got], sizeof(out[i])),
-					 "accepted RX desc addr %#llx len %u: not inside one frame in fill "
-					 "(area %llu, chunk %u, stride %u, %u frames, %s)",
-					 (unsigned long long)out[i].addr, out[i].len,
-					 (unsigned long long)l->area_size, l->chunk_size, l->stride,
-					 l->nframes, l->umem_flags ? "unaligned" : "aligned");
+			FUZZ_CHECK_KNOWN(
+				desc_tag(l, &out[i]),
+				desc_valid(l, &out[i]) && got < nvalid &&
+					!memcmp(&out[i], &want[got], sizeof(out[i])),
+				"accepted RX desc addr %#llx len %u: not inside one frame in fill "
+				"(area %llu, chunk %u, stride %u, %u frames, %s)",
+				(unsigned long long)out[i].addr, out[i].len,
+				(unsigned long long)l->area_size, l->chunk_size, l->stride,
+				l->nframes, l->umem_flags ? "unaligned" : "aligned");
 			if (!desc_valid(l, &out[i]))
 				continue;
 			FUZZ_CHECK(got < nvalid && !memcmp(&out[i], &want[got], sizeof(out[i])),

@@ -136,9 +136,11 @@ static int one_run(const struct capture_args *a, __u32 pkt, struct run_result *o
 		for (i = 0; i < BATCH; i++) {
 			__u64 h = xp_layout_frame(&e.dom[0].layout, (__u32)((done + i) % NFRAMES));
 
-			d[i] = (struct xdp_desc){ .addr = h + e.dom[0].layout.data_off, .len = pkt };
+			d[i] = (struct xdp_desc){ .addr = h + e.dom[0].layout.data_off,
+						  .len = pkt };
 			for (__u32 off = 0; !a->cold && off < pkt && off < a->snaplen; off += 64)
-				sink += *(volatile __u8 *)((__u8 *)eng_data(&e.dom[0], d[i].addr) + off);
+				sink += *(volatile __u8 *)((__u8 *)eng_data(&e.dom[0], d[i].addr) +
+							   off);
 		}
 		drops = eng_capture_dropped(w);
 		t0 = bench_now_ns();
