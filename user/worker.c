@@ -75,18 +75,19 @@ static inline bool desc_ok(const struct xp_layout *l, const struct xdp_desc *d)
  * ...and that frame is one we gave it: the ledger has it in @p (RX: fill; completion:
  * tx), and @h (below the area size) is exactly its start. The state byte is the one
  * every transition writes already; unaligned chunks put a frame start anywhere in its
- * slot, so there d->starts says where (aligned: a slot is a chunk).
+ * slot, so there d->starts says where (aligned: a slot is a chunk). Returns the slot,
+ * or -1.
  */
-static inline bool frame_in(const struct eng_dom *d, const struct xp_ledger_acct *a, __u64 h,
+static inline long frame_in(const struct eng_dom *d, const struct xp_ledger_acct *a, __u64 h,
 			    enum xp_place p)
 {
 	__u64 s = h >> a->shift;
 
 	if (__builtin_expect(s >= a->nslots, 0))
-		return false;
+		return -1;
 	if (d->starts && d->starts[s] != (__u32)h)
-		return false;
-	return __atomic_load_n(&a->state[s], __ATOMIC_RELAXED) == p;
+		return -1;
+	return __atomic_load_n(&a->state[s], __ATOMIC_RELAXED) == p ? (long)s : -1;
 }
 
 int eng_dom_starts(struct eng_dom *d, const struct xp_ledger_acct *a)
@@ -108,50 +109,48 @@ int eng_dom_starts(struct eng_dom *d, const struct xp_ledger_acct *a)
 	return 0;
 }
 
-/* Debug ledgers write the state bytes in the count, after the check: a frame given
- * twice in one batch is found by looking back (debug mode only: O(batch^2)). */
-static bool handle_before(const __u64 *h, __u32 k, __u64 x)
+/*
+ * Takes frame @addr (slot @s, checked in @from) to @to. The batch was counted first
+ * (xp_ledger_count(): a live audit that sees a byte moved sees the move counted), so
+ * the byte is one store, and a frame given twice in one batch is found at its second
+ * check. A debug ledger checks and writes the byte in its count: one frame at a time.
+ */
+static inline void frame_take(struct xp_ledger_acct *a, long s, const __u64 *addr,
+			      enum xp_place from, enum xp_place to)
 {
-	for (__u32 j = 0; j < k; j++)
-		if (h[j] == x)
-			return true;
-	return false;
-}
-
-static bool given_before(const struct xp_layout *l, const struct xdp_desc *out, __u32 k, __u64 h)
-{
-	for (__u32 j = 0; j < k; j++)
-		if (xp_layout_handle(l, out[j].addr) == h)
-			return true;
-	return false;
+	if (__builtin_expect(a->debug, 0))
+		xp_ledger_count(a, from, to, addr, 1, sizeof(*addr));
+	else
+		__atomic_store_n(&a->state[s], (__u8)to, __ATOMIC_RELAXED);
 }
 
 __u32 eng_rx(struct eng_worker *w, struct eng_q *q, struct xdp_desc *out, __u32 max)
 {
 	const struct eng_dom *dom = q->dom;
 	const struct xp_layout *l = &dom->layout;
-	struct eng_wdom *wd = q->wd;
-	struct xp_ledger_acct *a = wd->acct;
+	struct xp_ledger_acct *a = q->wd->acct;
 	struct xp_ring *rx = &q->xsk->rx;
-	struct xp_ledger_map m = xp_ledger_map_get(a);
-	__u32 n, idx, i, k = 0, bad = 0, bad_last = 0, last = 0, ring_last = 0, twice = 0;
+	__u32 n, idx, i, k = 0, bad = 0, bad_last = 0, last = 0, ring_last = 0;
 	__u64 bytes = 0, bytes_last = 0;
+	long s;
 
 	n = xp_ring_cons_peek(rx, max, &idx);
 	if (!n)
 		return 0;
+	/* All of them counted fill -> app first; what is not taken is counted back. */
+	if (!a->debug)
+		xp_ledger_count(a, XP_PLACE_FILL, XP_PLACE_APP, NULL, n, 0);
 	for (i = 0; i < n; i++) {
 		const struct xdp_desc *d = xp_ring_desc(rx, idx + i);
 
-		if (__builtin_expect(
-			    !desc_ok(l, d) ||
-				    !frame_in(dom, a, xp_layout_handle(l, d->addr), XP_PLACE_FILL),
-			    0) ||
-		    (__builtin_expect(a->debug, 0) &&
-		     given_before(l, out, k, xp_layout_handle(l, d->addr)))) {
+		if (__builtin_expect(!desc_ok(l, d), 0) ||
+		    __builtin_expect(
+			    (s = frame_in(dom, a, xp_layout_handle(l, d->addr), XP_PLACE_FILL)) < 0,
+			    0)) {
 			bad++;
 			continue;
 		}
+		frame_take(a, s, &d->addr, XP_PLACE_FILL, XP_PLACE_APP);
 		out[k++] = *d;
 		bytes += d->len;
 		if (!(d->options & XDP_PKT_CONTD)) {
@@ -166,34 +165,19 @@ __u32 eng_rx(struct eng_worker *w, struct eng_q *q, struct xdp_desc *out, __u32 
 	 * so every batch holds whole packets (a chain longer than the batch goes as is). */
 	if (last < k && last > 0) {
 		rx->cached_cons -= n - ring_last;
+		for (i = last; i < k; i++) /* back to fill: read, and taken, again next time */
+			frame_take(a,
+				   frame_in(dom, a, xp_layout_handle(l, out[i].addr), XP_PLACE_APP),
+				   &out[i].addr, XP_PLACE_APP, XP_PLACE_FILL);
 		k = last;
 		bytes = bytes_last;
 		bad = bad_last; /* the rest are read, and counted, again next time */
 	}
-	xp_ring_cons_release(rx);
-	/* Counted once k is known, and before the bytes (xp_ledger_count()). */
-	xp_ledger_count(a, XP_PLACE_FILL, XP_PLACE_APP, out, k, sizeof(*out));
-	/* A frame given twice in this batch is still FILL at its second check: its byte,
-	 * APP once the first was marked, drops the second here. */
-	for (i = 0; i < k; i++) {
-		__u64 s = (out[i].addr & XP_LEDGER_ADDR_MASK) >> m.shift;
-
-		if (__builtin_expect(s < m.nslots && m.state[s] == XP_PLACE_APP, 0)) {
-			twice++;
-			bytes -= out[i].len;
-			q->c.rx_packets -= !(out[i].options & XDP_PKT_CONTD);
-			continue;
-		}
-		xp_ledger_mark(&m, out[i].addr, XP_PLACE_APP);
-		out[i - twice] = out[i];
-	}
-	if (__builtin_expect(twice, 0)) {
-		xp_ledger_count(a, XP_PLACE_APP, XP_PLACE_FILL, out, twice, sizeof(*out));
-		k -= twice;
-		bad += twice;
-	}
+	if (__builtin_expect(k < n, 0) && !a->debug)
+		xp_ledger_count(a, XP_PLACE_APP, XP_PLACE_FILL, NULL, n - k, 0);
 	q->c.rx_bytes += bytes;
 	q->c.rx_descs += k;
+	xp_ring_cons_release(rx);
 	q->c.bad_descs += bad;
 	if (w->cap)
 		eng_capture_batch(w, q, out, k, ENG_CAP_RX);
@@ -285,45 +269,34 @@ __u32 eng_complete(struct eng_worker *w, struct eng_q *q)
 	const struct xp_layout *l = &dom->layout;
 	struct xp_ledger_acct *a = q->wd->acct;
 	struct xp_ring *comp = &q->xsk->comp;
-	struct xp_ledger_map m = xp_ledger_map_get(a);
-	__u32 n, idx, i, k = 0, twice = 0;
+	__u32 n, idx, i, k = 0;
+	long s;
 
 	if (!q->tx_inflight)
 		return 0;
 	n = xp_ring_cons_peek(comp, ENG_MAX_BATCH, &idx);
+	if (!n) {
+		eng_kick(q);
+		return 0;
+	}
+	if (!a->debug)
+		xp_ledger_count(a, XP_PLACE_TX, XP_PLACE_FREE, NULL, n, 0);
 	for (i = 0; i < n; i++) {
 		__u64 h = xp_layout_handle(l, *xp_ring_addr(comp, idx + i));
 
-		if (__builtin_expect(h >= l->area_size || !frame_in(dom, a, h, XP_PLACE_TX), 0) ||
-		    (__builtin_expect(a->debug, 0) && handle_before(w->scratch, k, h))) {
+		if (__builtin_expect(h >= l->area_size, 0) ||
+		    __builtin_expect((s = frame_in(dom, a, h, XP_PLACE_TX)) < 0, 0)) {
 			q->c.bad_descs++;
 			continue;
 		}
-		w->scratch[k++] = h;
+		w->scratch[k] = h;
+		frame_take(a, s, &w->scratch[k++], XP_PLACE_TX, XP_PLACE_FREE);
 	}
-	if (n)
-		xp_ring_cons_release(comp);
-	if (k) {
-		xp_ledger_count(a, XP_PLACE_TX, XP_PLACE_FREE, w->scratch, k, sizeof(__u64));
-		/* A frame given twice: FREE once the first was marked (as in eng_rx()). */
-		for (i = 0; i < k; i++) {
-			__u64 s = w->scratch[i] >> m.shift;
-
-			if (__builtin_expect(s < m.nslots && m.state[s] == XP_PLACE_FREE, 0)) {
-				twice++;
-				continue;
-			}
-			xp_ledger_mark(&m, w->scratch[i], XP_PLACE_FREE);
-			w->scratch[i - twice] = w->scratch[i];
-		}
-		if (__builtin_expect(twice, 0)) {
-			xp_ledger_count(a, XP_PLACE_FREE, XP_PLACE_TX, w->scratch, twice,
-					sizeof(__u64));
-			k -= twice;
-			q->c.bad_descs += twice;
-		}
+	xp_ring_cons_release(comp);
+	if (__builtin_expect(k < n, 0) && !a->debug)
+		xp_ledger_count(a, XP_PLACE_FREE, XP_PLACE_TX, NULL, n - k, 0);
+	if (k)
 		xp_deal_put(q->wd->deal, w->scratch, k);
-	}
 	q->tx_inflight -= n;
 	q->c.completed += n;
 	/* Copy mode sends at most a budget per kick: kick again until the ring drains. */

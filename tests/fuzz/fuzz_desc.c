@@ -238,7 +238,6 @@ static void fuzz_rx(struct fuzz_in *in, const struct xp_layout *l, __u32 batch, 
 	memset(&q.c, 0, sizeof(q.c));
 	while (xsk.rx.cached_cons != n && calls++ < 4 * RING) {
 		__u32 before = xsk.rx.cached_cons;
-		__u64 bad_before = q.c.bad_descs;
 		__u32 k = eng_rx(&wk, &q, out, batch), whole = k;
 
 		FUZZ_CHECK(k <= batch, "eng_rx returned %u of a batch of %u", k, batch);
@@ -259,10 +258,8 @@ static void fuzz_rx(struct fuzz_in *in, const struct xp_layout *l, __u32 batch, 
 				   "valid descriptor %u missing, duplicated or out of order", got);
 			got++;
 		}
-		/* Whole packets, unless the batch is one chain that does not end in it (or a
-		 * frame given twice was dropped after the chains were cut: non-debug). */
-		if (k && (out[k - 1].options & XDP_PKT_CONTD) &&
-		    (wk.wd[0].acct->debug || q.c.bad_descs == bad_before))
+		/* Whole packets, unless the batch is one chain that does not end in it. */
+		if (k && (out[k - 1].options & XDP_PKT_CONTD))
 			for (__u32 i = 0; i < k; i++)
 				FUZZ_CHECK(
 					out[i].options & XDP_PKT_CONTD,
