@@ -5,6 +5,7 @@
 #  1. rxdrop on two ports: the ready line says 2 UMEMs carved from 1 arena, the process
 #     maps exactly one memfd for them (its pages back both UMEMs), both ports receive,
 #     each UMEM has its slice, live and exit ledger lines, all clean;
+#     txonly on both ports sends from each port's own UMEM, nothing copied;
 #  2. fwd across the two UMEMs: every ping answered, an iperf3 TCP stream completes,
 #     each frame copied into the other port's UMEM (tx_copied), both ledgers clean;
 #  3. --umem shared: one UMEM, nothing copied, clean ledger;
@@ -69,6 +70,20 @@ for u in 0 1; do
 done
 ip -n "$H1" neigh del 198.18.21.2 dev h1
 ip -n "$H2" neigh del 198.18.21.1 dev h2
+
+# ---- 1b: txonly and l2fwd per port need no copy ----
+hm1=$(ip -n "$H1" -o link show h1 | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)
+rx_of() { ip -n "$1" -s -j link show "$2" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["stats64"]["rx"]["packets"])'; }
+b1=$(rx_of "$H1" h1) b2=$(rx_of "$H2" h2)
+ip netns exec "$E" timeout 20 "$XPILE" run --iface e1 --iface e2 --mode txonly --cores 0 \
+	--umem per-port --count 400 --dst-mac "$hm1" --json >"$XT_TMP/T.json" 2>"$XT_TMP/T.err" ||
+	{ cat "$XT_TMP/T.err"; xt_fail "txonly per-port exited non-zero"; }
+a1=$(($(rx_of "$H1" h1) - b1)) a2=$(($(rx_of "$H2" h2) - b2))
+echo "txonly per-port: h1 got $a1, h2 got $a2 of 200 each"
+[ "$a1" -ge 200 ] && [ "$a2" -ge 200 ] || xt_fail "txonly per-port: h1 $a1, h2 $a2 of 200"
+[ "$(grep -c '"type":"ledger","when":"exit","ok":true' "$XT_TMP/T.json")" = 4 ] ||
+	{ grep ledger "$XT_TMP/T.json"; xt_fail "txonly per-port: not 2 clean exit ledgers per UMEM"; }
+[ "$(eng_sum "$XT_TMP/T.json" tx_copied)" = 0 ] || xt_fail "txonly per-port copied frames"
 
 # ---- 2: fwd across two UMEMs ----
 eng_start F "$E" --iface e1 --iface e2 --mode fwd --cores 0 --umem per-port --interval 0.5 \
