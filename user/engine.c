@@ -412,8 +412,8 @@ static void print_sockets(struct engine *e)
 		fprintf(stderr, "xpile: MTU exceeds a frame: multi-buffer (XDP_USE_SG) on\n");
 	if (e->huge_need && !c->quiet)
 		fprintf(stderr,
-			"xpile: %ld free 2 MiB hugepages, %u needed for the UMEM; using 4 KiB pages (for hugepages: echo %ld > /proc/sys/vm/nr_hugepages)\n",
-			e->huge_free, e->huge_need, e->huge_want);
+			"xpile: %ld free 2 MiB hugepages, %u needed for the UMEM%s; using 4 KiB pages (for hugepages: echo %ld > /proc/sys/vm/nr_hugepages)\n",
+			e->huge_free, e->huge_need, e->ndoms > 1 ? "s" : "", e->huge_want);
 	for (i = 0; i < e->nq; i++) {
 		const struct eng_q *q = &e->qs[i];
 		const struct xp_xsk *x = q->xsk;
