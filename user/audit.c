@@ -8,7 +8,9 @@
  * dealer counts, the pile's count and its cache's pile-access count, and every ring
  * index of its sockets. Frames never pass between workers except through the pile
  * (a port pair of fwd is one worker's), so the cuts together are one consistent
- * state of the engine, except for the pile. What the round proves:
+ * state of the engine, except for the pile. Each frame domain (UMEM, user/dom.c) is its
+ * own round's ledger: a worker cuts every domain it has a socket in, and frames never
+ * pass between domains (fwd across two copies them). What each domain's round proves:
  *
  *   exact  fill side: the ledger's FILL frames == sum over sockets of fill producer -
  *          RX consumer; TX side: TX == TX producer - completion consumer (both our
@@ -63,23 +65,42 @@ void eng_cut_ring(struct eng_q *q)
 	c->cc = load_idx(x->comp.consumer);
 }
 
+static __u64 pile_ops(const struct xp_cache *c)
+{
+	return c ? __atomic_load_n(&c->st.get_misses, __ATOMIC_RELAXED) +
+			       __atomic_load_n(&c->st.put_misses, __ATOMIC_RELAXED) :
+		   0;
+}
+
 static void cut_fill(struct eng_worker *w)
 {
 	struct engine *e = w->e;
-	const struct xp_cache *c = w->cache;
+	__u32 d;
 
-	xp_ledger_cut_take(w->acct, &w->cut.led);
+	for (d = 0; d < e->ndoms; d++) {
+		struct eng_wdom *wd = &w->wd[d];
+
+		if (!wd->d)
+			continue;
+		xp_ledger_cut_take(wd->acct, &wd->cut.led);
+		wd->cut.allocator = (wd->cache ? xp_cache_count(wd->cache) : 0) +
+				    (wd->deal ? xp_deal_count(wd->deal) : 0);
+		wd->cut.pile_ops = pile_ops(wd->cache);
+	}
 	for (__u32 i = 0; i < w->nq; i++)
 		eng_cut_ring(w->q[i]);
-	w->cut.allocator = (c ? xp_cache_count(c) : 0) + (w->deal ? xp_deal_count(w->deal) : 0);
-	w->cut.pile_ops = c ? __atomic_load_n(&c->st.get_misses, __ATOMIC_RELAXED) +
-					  __atomic_load_n(&c->st.put_misses, __ATOMIC_RELAXED) :
-			      0;
-	/* The ticket orders this cut's counts before the pile count the last cut reads:
+	/* The ticket orders this cut's counts before the pile counts the last cut reads:
 	 * the pile count of the last cut holds for every cut taken before it. */
-	w->cut.ticket = __atomic_fetch_add(&e->cut_ticket, 1, __ATOMIC_SEQ_CST);
-	w->cut.pile = xp_pool_avail(e->pool);
-	w->cut.app = eng_tap_worker_held(w);
+	w->cut_ticket = __atomic_fetch_add(&e->cut_ticket, 1, __ATOMIC_SEQ_CST);
+	for (d = 0; d < e->ndoms; d++) {
+		struct eng_wdom *wd = &w->wd[d];
+
+		if (!wd->d)
+			continue;
+		wd->cut.pile = xp_pool_avail(wd->d->pool);
+		/* --host-tap: one domain only (user/dom.c). */
+		wd->cut.app = d ? 0 : eng_tap_worker_held(w);
+	}
 }
 
 void eng_cut_take(struct eng_worker *w)
@@ -87,7 +108,7 @@ void eng_cut_take(struct eng_worker *w)
 	__u32 gen = __atomic_load_n(&w->e->cut_gen, __ATOMIC_ACQUIRE);
 
 	cut_fill(w);
-	__atomic_store_n(&w->cut.gen, gen, __ATOMIC_RELEASE);
+	__atomic_store_n(&w->cut_gen, gen, __ATOMIC_RELEASE);
 }
 
 /* (u32) a - b as a count, or -1 when b is ahead of a (an index out of order). */
@@ -161,10 +182,10 @@ static bool cut_round(struct engine *e)
 	for (i = 0; i < e->nworkers; i++) {
 		struct eng_worker *w = &e->workers[i];
 
-		while (__atomic_load_n(&w->cut.gen, __ATOMIC_ACQUIRE) != gen) {
+		while (__atomic_load_n(&w->cut_gen, __ATOMIC_ACQUIRE) != gen) {
 			if (worker_gone(w)) { /* not running: its state is still */
 				cut_fill(w);
-				w->cut.gen = gen;
+				w->cut_gen = gen;
 				break;
 			}
 			if (eng_now_ns() > deadline)
@@ -177,47 +198,51 @@ static bool cut_round(struct engine *e)
 	return true;
 }
 
-/* The pile count at the last cut holds for every cut if no other worker went to the
+/* The pile count at the last cut holds for every cut if no other worker went to @d's
  * pile after its own cut (its cache's slow-path count unchanged since). */
-static bool pile_steady(struct engine *e, __u32 *pile)
+static bool pile_steady(struct engine *e, const struct eng_dom *d, __u32 *pile)
 {
-	__u32 last = 0, i;
+	const struct eng_worker *last = NULL;
 	bool steady = true;
+	__u32 i;
 
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (i = 0; i < e->nworkers; i++)
-		if (e->workers[i].cut.ticket >= e->workers[last].cut.ticket)
-			last = i;
+		if (e->workers[i].wd[d->id].d &&
+		    (!last || e->workers[i].cut_ticket >= last->cut_ticket))
+			last = &e->workers[i];
 	for (i = 0; i < e->nworkers; i++) {
-		const struct eng_worker *w = &e->workers[i];
-		const struct xp_cache *c = w->cache;
-		__u64 ops = c ? __atomic_load_n(&c->st.get_misses, __ATOMIC_RELAXED) +
-					    __atomic_load_n(&c->st.put_misses, __ATOMIC_RELAXED) :
-				0;
+		const struct eng_wdom *wd = &e->workers[i].wd[d->id];
 
-		if (i != last && ops != w->cut.pile_ops)
+		if (wd->d && &e->workers[i] != last && pile_ops(wd->cache) != wd->cut.pile_ops)
 			steady = false;
 	}
-	*pile = e->workers[last].cut.pile;
+	*pile = last ? last->wd[d->id].cut.pile : 0;
 	return steady;
 }
 
-static void print_live(struct engine *e, const struct xp_ledger_report *r,
+static void print_live(struct engine *e, const struct eng_dom *d, const struct xp_ledger_report *r,
 		       const struct eng_split *s, __s64 allocator, __u32 pile, bool free_checked,
 		       int err)
 {
 	double t = (eng_now_ns() - e->start_ns) / 1e9;
 	__s64 total = r->place[XP_PLACE_FREE] + s->fill_ring + s->kernel_rx + s->rx_ring +
 		      r->place[XP_PLACE_APP] + s->tx_ring + s->kernel_tx + s->comp_ring;
+	char umem[24], utext[24];
+
+	/* Which UMEM: always in JSON, in text only when there are several. */
+	snprintf(umem, sizeof(umem), ",\"umem\":%u", d->id);
+	snprintf(utext, sizeof(utext), e->ndoms > 1 ? " (UMEM %u)" : "", d->id);
 
 	if (e->cfg.json) {
-		printf("{\"type\":\"ledger\",\"when\":\"live\",\"time\":%.3f,\"ok\":%s,\"frames\":%u,"
+		printf("{\"type\":\"ledger\",\"when\":\"live\",\"time\":%.3f,\"ok\":%s%s,\"frames\":%u,"
 		       "\"free\":%lld,\"fill\":%lld,\"kernel_rx\":%lld,\"rx\":%lld,\"app\":%lld,"
 		       "\"tx\":%lld,\"kernel_tx\":%lld,\"completion\":%lld,\"total\":%lld,"
 		       "\"allocator\":%lld,\"pile\":%u,\"free_checked\":%s,\"slack\":%llu,"
 		       "\"bad_transitions\":%llu%s%s%s}\n",
-		       t, err ? "false" : "true", r->nframes, (long long)r->place[XP_PLACE_FREE],
-		       (long long)s->fill_ring, (long long)s->kernel_rx, (long long)s->rx_ring,
+		       t, err ? "false" : "true", umem, r->nframes,
+		       (long long)r->place[XP_PLACE_FREE], (long long)s->fill_ring,
+		       (long long)s->kernel_rx, (long long)s->rx_ring,
 		       (long long)r->place[XP_PLACE_APP], (long long)s->tx_ring,
 		       (long long)s->kernel_tx, (long long)s->comp_ring, (long long)total,
 		       (long long)allocator, pile, free_checked ? "true" : "false",
@@ -228,8 +253,8 @@ static void print_live(struct engine *e, const struct xp_ledger_report *r,
 	if (e->cfg.quiet && !err)
 		return;
 	fprintf(stderr,
-		"         ledger: %s: %u frames: free %lld (pile %u + caches %lld%s), fill ring %lld, kernel %lld, rx ring %lld, app %lld, tx ring %lld, kernel %lld, completion ring %lld (live; state bytes within %llu moves)\n",
-		err ? "FAILED" : "ok", r->nframes, (long long)r->place[XP_PLACE_FREE], pile,
+		"         ledger%s: %s: %u frames: free %lld (pile %u + caches %lld%s), fill ring %lld, kernel %lld, rx ring %lld, app %lld, tx ring %lld, kernel %lld, completion ring %lld (live; state bytes within %llu moves)\n",
+		utext, err ? "FAILED" : "ok", r->nframes, (long long)r->place[XP_PLACE_FREE], pile,
 		(long long)(allocator - pile), free_checked ? "" : ", not checked: pile busy",
 		(long long)s->fill_ring, (long long)s->kernel_rx, (long long)s->rx_ring,
 		(long long)r->place[XP_PLACE_APP], (long long)s->tx_ring, (long long)s->kernel_tx,
@@ -238,40 +263,47 @@ static void print_live(struct engine *e, const struct xp_ledger_report *r,
 		fprintf(stderr, "xpile: ledger: live audit: %s\n", r->why);
 }
 
-int eng_audit_live(struct engine *e)
+static int audit_dom(struct engine *e, struct eng_dom *d)
 {
 	struct xp_ledger_cut cuts[ENG_MAX_WORKERS];
 	__s64 obs[XP_PLACE_MAX] = { -1, -1, 0, -1 }, allocator = 0;
 	struct xp_ledger_report r;
 	struct eng_split s;
 	bool steady = false;
-	__u32 pile = 0, i, round;
+	__u32 pile = 0, i, n = 0, round;
 	int err;
 
-	if (!e->nworkers)
-		return 0;
 	for (round = 0; round < CUT_ROUNDS && !steady; round++) {
-		if (!cut_round(e)) {
+		if (round && !cut_round(e)) {
 			fprintf(stderr,
 				"xpile: live audit skipped: a worker did not reach a loop turn within 1 s\n");
 			return 0;
 		}
-		steady = pile_steady(e, &pile);
+		steady = pile_steady(e, d, &pile);
 	}
 	memset(&s, 0, sizeof(s));
-	for (i = 0; i < e->nworkers; i++) {
-		cuts[i] = e->workers[i].cut.led;
-		allocator += (__s64)e->workers[i].cut.allocator;
-		obs[XP_PLACE_APP] += (__s64)e->workers[i].cut.app;
-		for (__u32 k = 0; k < e->workers[i].nq; k++)
-			eng_split_add(&s, e->workers[i].q[k]);
+	/* The accounts in creation order: the workers' ranks in the domain. */
+	for (__u32 rank = 0; rank < d->nworkers; rank++) {
+		for (i = 0; i < e->nworkers; i++) {
+			const struct eng_worker *w = &e->workers[i];
+			const struct eng_wdom *wd = &w->wd[d->id];
+
+			if (!wd->d || wd->rank != rank)
+				continue;
+			cuts[n++] = wd->cut.led;
+			allocator += (__s64)wd->cut.allocator;
+			obs[XP_PLACE_APP] += (__s64)wd->cut.app;
+			for (__u32 k = 0; k < w->nq; k++)
+				if (w->q[k]->dom == d)
+					eng_split_add(&s, w->q[k]);
+		}
 	}
 	allocator += pile;
 	obs[XP_PLACE_FREE] = steady ? allocator : -1;
 	obs[XP_PLACE_FILL] = s.fill_side;
 	obs[XP_PLACE_TX] = s.tx_side;
 	/* The workers' accounts come first and are the only ones while running. */
-	err = xp_ledger_audit_live(e->ledger, cuts, e->nworkers, obs, &r);
+	err = xp_ledger_audit_live(d->ledger, cuts, n, obs, &r);
 	if (err == -EINVAL) /* another account exists: nothing to compare against */
 		return 0;
 	if (s.bad[0]) {
@@ -280,8 +312,25 @@ int eng_audit_live(struct engine *e)
 		r.ok = false;
 		err = -EUCLEAN;
 	}
-	print_live(e, &r, &s, allocator, pile, steady, err);
+	print_live(e, d, &r, &s, allocator, pile, steady, err);
 	if (err && !e->live_failures++)
-		snprintf(e->live_why, sizeof(e->live_why), "%s", r.why);
+		snprintf(e->live_why, sizeof(e->live_why), "UMEM %u: %.200s", d->id, r.why);
 	return err;
+}
+
+int eng_audit_live(struct engine *e)
+{
+	int err = 0;
+
+	if (!e->nworkers)
+		return 0;
+	if (!cut_round(e)) {
+		fprintf(stderr,
+			"xpile: live audit skipped: a worker did not reach a loop turn within 1 s\n");
+		return 0;
+	}
+	/* One round serves every domain; a domain whose pile was busy retries alone. */
+	for (__u32 i = 0; i < e->ndoms; i++)
+		err |= audit_dom(e, &e->dom[i]);
+	return err ? -EUCLEAN : 0;
 }

@@ -325,7 +325,8 @@ void eng_capture_batch(struct eng_worker *w, const struct eng_q *q, const struct
 		do
 			orig += d[j].len;
 		while ((d[j++].options & XDP_PKT_CONTD) && j < n);
-		if (r->rule && !xp_rule_match(r->rule, eng_data(e, d[i].addr), d[i].len, q->queue))
+		if (r->rule &&
+		    !xp_rule_match(r->rule, eng_data(q->dom, d[i].addr), d[i].len, q->queue))
 			continue;
 		caplen = orig < r->snaplen ? orig : r->snaplen;
 		size = pcapng_epb_size(caplen);
@@ -337,7 +338,7 @@ void eng_capture_batch(struct eng_worker *w, const struct eng_q *q, const struct
 		pcapng_epb_start(p, ifid, now, caplen, orig);
 		for (k = i, off = 0; k < j && off < caplen; k++, off += m) {
 			m = d[k].len < caplen - off ? d[k].len : caplen - off;
-			memcpy(p + 28 + off, eng_data(e, d[k].addr), m);
+			memcpy(p + 28 + off, eng_data(q->dom, d[k].addr), m);
 		}
 		pcapng_epb_finish(p, caplen, flags);
 		r->len += size;

@@ -63,11 +63,6 @@ static int capture_log(enum xp_log_level level, const char *fmt, va_list ap)
 	return 0;
 }
 
-static __u64 handle_of(void *ctx, __u64 addr)
-{
-	return xp_layout_handle(ctx, addr);
-}
-
 static int check_ports(struct engine *e, bool *need_sg)
 {
 	struct eng_config *c = &e->cfg;
@@ -244,8 +239,7 @@ static int assign_workers(struct engine *e)
 	return 0;
 }
 
-/* Channels and ranks: the options, else the probe, which says where it looked. */
-static void setup_topology(struct engine *e, struct xp_topology *t)
+void eng_topology(struct engine *e, struct xp_topology *t)
 {
 	struct eng_config *c = &e->cfg;
 	int found;
@@ -273,232 +267,6 @@ static void setup_topology(struct engine *e, struct xp_topology *t)
 		t->channels = c->channels;
 	if (c->ranks)
 		t->ranks = c->ranks;
-}
-
-/* The arena of NUMA node @node (-1: none), created on first use, sized @want bytes:
- * every large buffer (each UMEM, later the buffers registered with io_uring) is carved
- * from the arena of its node. */
-static struct xp_arena *node_arena(struct engine *e, int node, __u64 want, enum xp_hugepages hp)
-{
-	struct xp_arena_opts ao = { .sz = sizeof(ao) };
-	__u32 i;
-
-	for (i = 0; i < e->narenas; i++)
-		if (e->arenas[i].node == node)
-			return e->arenas[i].a;
-	if (e->narenas == ENG_MAX_PORTS)
-		return NULL;
-	/* Twice the need: address space only, so a second generation of the UMEM (a hot
-	 * handover) fits beside the first. */
-	ao.size = 2 * want;
-	ao.hugepages = hp;
-	ao.numa_node = node;
-	if (xp_arena_create(&ao, &e->arenas[e->narenas].a))
-		return NULL;
-	e->arenas[e->narenas].node = node;
-	return e->arenas[e->narenas++].a;
-}
-
-int eng_carve(struct engine *e, int node, __u64 bytes, struct xp_arena_buf *out)
-{
-	struct xp_arena *a = node_arena(
-		e, node, bytes, e->page_size == XP_PAGE_2M ? XP_HUGE_REQUIRE : XP_HUGE_NEVER);
-
-	return a ? xp_arena_alloc(a, bytes, 0, out) : -ENOMEM;
-}
-
-/*
- * No mlock: XDP_UMEM_REG pins every UMEM page (pin_user_pages(FOLL_LONGTERM)) and
- * charges it to RLIMIT_MEMLOCK itself, so a lock would only charge the pages a second
- * time (lib/xsk.c names the fix when registration hits the limit).
- */
-static int setup_memory(struct engine *e)
-{
-	struct eng_config *c = &e->cfg;
-	struct xp_layout_opts lo = { .sz = sizeof(lo) };
-	__u32 page = XP_PAGE_4K;
-	int node = -1, err;
-	__u64 size;
-
-	lo.frame_size = c->frame_size;
-	lo.headroom = c->headroom;
-	lo.nframes = c->frames;
-	lo.kind = c->layout;
-	setup_topology(e, &lo.topo);
-	if (c->hugepages != XP_HUGE_NEVER) {
-		long avail = xp_hugepages_free();
-
-		lo.page_size = XP_PAGE_2M;
-		if (xp_layout_compute(&lo, &e->layout))
-			return fail(
-				"bad layout (--frame-size %u --headroom %u --frames %u): see the message above",
-				c->frame_size, c->headroom, c->frames);
-		if (c->hugepages == XP_HUGE_REQUIRE ||
-		    avail >= (long)(e->layout.area_size / XP_PAGE_2M))
-			page = XP_PAGE_2M;
-		else {
-			/* Said once set-up succeeded (print_sockets()). */
-			e->huge_free = avail > 0 ? avail : 0;
-			e->huge_need = (__u32)(e->layout.area_size / XP_PAGE_2M);
-			e->huge_want = xp_hugepages_wanted(e->layout.area_size);
-		}
-	}
-	lo.page_size = page;
-	if (xp_layout_compute(&lo, &e->layout))
-		return fail(
-			"bad layout (--frame-size %u --headroom %u --frames %u): see the message above",
-			c->frame_size, c->headroom, c->frames);
-	size = e->layout.area_size;
-	/* Every frame is touched at start: a UMEM larger than the memory there is would
-	 * only end in the OOM killer. */
-	{
-		long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-		__u64 phys = pages > 0 && psz > 0 ? (__u64)pages * (__u64)psz : 0;
-
-		if (phys && size > phys)
-			return bad_input(
-				"--frames %u needs %.1f GiB of UMEM (%u frames of %u bytes, %u per %u KiB page since a frame may not cross a page) but the machine has %.1f GiB; use fewer --frames (the default fits the rings) or 2 MiB hugepages (--hugepages require)",
-				c->frames, size / 1073741824.0, e->layout.nframes, c->frame_size,
-				e->layout.frames_per_page, page / 1024, phys / 1073741824.0);
-	}
-	if (xp_numa_node_of_ifname(e->ports[0].ifname, &node) || node < 0)
-		node = -1;
-	e->page_size = page;
-	err = eng_carve(e, node, size, &e->umem_buf);
-	if (err) {
-		if (page == XP_PAGE_2M)
-			return -1; /* the library named the pages missing and the sysctl */
-		return fail("cannot allocate %llu bytes of UMEM: %s", (unsigned long long)size,
-			    strerror(-err));
-	}
-	/* e->mem describes the UMEM itself: the carve, on the arena's memfd. */
-	e->mem = *xp_arena_mem(node_arena(e, node, size, XP_HUGE_NEVER));
-	e->mem.base = e->umem_buf.base;
-	e->mem.size = e->umem_buf.size;
-	e->umem_off = e->umem_buf.off;
-	e->mem_ok = true;
-	e->unaligned = e->layout.umem_flags & XDP_UMEM_UNALIGNED_CHUNK_FLAG;
-	return 0;
-}
-
-/*
- * M3 per-core containers: worker i starts with slice i of the fill order
- * (xp_layout_core_slice()), which covers every channel and cache set evenly. Every
- * frame leaves the pool and goes back to its worker's slice: the head of the slice into
- * the dealer's channel stacks, last frame first so its first frames are dealt first,
- * the rest into the worker's cache, which flushes what it cannot hold to its home
- * stripe. Frames in a dealer or a cache are free frames: the ledger does not change.
- */
-int eng_deal_slices(struct engine *e)
-{
-	__u32 n = e->layout.nframes, first, count, i, k, step;
-	__u64 *all = calloc(n, sizeof(__u64));
-	int err = 0;
-
-	if (!all)
-		return fail("out of memory");
-	if (xp_pool_get(e->pool, all, n)) {
-		free(all);
-		return fail("cannot take the %u frames out of the pool for the workers' M3 slices",
-			    n);
-	}
-	/* The same frames, in fill order, are e->handles; those a ring holds (a handover's)
-	 * stay out of the pool. */
-	for (i = 0; i < e->nworkers && !err; i++) {
-		struct eng_worker *w = &e->workers[i];
-		__u32 head, nfree = 0;
-
-		xp_layout_core_slice(&e->layout, e->nworkers, i, &first, &count);
-		w->slice_first = first;
-		w->slice_count = count;
-		for (k = 0; k < count; k++)
-			if (xp_ledger_state_of(e->ledger, e->handles[first + k]) == XP_PLACE_FREE)
-				all[nfree++] = e->handles[first + k];
-		/* The slice's head fits the dealer's stacks without a spill (a run of it is
-		 * within 1 of even per channel); the rest waits in the cache and the home
-		 * stripe, in order, for the dealer's pulls. */
-		head = (w->deal->cap - 2) * w->deal->npresent;
-		head = head < nfree ? head : nfree;
-		for (k = nfree; k > head && !err; k -= step) {
-			__u64 buf[64];
-
-			step = k - head < 64 ? k - head : 64;
-			for (__u32 j = 0; j < step; j++)
-				buf[j] = all[k - 1 - j];
-			err = xp_cache_put(w->cache, buf, step);
-		}
-		for (k = head; k > 0 && !err; k -= step) {
-			__u64 buf[64];
-
-			step = k < 64 ? k : 64;
-			for (__u32 j = 0; j < step; j++)
-				buf[j] = all[k - 1 - j];
-			err = xp_deal_put(w->deal, buf, step);
-		}
-	}
-	free(all);
-	if (err)
-		return fail("cannot hand worker %u its M3 slice: %s", i - 1, strerror(-err));
-	return 0;
-}
-
-static int setup_frames(struct engine *e)
-{
-	struct eng_config *c = &e->cfg;
-	struct xp_pool_opts po = { .sz = sizeof(po) };
-	struct xp_ledger_opts lo = { .sz = sizeof(lo) };
-	struct xp_umem_opts uo = { .sz = sizeof(uo) };
-	__u32 n = e->layout.nframes, i;
-	int err;
-
-	e->handles = calloc(n, sizeof(__u64));
-	if (!e->handles)
-		return fail("out of memory");
-	err = xp_layout_fill_order(&e->layout, e->nworkers, c->m3_seed, e->handles);
-	if (err)
-		return fail("fill order failed: %s", strerror(-err));
-	po.backend = c->pool_backend;
-	po.flags = c->ledger_debug ? XP_POOL_F_DEBUG : 0;
-	po.umem_size = e->layout.area_size;
-	po.max_caches = e->nworkers;
-	/* One stripe per worker: cache i's home is stripe i (creation order), so what a
-	 * worker flushes, it gets back: its M3 slice stays its own. */
-	po.stripes = e->nworkers < XP_PILE_STRIPES_MAX ? e->nworkers : XP_PILE_STRIPES_MAX;
-	if (xp_pool_create(e->handles, n, &po, &e->pool))
-		return fail("cannot create the frame pool: see the message above");
-	lo.handles = e->handles;
-	lo.nframes = n;
-	lo.max_accts = e->nworkers + 1;
-	lo.debug = c->ledger_debug;
-	lo.handle_of = handle_of;
-	lo.ctx = &e->layout;
-	if (xp_ledger_create(&lo, &e->ledger))
-		return fail("cannot create the frame ledger: see the message above");
-	for (i = 0; i < e->nworkers; i++) {
-		struct eng_worker *w = &e->workers[i];
-		struct xp_deal_opts dop = { .sz = sizeof(dop), .max_get = c->batch };
-
-		/* Each core its own stream; 0 stays 0 (LIFO). */
-		if (c->m3_seed)
-			dop.seed = c->m3_seed + 0x9e3779b97f4a7c15ull * (i + 1);
-		if (xp_cache_create(e->pool, c->cache, &w->cache) ||
-		    xp_deal_create(&e->layout, w->cache, &dop, &w->deal) ||
-		    xp_ledger_acct_new(e->ledger, &w->acct))
-			return fail("cannot create the cache of core %d", w->core);
-	}
-	if (c->take_over) /* the frames are dealt and the UMEM is mapped at the handover */
-		return 0;
-	err = eng_deal_slices(e);
-	if (err)
-		return err;
-	uo.area = e->mem.base;
-	uo.size = e->layout.area_size;
-	uo.chunk_size = e->layout.chunk_size;
-	uo.headroom = e->layout.headroom;
-	uo.flags = e->layout.umem_flags;
-	if (xp_umem_create(&uo, &e->umem))
-		return -1; /* logged by the library */
-	return 0;
 }
 
 static int setup_steer(struct engine *e)
@@ -590,7 +358,7 @@ static int setup_sockets(struct engine *e, bool sg)
 			 * kernel allows it; --tx-budget is a requirement. */
 			xo.tx_budget = c->tx_budget ? c->tx_budget : c->tx_ring;
 			xo.tx_budget_optional = !c->tx_budget;
-			if (xp_xsk_create(e->umem, &xo, &q->xsk))
+			if (xp_xsk_create(q->dom->umem, &xo, &q->xsk))
 				return -1; /* logged by the library */
 		}
 	}
@@ -614,33 +382,6 @@ static int setup_sockets(struct engine *e, bool sg)
 	return 0;
 }
 
-/*
- * A receiving socket's fill ring keeps what it holds until packets arrive on that
- * queue: with a pool no bigger than the fill rings, the quiet side of a fwd pair would
- * hoard every frame and starve the other. Each fill ring gets a fair share of the pool
- * instead, and a pool too small for one batch per socket in each place is refused.
- */
-static int size_fills(struct engine *e)
-{
-	struct eng_config *c = &e->cfg;
-	__u32 nrx = c->mode->needs_rx ? e->nq : 0, min;
-	__u64 share;
-
-	e->fill_cap = c->fill_ring;
-	if (!nrx)
-		return 0;
-	/* One batch in each fill ring and one in flight on each TX ring. */
-	min = 2 * nrx * c->batch;
-	if (c->frames < min)
-		return bad_input(
-			"--frames %u is too few for %u receiving socket(s) at --batch %u: at least %u (a batch in each fill ring and one in flight), or lower --batch",
-			c->frames, nrx, c->batch, min);
-	share = c->frames / nrx;
-	if (nrx > 1 && share < e->fill_cap)
-		e->fill_cap = (__u32)share;
-	return 0;
-}
-
 int eng_setup(struct engine *e)
 {
 	struct eng_config *c = &e->cfg;
@@ -649,7 +390,6 @@ int eng_setup(struct engine *e)
 
 	err = check_ports(e, &sg);
 	err = err ?: assign_workers(e);
-	err = err ?: eng_ho_setup(e);
 	if (err)
 		return err == -ENG_BAD_INPUT ? ENG_BAD_INPUT : ENG_SETUP_FAILED;
 	e->sg_auto = sg && !c->multi_buffer;
@@ -657,18 +397,12 @@ int eng_setup(struct engine *e)
 	/* A batch must hold a whole chain (up to 18 buffers) so modes see whole packets. */
 	if (sg && c->batch < 32)
 		c->batch = 32;
-	if (!c->frames) {
-		__u32 per_q = c->mode->needs_rx ? c->fill_ring + c->tx_ring : c->tx_ring;
-
-		/* A dealer holds up to 4 shares of a batch per channel (xpile/deal.h). */
-		c->frames = e->nq * per_q + e->nworkers * (c->cache + c->batch +
-							   4 * (c->batch > 32 ? c->batch : 32));
-	}
-	err = size_fills(e);
+	err = eng_dom_assign(e);
+	err = err ?: eng_ho_setup(e); /* after the domains: it fills them (--take-over) */
 	err = err ?: eng_capture_setup(e);
-	if (!c->take_over) /* else the UMEM is the old engine's, mapped by eng_ho_setup() */
-		err = err ?: setup_memory(e);
-	err = err ?: setup_frames(e);
+	if (!c->take_over) /* else the UMEMs are the old engine's, mapped by eng_ho_setup() */
+		err = err ?: eng_dom_memory(e);
+	err = err ?: eng_dom_frames(e);
 	err = err ?: setup_sockets(e, sg);
 	err = err ?: setup_steer(e);
 	err = err ?: eng_tap_setup(e);
@@ -688,8 +422,8 @@ static void print_sockets(struct engine *e)
 		fprintf(stderr, "xpile: MTU exceeds a frame: multi-buffer (XDP_USE_SG) on\n");
 	if (e->huge_need && !c->quiet)
 		fprintf(stderr,
-			"xpile: %ld free 2 MiB hugepages, %u needed for the UMEM; using 4 KiB pages (for hugepages: echo %ld > /proc/sys/vm/nr_hugepages)\n",
-			e->huge_free, e->huge_need, e->huge_want);
+			"xpile: %ld free 2 MiB hugepages, %u needed for the UMEM%s; using 4 KiB pages (for hugepages: echo %ld > /proc/sys/vm/nr_hugepages)\n",
+			e->huge_free, e->huge_need, e->ndoms > 1 ? "s" : "", e->huge_want);
 	for (i = 0; i < e->nq; i++) {
 		const struct eng_q *q = &e->qs[i];
 		const struct xp_xsk *x = q->xsk;
@@ -717,12 +451,26 @@ static void print_sockets(struct engine *e)
 
 /* ---- audits ---- */
 
+/* ", "umem":N" in JSON, " (UMEM N)" in text, when there is more than one. */
+static const char *dom_tag(const struct engine *e, const struct eng_dom *d, bool json)
+{
+	static char tag[32];
+
+	if (json)
+		snprintf(tag, sizeof(tag), ",\"umem\":%u", d->id);
+	else if (e->ndoms > 1)
+		snprintf(tag, sizeof(tag), " (UMEM %u)", d->id);
+	else
+		tag[0] = 0;
+	return tag;
+}
+
 /*
- * Workers parked between turns or gone: the ledger must match the allocator, the
- * fill side of every socket (fill producer - RX consumer) and its TX side (TX
+ * Workers parked between turns or gone: each domain's ledger must match its allocator,
+ * the fill side of its sockets (fill producer - RX consumer) and their TX side (TX
  * producer - completion consumer) exactly, and the state bytes the counts.
  */
-static int audit_quiescent(struct engine *e, const char *when)
+static int audit_dom(struct engine *e, struct eng_dom *d, const char *when)
 {
 	struct xp_ledger_report r;
 	__s64 obs[XP_PLACE_MAX] = { -1, -1, -1, -1 };
@@ -730,32 +478,39 @@ static int audit_quiescent(struct engine *e, const char *when)
 	struct eng_split s = {};
 	int err;
 
-	obs[XP_PLACE_FREE] = (__s64)xp_pool_avail(e->pool) + xp_pool_cached(e->pool);
-	for (__u32 i = 0; i < e->nworkers; i++)
-		obs[XP_PLACE_FREE] += e->workers[i].deal ? xp_deal_count(e->workers[i].deal) : 0;
-	/* Workers hold nothing between loop turns but the frames in their TAP rings. */
-	obs[XP_PLACE_APP] = (__s64)eng_tap_held(e);
+	obs[XP_PLACE_FREE] = (__s64)xp_pool_avail(d->pool) + xp_pool_cached(d->pool);
+	for (__u32 i = 0; i < e->nworkers; i++) {
+		const struct xp_deal *deal = e->workers[i].wd[d->id].deal;
+
+		obs[XP_PLACE_FREE] += deal ? xp_deal_count(deal) : 0;
+	}
+	/* Workers hold nothing between loop turns but the frames in their TAP rings
+	 * (--host-tap: one domain only). */
+	obs[XP_PLACE_APP] = d->id ? 0 : (__s64)eng_tap_held(e);
 	for (__u32 i = 0; i < e->nq; i++) {
+		if (e->qs[i].dom != d)
+			continue;
 		eng_cut_ring(&e->qs[i]);
 		eng_split_add(&s, &e->qs[i]);
 	}
 	obs[XP_PLACE_FILL] = s.fill_side;
 	obs[XP_PLACE_TX] = s.tx_side;
-	err = xp_ledger_audit(e->ledger, obs, &r);
+	err = xp_ledger_audit(d->ledger, obs, &r);
 	if (!err && s.bad[0]) {
 		snprintf(r.why, sizeof(r.why), "%s", s.bad);
 		r.ok = false;
 		err = -EUCLEAN;
 	}
-	if (!err && e->cfg.ledger_debug && xp_pool_audit(e->pool))
+	if (!err && e->cfg.ledger_debug && xp_pool_audit(d->pool))
 		err = -EUCLEAN;
 	if (e->cfg.json) {
-		printf("{\"type\":\"ledger\",\"when\":\"%s\",\"ok\":%s,\"frames\":%u,\"free\":%lld,"
+		printf("{\"type\":\"ledger\",\"when\":\"%s\",\"ok\":%s%s,\"frames\":%u,\"free\":%lld,"
 		       "\"fill\":%lld,\"kernel_rx\":%lld,\"rx\":%lld,\"app\":%lld,\"tx\":%lld,"
 		       "\"kernel_tx\":%lld,\"completion\":%lld,\"total\":%lld,"
 		       "\"bad_transitions\":%llu%s%s%s}\n",
-		       when, err ? "false" : "true", r.nframes, (long long)r.place[XP_PLACE_FREE],
-		       (long long)s.fill_ring, (long long)s.kernel_rx, (long long)s.rx_ring,
+		       when, err ? "false" : "true", dom_tag(e, d, true), r.nframes,
+		       (long long)r.place[XP_PLACE_FREE], (long long)s.fill_ring,
+		       (long long)s.kernel_rx, (long long)s.rx_ring,
 		       (long long)r.place[XP_PLACE_APP], (long long)s.tx_ring,
 		       (long long)s.kernel_tx, (long long)s.comp_ring,
 		       (long long)(r.place[XP_PLACE_FREE] + r.place[XP_PLACE_APP] + s.fill_side +
@@ -764,7 +519,7 @@ static int audit_quiescent(struct engine *e, const char *when)
 		       err ? r.why : "", err ? "\"" : "");
 		fflush(stdout);
 	} else {
-		fprintf(f, "%s: ", when);
+		fprintf(f, "%s%s: ", when, dom_tag(e, d, false));
 		xp_ledger_report_print(&r, f);
 		if (e->cfg.verbose)
 			fprintf(f,
@@ -773,13 +528,22 @@ static int audit_quiescent(struct engine *e, const char *when)
 				(long long)s.rx_ring, (long long)s.tx_ring, (long long)s.kernel_tx,
 				(long long)s.comp_ring);
 	}
+	return err;
+}
+
+static int audit_quiescent(struct engine *e, const char *when)
+{
+	int err = 0;
+
+	for (__u32 i = 0; i < e->ndoms; i++)
+		err |= audit_dom(e, &e->dom[i], when);
 	/* A live audit that failed fails the run, whatever the exit state shows. */
 	if (!strcmp(when, "exit") && e->live_failures) {
 		fprintf(stderr, "xpile: ledger: %llu live audit(s) failed; the first: %s\n",
 			(unsigned long long)e->live_failures, e->live_why);
 		err = -EUCLEAN;
 	}
-	return err;
+	return err ? -EUCLEAN : 0;
 }
 
 int eng_pause(struct engine *e, const char *why)
@@ -831,9 +595,9 @@ static int audit_now(struct engine *e)
  * in a fill, RX, TX or completion ring (or a driver). Find them, prove the count is the
  * ledger's, and put every frame back into the pile.
  */
-static int reclaim(struct engine *e)
+static int reclaim_dom(struct engine *e, struct eng_dom *d)
 {
-	__u32 n = e->layout.nframes, avail, i, k, missing = 0, dups = 0, foreign = 0;
+	__u32 n = d->layout.nframes, avail, i, k, missing = 0, dups = 0, foreign = 0;
 	__u32 lost = 0, held_twice = 0;
 	struct xp_ledger_acct *a;
 	__u64 *buf = calloc(n, sizeof(__u64));
@@ -842,30 +606,30 @@ static int reclaim(struct engine *e)
 	__s64 held, obs[XP_PLACE_MAX] = { -1, -1, 0, 0 };
 	int err = 0;
 
-	if (!buf || !seen || xp_ledger_acct_new(e->ledger, &a)) {
+	if (!buf || !seen || xp_ledger_acct_new(d->ledger, &a)) {
 		free(buf);
 		free(seen);
 		return fail("out of memory for the final audit");
 	}
-	avail = xp_pool_avail(e->pool);
-	if (xp_pool_get(e->pool, buf, avail)) {
+	avail = xp_pool_avail(d->pool);
+	if (xp_pool_get(d->pool, buf, avail)) {
 		err = fail("ledger: cannot take the %u free frames out of the pile", avail);
 		goto out;
 	}
 	for (i = 0; i < avail; i++) {
 		__u32 idx;
 
-		if (xp_layout_frame_index(&e->layout, buf[i], &idx) ||
-		    xp_layout_frame(&e->layout, idx) != buf[i])
+		if (xp_layout_frame_index(&d->layout, buf[i], &idx) ||
+		    xp_layout_frame(&d->layout, idx) != buf[i])
 			foreign++;
 		else if (seen[idx]++)
 			dups++;
 	}
-	xp_ledger_audit(e->ledger, NULL, &r);
+	xp_ledger_audit(d->ledger, NULL, &r);
 	held = r.place[XP_PLACE_FILL] + r.place[XP_PLACE_TX];
 	for (i = 0; i < n; i++) {
-		__u64 h = xp_layout_frame(&e->layout, i);
-		int st = xp_ledger_state_of(e->ledger, h);
+		__u64 h = xp_layout_frame(&d->layout, i);
+		int st = xp_ledger_state_of(d->ledger, h);
 
 		/* Frame by frame: in the pile means free; missing means a ring had it. */
 		if (seen[i] && st != XP_PLACE_FREE && held_twice++ < XP_LEDGER_LOG_MAX)
@@ -889,30 +653,39 @@ static int reclaim(struct engine *e)
 		err = -EUCLEAN;
 	}
 	/* The rings are gone: their frames are free again. */
-	k = xp_ledger_frames_in(e->ledger, XP_PLACE_FILL, e->handles, n);
-	xp_ledger_move(a, XP_PLACE_FILL, XP_PLACE_FREE, e->handles, k);
-	k = xp_ledger_frames_in(e->ledger, XP_PLACE_TX, e->handles, n);
-	xp_ledger_move(a, XP_PLACE_TX, XP_PLACE_FREE, e->handles, k);
-	if (!dups && !foreign && avail + missing == n && xp_pool_put(e->pool, buf, n))
+	k = xp_ledger_frames_in(d->ledger, XP_PLACE_FILL, d->handles, n);
+	xp_ledger_move(a, XP_PLACE_FILL, XP_PLACE_FREE, d->handles, k);
+	k = xp_ledger_frames_in(d->ledger, XP_PLACE_TX, d->handles, n);
+	xp_ledger_move(a, XP_PLACE_TX, XP_PLACE_FREE, d->handles, k);
+	if (!dups && !foreign && avail + missing == n && xp_pool_put(d->pool, buf, n))
 		err = fail("ledger: the pile refused the frames back");
-	obs[XP_PLACE_FREE] = xp_pool_avail(e->pool);
+	obs[XP_PLACE_FREE] = xp_pool_avail(d->pool);
 	obs[XP_PLACE_FILL] = 0;
-	if (xp_ledger_audit(e->ledger, obs, &r) || xp_pool_avail(e->pool) != n)
+	if (xp_ledger_audit(d->ledger, obs, &r) || xp_pool_avail(d->pool) != n)
 		err = -EUCLEAN;
 	if (e->cfg.json)
-		printf("{\"type\":\"ledger\",\"when\":\"exit\",\"ok\":%s,\"frames\":%u,\"returned\":%u,"
+		printf("{\"type\":\"ledger\",\"when\":\"exit\",\"ok\":%s%s,\"frames\":%u,\"returned\":%u,"
 		       "\"held_by_kernel\":%u,\"bad_transitions\":%llu}\n",
-		       err ? "false" : "true", n, xp_pool_avail(e->pool), missing,
-		       (unsigned long long)r.bad_transitions);
+		       err ? "false" : "true", dom_tag(e, d, true), n, xp_pool_avail(d->pool),
+		       missing, (unsigned long long)r.bad_transitions);
 	else
 		fprintf(stderr,
-			"exit: ledger: %s: all %u frames back in the pile (%u were in kernel rings)%s%s\n",
-			err ? "FAILED" : "ok", n, missing, err && !r.ok ? ": " : "",
-			err && !r.ok ? r.why : "");
+			"exit%s: ledger: %s: all %u frames back in the pile (%u were in kernel rings)%s%s\n",
+			dom_tag(e, d, false), err ? "FAILED" : "ok", n, missing,
+			err && !r.ok ? ": " : "", err && !r.ok ? r.why : "");
 out:
 	free(buf);
 	free(seen);
 	return err;
+}
+
+static int reclaim(struct engine *e)
+{
+	int err = 0;
+
+	for (__u32 i = 0; i < e->ndoms; i++)
+		err |= reclaim_dom(e, &e->dom[i]);
+	return err ? -EUCLEAN : 0;
 }
 
 /* ---- the main loop ---- */
@@ -943,28 +716,32 @@ static void xskmap_set(struct engine *e, bool on)
  * socket is in the XSKMAP (nothing consumed them yet): how many lie in its M3 slice and
  * how they spread over channels and L1 sets. With -v or --json only.
  */
-static void report_slices(struct engine *e)
+static void report_slices(struct engine *e, struct eng_dom *d)
 {
-	__u32 n = e->layout.nframes, *pos = calloc(n, sizeof(__u32)), *bins;
-	__u32 nch = xp_layout_spread_bins(&e->layout, XP_SPREAD_CH64);
-	__u32 nl1 = xp_layout_spread_bins(&e->layout, XP_SPREAD_L1), i, k, idx, reach = 0;
+	__u32 n = d->layout.nframes, *pos = calloc(n, sizeof(__u32)), *bins;
+	__u32 nch = xp_layout_spread_bins(&d->layout, XP_SPREAD_CH64);
+	__u32 nl1 = xp_layout_spread_bins(&d->layout, XP_SPREAD_L1), i, k, idx, reach = 0;
 
 	/* [0, 64): channels; [64, 64 + nl1): L1 sets; then the sets any frame reaches (on
 	 * 4 KiB pages a frame per page rotating over 32 lines reaches half of them). */
 	bins = calloc(ENG_SLICE_BINS, sizeof(__u32));
 	if (!pos || !bins || !nch || nch > 64 || !nl1 || 64 + 2 * nl1 > ENG_SLICE_BINS ||
-	    xp_layout_spread(&e->layout, XP_SPREAD_L1, 0, bins + 64 + nl1))
+	    xp_layout_spread(&d->layout, XP_SPREAD_L1, 0, bins + 64 + nl1))
 		goto out;
 	for (k = 0; k < nl1; k++)
 		reach += bins[64 + nl1 + k] > 0;
 	for (i = 0; i < n; i++)
-		if (!xp_layout_frame_index(&e->layout, e->handles[i], &idx))
+		if (!xp_layout_frame_index(&d->layout, d->handles[i], &idx))
 			pos[idx] = i;
 	for (i = 0; i < e->nworkers; i++) {
 		struct eng_worker *w = &e->workers[i];
-		struct xp_ring *fill = w->nq ? &w->q[0]->xsk->fill : NULL;
+		const struct eng_wdom *wd = &w->wd[d->id];
+		struct xp_ring *fill = NULL;
 		__u32 got, in = 0, l1min = ~0u, l1max = 0, *ch = bins, *l1 = bins + 64;
 
+		for (k = 0; k < w->nq && !fill; k++)
+			if (w->q[k]->dom == d)
+				fill = &w->q[k]->xsk->fill;
 		if (!fill)
 			continue;
 		got = __atomic_load_n(fill->producer, __ATOMIC_ACQUIRE);
@@ -976,11 +753,11 @@ static void report_slices(struct engine *e)
 		for (k = 0; k < got; k++) {
 			__u64 h = *xp_ring_addr(fill, k);
 
-			if (!xp_layout_frame_index(&e->layout, h, &idx) &&
-			    pos[idx] - w->slice_first < w->slice_count)
+			if (!xp_layout_frame_index(&d->layout, h, &idx) &&
+			    pos[idx] - wd->slice_first < wd->slice_count)
 				in++;
-			ch[xp_spread_bin(&e->layout, XP_SPREAD_CH64, h + e->layout.data_off)]++;
-			l1[xp_spread_bin(&e->layout, XP_SPREAD_L1, h + e->layout.data_off)]++;
+			ch[xp_spread_bin(&d->layout, XP_SPREAD_CH64, h + d->layout.data_off)]++;
+			l1[xp_spread_bin(&d->layout, XP_SPREAD_L1, h + d->layout.data_off)]++;
 		}
 		for (k = 0; k < nl1; k++) {
 			if (!l1[nl1 + k])
@@ -989,17 +766,18 @@ static void report_slices(struct engine *e)
 			l1max = l1[k] > l1max ? l1[k] : l1max;
 		}
 		if (e->cfg.json) {
-			printf("{\"type\":\"slice\",\"worker\":%u,\"core\":%d,\"first\":%u,\"count\":%u,\"frames\":%u,\"in_slice\":%u,\"channels\":[",
-			       w->id, w->core, w->slice_first, w->slice_count, got, in);
+			printf("{\"type\":\"slice\"%s,\"worker\":%u,\"core\":%d,\"first\":%u,\"count\":%u,\"frames\":%u,\"in_slice\":%u,\"channels\":[",
+			       dom_tag(e, d, true), w->id, w->core, wd->slice_first,
+			       wd->slice_count, got, in);
 			for (k = 0; k < nch; k++)
 				printf("%s%u", k ? "," : "", ch[k]);
 			printf("],\"l1_sets\":%u,\"l1_min\":%u,\"l1_max\":%u}\n", reach, l1min,
 			       l1max);
 		} else {
 			fprintf(stderr,
-				"xpile: worker %u (core %d): M3 slice [%u, %u) of the fill order; its first %u frames: %u in the slice, channels",
-				w->id, w->core, w->slice_first, w->slice_first + w->slice_count,
-				got, in);
+				"xpile: worker %u (core %d)%s: M3 slice [%u, %u) of the fill order; its first %u frames: %u in the slice, channels",
+				w->id, w->core, dom_tag(e, d, false), wd->slice_first,
+				wd->slice_first + wd->slice_count, got, in);
 			for (k = 0; k < nch; k++)
 				fprintf(stderr, "%s%u", k ? "/" : " ", ch[k]);
 			fprintf(stderr, ", %u..%u in each of the %u L1 sets frames reach\n", l1min,
@@ -1009,6 +787,56 @@ static void report_slices(struct engine *e)
 out:
 	free(pos);
 	free(bins);
+}
+
+/* Scripts wait for this line before sending traffic: it says what each UMEM is and
+ * that they are carves of one arena per node. */
+static void print_ready(struct engine *e)
+{
+	const struct eng_config *c = &e->cfg;
+	const struct xp_layout *l = &e->dom[0].layout;
+	const struct eng_dom *d;
+	__u64 bytes = 0;
+	__u32 frames = 0, i;
+
+	for (i = 0; i < e->ndoms; i++) {
+		bytes += e->dom[i].mem.size;
+		frames += e->dom[i].layout.nframes;
+	}
+	if (c->json) {
+		printf("{\"type\":\"ready\",\"sockets\":%u,\"workers\":%u,\"frames\":%u,\"layout\":\"%s\",\"stride\":%u,\"channels\":%u,\"ranks\":%u,\"topology\":\"%s\",\"page_size\":%u,\"umem_bytes\":%llu,\"numa_node\":%d,\"umems\":%u,\"arenas\":%u,\"umem\":[",
+		       e->nq, e->nworkers, frames,
+		       l->kind == XP_LAYOUT_ALIGNED ? "aligned" : "interleaved", l->stride,
+		       l->topo.channels, l->topo.ranks, e->topo_note, e->dom[0].mem.page_size,
+		       (unsigned long long)bytes, e->dom[0].mem.numa_node, e->ndoms, e->narenas);
+		for (i = 0; i < e->ndoms; i++) {
+			d = &e->dom[i];
+			printf("%s{\"frames\":%u,\"bytes\":%llu,\"offset\":%llu,\"numa_node\":%d,\"sockets\":%u}",
+			       i ? "," : "", d->layout.nframes, (unsigned long long)d->mem.size,
+			       (unsigned long long)d->buf.off, d->node, d->nq);
+		}
+		printf("]}\n");
+		return;
+	}
+	if (!c->quiet || e->topo_guessed)
+		fprintf(stderr, "xpile: memory topology: %s%s\n", e->topo_note,
+			e->topo_guessed ?
+				"; give --channels and --ranks for this machine's memory" :
+				"");
+	fprintf(stderr,
+		"xpile: ready: %u socket(s), %u worker(s), %u frames, %s layout (stride %u, %u channels x %u ranks), %s pages",
+		e->nq, e->nworkers, frames,
+		l->kind == XP_LAYOUT_ALIGNED ? "aligned" : "interleaved", l->stride,
+		l->topo.channels, l->topo.ranks,
+		e->dom[0].mem.page_size == XP_PAGE_2M ? "2 MiB" : "4 KiB");
+	if (e->ndoms > 1) {
+		fprintf(stderr, ", %u UMEMs (", e->ndoms);
+		for (i = 0; i < e->ndoms; i++)
+			fprintf(stderr, "%s%u frames, %.1f MiB", i ? "; " : "",
+				e->dom[i].layout.nframes, e->dom[i].mem.size / 1048576.0);
+		fprintf(stderr, ") carved from %u arena%s", e->narenas, e->narenas > 1 ? "s" : "");
+	}
+	fprintf(stderr, "\n");
 }
 
 int eng_run(struct engine *e)
@@ -1058,30 +886,13 @@ int eng_run(struct engine *e)
 		       eng_now_ns() < deadline)
 			usleep(100);
 	if (!status && !c->take_over && c->mode->needs_rx && (c->json || c->verbose))
-		report_slices(e);
+		for (i = 0; i < e->ndoms; i++)
+			report_slices(e, &e->dom[i]);
 	if (!status) {
 		if (!c->take_over) /* taken over: the XSKMAP holds these very sockets */
 			xskmap_set(e, true);
 		/* Scripts wait for this line before sending traffic. */
-		if (c->json)
-			printf("{\"type\":\"ready\",\"sockets\":%u,\"workers\":%u,\"frames\":%u,\"layout\":\"%s\",\"stride\":%u,\"channels\":%u,\"ranks\":%u,\"topology\":\"%s\",\"page_size\":%u,\"umem_bytes\":%llu,\"numa_node\":%d}\n",
-			       e->nq, e->nworkers, e->layout.nframes,
-			       e->layout.kind == XP_LAYOUT_ALIGNED ? "aligned" : "interleaved",
-			       e->layout.stride, e->layout.topo.channels, e->layout.topo.ranks,
-			       e->topo_note, e->mem.page_size, (unsigned long long)e->mem.size,
-			       e->mem.numa_node);
-		else if (!c->quiet || e->topo_guessed)
-			fprintf(stderr, "xpile: memory topology: %s%s\n", e->topo_note,
-				e->topo_guessed ?
-					"; give --channels and --ranks for this machine's memory" :
-					"");
-		if (!c->json)
-			fprintf(stderr,
-				"xpile: ready: %u socket(s), %u worker(s), %u frames, %s layout (stride %u, %u channels x %u ranks), %s pages\n",
-				e->nq, e->nworkers, e->layout.nframes,
-				e->layout.kind == XP_LAYOUT_ALIGNED ? "aligned" : "interleaved",
-				e->layout.stride, e->layout.topo.channels, e->layout.topo.ranks,
-				e->mem.page_size == XP_PAGE_2M ? "2 MiB" : "4 KiB");
+		print_ready(e);
 		fflush(stdout);
 	}
 	e->start_ns = e->last_tick_ns = eng_now_ns();
@@ -1163,12 +974,7 @@ int eng_run(struct engine *e)
 		xp_xsk_destroy(e->qs[i].xsk);
 		e->qs[i].xsk = NULL;
 	}
-	for (i = 0; i < e->nworkers; i++) {
-		xp_deal_destroy(e->workers[i].deal); /* back to the cache first */
-		e->workers[i].deal = NULL;
-		xp_cache_destroy(e->workers[i].cache);
-		e->workers[i].cache = NULL;
-	}
+	eng_dom_caches_destroy(e); /* every free frame back in its pile */
 	audit_err |= reclaim(e);
 	if (e->cfg.json)
 		fflush(stdout);
@@ -1222,26 +1028,10 @@ void eng_teardown(struct engine *e)
 		xp_xsk_destroy(e->qs[i].xsk);
 	for (i = 0; i < e->cfg.nports; i++)
 		close_port(e, &e->ports[i]);
-	for (i = 0; i < e->nworkers; i++) {
-		xp_deal_destroy(e->workers[i].deal);
-		if (e->workers[i].cache)
-			xp_cache_destroy(e->workers[i].cache);
-	}
-	if (e->umem && xp_umem_destroy(e->umem))
-		fprintf(stderr, "xpile: UMEM still in use at exit\n");
-	else
-		e->umem = NULL;
+	eng_dom_caches_destroy(e);
 	eng_capture_destroy(e);
 	eng_tap_destroy(e);
-	xp_ledger_destroy(e->ledger);
-	xp_pool_destroy(e->pool);
-	free(e->handles);
-	/* Handed over: the successor maps these pages; freeing the carve would punch them
-	 * out of the memfd under it. The arena's unmap and close below leave them its. */
-	if (e->mem_ok && !e->hands_off)
-		xp_arena_free(node_arena(e, e->mem.numa_node, 0, XP_HUGE_NEVER), &e->umem_buf);
-	if (e->umem_imported && !e->umem && e->mem.fd >= 0) /* the mapping went with the UMEM */
-		close(e->mem.fd);
+	eng_dom_destroy(e);
 	eng_ho_close(e);
 	for (i = 0; i < e->narenas; i++)
 		xp_arena_destroy(e->arenas[i].a);

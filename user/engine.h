@@ -33,6 +33,7 @@
 #define ENG_MAX_QUEUES 64
 #define ENG_MAX_WORKERS 64
 #define ENG_MAX_BATCH 256
+#define ENG_MAX_DOMS ENG_MAX_PORTS
 
 struct eng_q;
 struct engine;
@@ -46,6 +47,7 @@ struct eng_counters {
 	__u64 tx_kicks, rx_wakeups;
 	__u64 fill_posted, tx_posted, completed; /* ring traffic, for the audit split */
 	__u64 rx_descs; /* descriptors taken from RX: fill_posted - rx_descs are in the kernel */
+	__u64 tx_copied; /* fwd across two UMEMs: frames copied into this socket's UMEM */
 };
 
 /* A socket's ring indices at its worker's cut (user/audit.c): fill, RX, TX and
@@ -58,6 +60,8 @@ struct eng_q {
 	struct xp_xsk *xsk;
 	struct eng_port *port;
 	struct eng_worker *w;
+	struct eng_dom *dom; /* the frame domain (UMEM) of its port */
+	struct eng_wdom *wd; /* its worker's allocator state in that domain */
 	__u32 queue;
 	struct eng_q *peer; /* fwd: where what arrives here leaves */
 	__u32 tx_inflight; /* posted to TX, not completed (frames) */
@@ -77,21 +81,58 @@ struct eng_port {
 	unsigned char mac[6];
 	struct xp_steer *steer;
 	struct eng_tap *tap; /* --host-tap, else NULL */
+	struct eng_dom *dom; /* the frame domain its sockets share */
 	bool steer_borrowed; /* found attached: not ours to remove */
 	int uds_map_fd; /* --uds: the XSKMAP the agent handed over (uds.c), else unused */
 	/* Main thread (watch.c): what was last seen, so each change is told once. */
 	bool link_up, gone, prog_lost, pins_told, registered;
 };
 
-/* What a worker saw at its cut, between two loop turns (user/audit.c). */
+/* What a worker saw of one frame domain at its cut, between two loop turns
+ * (user/audit.c). */
 struct eng_cut {
 	struct xp_ledger_cut led;
 	__u64 allocator; /* frames in its cache and dealer */
 	__u64 pile_ops; /* its cache's slow paths so far: every pile access is one */
 	__u64 app; /* frames it holds at the cut: those in its TAP ring's io_uring */
-	__u32 pile; /* the pile's count */
-	__u32 ticket; /* order of the cuts in a round */
-	__u32 gen; /* round this cut answers; published last */
+	__u32 pile; /* the domain's pile count */
+};
+
+/*
+ * A frame domain (user/dom.c): one UMEM carved from its NUMA node's arena, with its
+ * own layout, frame pool, ledger and handles. --umem shared: one domain for every
+ * port; per-port: one per port. A frame never leaves its domain: fwd between two
+ * domains copies (modes/fwd.c).
+ */
+struct eng_dom {
+	__u32 id;
+	int node; /* NUMA node of its arena (-1: none) */
+	struct xp_layout layout;
+	struct xp_arena_buf buf; /* the carve */
+	struct xp_mem mem; /* describes the carve: base, size, page size, node, memfd */
+	bool mem_ok;
+	bool unaligned;
+	bool imported; /* mapped from a predecessor's memfd (handover.h): no carve of ours */
+	__u64 *handles; /* every frame, in fill order */
+	__u32 *starts; /* unaligned chunks: low bits of the frame start in each ledger slot */
+	struct xp_pool *pool;
+	struct xp_umem *umem; /* registered on its first socket */
+	struct xp_ledger *ledger;
+	__u32 frames; /* --frames, or what its sockets and workers need */
+	__u32 nq, nrx; /* its sockets, those that receive */
+	__u32 nworkers; /* workers with a socket in it */
+	__u32 fill_cap; /* most frames one fill ring may hold (fair share of a small pool) */
+};
+
+/* A worker's allocator state in one domain: NULL d when it has no socket there. */
+struct eng_wdom {
+	struct eng_dom *d;
+	struct xp_cache *cache;
+	struct xp_deal *deal; /* in front of cache: refills even over channels */
+	struct xp_ledger_acct *acct;
+	__u32 rank; /* its index among the domain's workers: its M3 slice, its stripe */
+	__u32 slice_first, slice_count; /* its M3 slice of the fill order (xpile/layout.h) */
+	struct eng_cut cut;
 };
 
 struct eng_worker {
@@ -102,10 +143,7 @@ struct eng_worker {
 	bool started;
 	struct eng_q *q[ENG_MAX_QUEUES];
 	__u32 nq;
-	struct xp_cache *cache;
-	struct xp_deal *deal; /* in front of cache: refills even over channels */
-	struct xp_ledger_acct *acct;
-	__u32 slice_first, slice_count; /* its M3 slice of the fill order (xpile/layout.h) */
+	struct eng_wdom wd[ENG_MAX_DOMS]; /* indexed by domain id */
 	struct eng_cap_ring *cap; /* --capture: this worker's ring (capture.h), else NULL */
 	struct eng_uwait *uwait; /* idle wait on io_uring (uring_wait.h), NULL: poll() */
 	struct eng_tap_w *tapw; /* --host-tap: this worker's TAP ring (tap.h), else NULL */
@@ -117,7 +155,8 @@ struct eng_worker {
 	 * that moved packets (CLOCK_MONOTONIC ns; the pause a handover costs) */
 	__u64 ho_park_ns, ho_resume_ns, ho_first_work_ns, ho_last_work_ns;
 	bool fault_done; /* XPILE_FAULT injected */
-	struct eng_cut cut;
+	__u32 cut_ticket; /* order of the cuts in a round (audit.c) */
+	__u32 cut_gen; /* round its cuts answer; published last */
 	__u64 scratch[ENG_MAX_BATCH];
 	struct xdp_desc descs[ENG_MAX_BATCH];
 };
@@ -163,6 +202,7 @@ struct eng_config {
 	enum xp_pool_backend pool_backend;
 	const char *handover; /* --handover PATH: serve a successor there (handover.h) */
 	const char *take_over; /* --take-over PATH: take a running engine's sockets */
+	int umem; /* enum eng_umem */
 	/* XPILE_FAULT (tests): once running, each worker loses one frame or frees one twice. */
 	enum { ENG_FAULT_NONE, ENG_FAULT_LOSE, ENG_FAULT_TWICE } fault;
 	/* --capture (capture.h) */
@@ -194,8 +234,7 @@ struct engine {
 	__u32 nq;
 	struct eng_worker workers[ENG_MAX_WORKERS];
 	__u32 nworkers;
-	/* One arena per NUMA node; the UMEM is a carve of its port's node's arena, and e->mem
-	 * describes that carve (base, size, page size, node, the arena's memfd). */
+	/* One arena per NUMA node; each UMEM is a carve of its port's node's arena. */
 	struct {
 		int node;
 		struct xp_arena *a;
@@ -205,25 +244,15 @@ struct engine {
 	/* --hugepages auto fell back to 4 KiB pages: free, needed, the nr_hugepages to set */
 	long huge_free, huge_want;
 	__u32 huge_need;
-	struct xp_arena_buf umem_buf;
-	struct xp_mem mem;
-	bool mem_ok;
-	/* Imported: the mapping and mem.fd came from a predecessor (no arena carve). */
-	bool umem_imported;
+	struct eng_dom dom[ENG_MAX_DOMS];
+	__u32 ndoms;
 	/* 1: the rings are another engine's (handed over, or never taken): workers leave
 	 * at once, touching nothing, and no exit path drains, audits or unmaps the XSKMAP. */
 	volatile int hands_off;
-	__u64 umem_off; /* the UMEM's offset in mem.fd, which a successor maps (handover.h) */
 	struct eng_ho *ho; /* --handover / --take-over state, else NULL */
-	struct xp_layout layout;
 	char topo_note[512]; /* where the channels and ranks came from */
 	bool topo_guessed; /* a default stands in for what the probe did not find */
-	bool unaligned;
 	bool sg_auto; /* multi-buffer turned on because an MTU exceeds a frame */
-	__u64 *handles;
-	struct xp_pool *pool;
-	struct xp_umem *umem;
-	struct xp_ledger *ledger;
 	struct eng_capture *cap; /* --capture, else NULL */
 	struct eng_tap *taps[ENG_MAX_PORTS]; /* --host-tap */
 	__u32 ntaps;
@@ -240,13 +269,14 @@ struct engine {
 	__u64 last_tick_ns;
 	__u64 next_watch_ns;
 	int fault_status; /* 4 when a port failed while running (watch.c) */
-	__u32 fill_cap; /* most frames one fill ring may hold (fair share of a small pool) */
 	/* Live audit (user/audit.c): workers cut when cut_gen moves. */
 	volatile __u32 cut_gen;
 	__u32 cut_ticket;
 	__u64 live_failures; /* live audits that failed */
 	char live_why[256]; /* the first one's reason */
 };
+
+enum eng_umem { ENG_UMEM_SHARED, ENG_UMEM_PER_PORT };
 
 /* engine.c */
 /* eng_setup's failures are the process exit status (2: the options can never work). */
@@ -260,8 +290,8 @@ int eng_setup(struct engine *e); /* 0, ENG_SETUP_FAILED or ENG_BAD_INPUT */
  * message when they do not within 1 s): 0 or -ETIMEDOUT (then nothing is paused). */
 int eng_pause(struct engine *e, const char *why);
 void eng_resume(struct engine *e);
-/* The workers' M3 slices from the pool: frames the ledger has free only (handover). */
-int eng_deal_slices(struct engine *e);
+/* Channels and ranks: the options, else the probe, which says where it looked. */
+void eng_topology(struct engine *e, struct xp_topology *t);
 /* Carves @bytes for a large buffer from the arena of NUMA node @node (-1: none). */
 int eng_carve(struct engine *e, int node, __u64 bytes, struct xp_arena_buf *out);
 int eng_run(struct engine *e); /* returns the process exit status */
@@ -273,12 +303,27 @@ __u32 eng_refill(struct eng_worker *w, struct eng_q *q);
 __u32 eng_complete(struct eng_worker *w, struct eng_q *q);
 __u32 eng_rx(struct eng_worker *w, struct eng_q *q, struct xdp_desc *out, __u32 max);
 __u32 eng_tx(struct eng_worker *w, struct eng_q *q, const struct xdp_desc *d, __u32 n);
-void eng_free_descs(struct eng_worker *w, const struct xdp_desc *d, __u32 n);
+/* Frees @n descriptors of @wd's domain to its dealer (@scratch: room for @n handles). */
+void eng_free_descs(struct eng_wdom *wd, __u64 *scratch, const struct xdp_desc *d, __u32 n);
+/* d->starts, for the check that a kernel descriptor is a frame start (unaligned). */
+int eng_dom_starts(struct eng_dom *d, const struct xp_ledger_acct *a);
 void eng_kick(struct eng_q *q);
-static inline void *eng_data(struct engine *e, __u64 addr)
+static inline void *eng_data(const struct eng_dom *d, __u64 addr)
 {
-	return xp_layout_ptr(&e->layout, e->mem.base, addr);
+	return xp_layout_ptr(&d->layout, d->mem.base, addr);
 }
+/* dom.c: the frame domains */
+int eng_dom_assign(struct engine *e); /* queues to domains, frames and fill shares */
+int eng_dom_memory(struct engine *e); /* layouts, then each UMEM carved from its arena */
+int eng_dom_frames(struct engine *e); /* pools, ledgers, caches, dealers, slices, UMEMs */
+void eng_dom_caches_destroy(struct engine *e); /* dealers first, then caches */
+/* The workers' M3 slices of @d from its pool: the frames its ledger has free only (a
+ * handover's others are in rings). */
+int eng_dom_deal(struct engine *e, struct eng_dom *d);
+/* @d's fill ring share of its frames (a handover changes its frames): 0 or refused. */
+int eng_dom_fill_cap(struct engine *e, struct eng_dom *d);
+void eng_dom_destroy(struct engine *e); /* UMEMs, ledgers, pools, carves */
+struct xp_arena *eng_node_arena(struct engine *e, int node, __u64 want, enum xp_hugepages hp);
 /* watch.c: link, interface, program and pins of every port, from the main thread */
 void eng_watch_start(struct engine *e);
 int eng_watch(struct engine *e, __u64 now); /* non-zero: stop with that status */

@@ -70,6 +70,8 @@ struct ho_hello {
 	__u32 rx_ring, tx_ring, fill_ring, comp_ring;
 	__u8 no_need_wakeup, multi_buffer, multi_buffer_set, busy_poll;
 	char pin_path[256];
+	__u32 umem; /* enum eng_umem */
+	__u32 pad_;
 };
 
 /* One UMEM: where it lies in the memfd sent with it, its layout and its frames. */
@@ -140,16 +142,19 @@ struct ho_dom {
 
 static __u32 ho_doms(struct engine *e, struct ho_dom *d)
 {
-	d[0] = (struct ho_dom){ &e->layout,  e->ledger,	       &e->umem,	e->mem.fd,
-				e->umem_off, e->mem.page_size, e->mem.numa_node };
-	return 1;
+	for (__u32 i = 0; i < e->ndoms; i++) {
+		struct eng_dom *m = &e->dom[i];
+
+		d[i] = (struct ho_dom){ &m->layout, m->ledger,	      &m->umem, m->mem.fd,
+					m->buf.off, m->mem.page_size, m->node };
+	}
+	return e->ndoms;
 }
 
 static __u32 ho_dom_of(const struct engine *e, const struct eng_q *q)
 {
 	(void)e;
-	(void)q;
-	return 0;
+	return q->dom->id;
 }
 
 static void die_at(const struct eng_ho *h, enum ho_fault f)
@@ -235,6 +240,7 @@ static void hello_fill(const struct engine *e, struct ho_hello *m)
 	m->multi_buffer_set = c->multi_buffer_set;
 	m->busy_poll = c->busy_poll;
 	snprintf(m->pin_path, sizeof(m->pin_path), "%s", c->pin_path ? c->pin_path : "");
+	m->umem = (__u32)c->umem;
 }
 
 /* The old side's check of a HELLO: 0, or the one line that says what differs. */
@@ -281,18 +287,20 @@ static int hello_check(const struct engine *e, const struct ho_hello *m, char *w
 	DIFF(comp_ring, "--comp-ring")
 	DIFF(no_need_wakeup, "--no-need-wakeup")
 	DIFF(busy_poll, "--busy-poll")
+	DIFF(umem, "--umem (0 shared, 1 per-port)")
 	if (m->multi_buffer_set && m->multi_buffer != mine.multi_buffer) {
 		snprintf(why, len,
 			 "--multi-buffer differs from the running engine's: give the same");
 		return -1;
 	}
-	if (m->frames && m->frames != e->layout.nframes) {
-		snprintf(
-			why, len,
-			"--frames %u differs from the running engine's %u: give the same, or leave it out",
-			m->frames, e->layout.nframes);
-		return -1;
-	}
+	for (__u32 i = 0; m->frames && i < e->ndoms; i++)
+		if (m->frames != e->dom[i].layout.nframes) {
+			snprintf(
+				why, len,
+				"--frames %u differs from the running engine's %u: give the same, or leave it out",
+				m->frames, e->dom[i].layout.nframes);
+			return -1;
+		}
 	if (strcmp(m->pin_path, mine.pin_path)) {
 		snprintf(why, len, "--pin-path differs from the running engine's: give the same");
 		return -1;
@@ -328,25 +336,30 @@ static int take_umems(struct engine *e)
 	for (__u32 i = 0; i < n; i++) {
 		const struct ho_umem *u = &h->offer.umems[i];
 
+		struct eng_dom *m = &e->dom[i];
+
 		if (xp_umem_import(h->fds[i], &u->rec, d[i].umem))
 			return -1; /* said by the library */
 		h->fd_used[i] = true;
-		*d[i].layout = u->layout;
-		/* dom 0 is the engine's e->mem: the memfd, the mapping, its pages */
-		if (i == 0) {
-			e->mem.base = xp_umem_area(e->umem);
-			e->mem.size = u->rec.size;
-			e->mem.page_size = u->rec.page_size;
-			e->mem.hugepages = u->hugepages;
-			e->mem.numa_node = u->numa_node;
-			e->mem.fd = h->fds[i];
-			e->page_size = u->rec.page_size;
-			e->umem_off = u->rec.offset;
-			e->umem_imported = true;
-			e->unaligned = u->layout.umem_flags & XDP_UMEM_UNALIGNED_CHUNK_FLAG;
-		}
+		/* The domain is the old engine's: its layout, its frames, its memfd. */
+		m->layout = u->layout;
+		m->frames = u->layout.nframes;
+		m->mem.base = xp_umem_area(m->umem);
+		m->mem.size = u->rec.size;
+		m->mem.page_size = u->rec.page_size;
+		m->mem.hugepages = u->hugepages;
+		m->mem.numa_node = u->numa_node;
+		m->mem.fd = h->fds[i];
+		m->buf = (struct xp_arena_buf){ .base = m->mem.base,
+						.off = u->rec.offset,
+						.size = u->rec.size };
+		m->node = u->numa_node;
+		m->imported = true;
+		m->unaligned = u->layout.umem_flags & XDP_UMEM_UNALIGNED_CHUNK_FLAG;
+		e->page_size = u->rec.page_size;
+		if (eng_dom_fill_cap(e, m))
+			return -1;
 	}
-	e->cfg.frames = e->layout.nframes;
 	snprintf(e->topo_note, sizeof(e->topo_note), "the layout of pid %d, taken over",
 		 (int)h->peer);
 	return 0;
@@ -669,7 +682,6 @@ static int state_take(struct engine *e, const struct ho_state *st, __u32 len)
 	const __u8 *bytes = (const __u8 *)(ss + st->nsocks);
 	struct ho_dom d[ENG_MAX_PORTS];
 	__u32 n = ho_doms(e, d), need = (__u32)(sizeof(*st) + st->nsocks * sizeof(*ss));
-	struct xp_ledger_acct *acct = e->workers[0].acct;
 	__u64 *buf;
 
 	if (st->numems != n || st->nsocks != e->nq)
@@ -691,7 +703,14 @@ static int state_take(struct engine *e, const struct ho_state *st, __u32 len)
 		return fail("--take-over: a state of %u bytes where %u were due", len, need);
 	for (__u32 i = 0; i < n; i++) {
 		__s64 held[XP_PLACE_MAX] = { 0 }, rings[XP_PLACE_MAX] = { 0 };
-		__u32 nf = st->nframes[i], k, cnt;
+		__u32 nf = st->nframes[i], k, cnt, w;
+		struct xp_ledger_acct *acct = NULL;
+
+		/* The moves go through the account of the domain's first worker, before any
+		 * worker runs (the live audit sums the accounts). */
+		for (w = 0; w < e->nworkers && !acct; w++)
+			if (e->workers[w].wd[i].d)
+				acct = e->workers[w].wd[i].acct;
 
 		buf = calloc(nf ? nf : 1, sizeof(__u64));
 		if (!buf)
@@ -740,7 +759,8 @@ static int state_take(struct engine *e, const struct ho_state *st, __u32 len)
 			for (k = 0, cnt = 0; k < nf; k++)
 				if (bytes[k] == place)
 					buf[cnt++] = xp_layout_frame(d[i].layout, k);
-			xp_ledger_move(acct, XP_PLACE_FREE, (enum xp_place)place, buf, cnt);
+			if (acct)
+				xp_ledger_move(acct, XP_PLACE_FREE, (enum xp_place)place, buf, cnt);
 		}
 		free(buf);
 		bytes += nf;
@@ -773,7 +793,10 @@ static int state_take(struct engine *e, const struct ho_state *st, __u32 len)
 					"--take-over: %s:%u: a completion ring frame the ledger has elsewhere",
 					e->qs[q].port->ifname, e->qs[q].queue);
 	}
-	return eng_deal_slices(e) ? -1 : 0;
+	for (__u32 i = 0; i < n; i++)
+		if (eng_dom_deal(e, &e->dom[i]))
+			return -1;
+	return 0;
 }
 
 static int ho_error(struct engine *e, const char *fmt, const char *what)

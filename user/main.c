@@ -53,6 +53,11 @@ static const struct cli_name layout_names[] = {
 	CLI_NAME("aligned", XP_LAYOUT_ALIGNED),
 	{ 0 },
 };
+static const struct cli_name umem_names[] = {
+	CLI_NAME("shared", ENG_UMEM_SHARED),
+	CLI_NAME("per-port", ENG_UMEM_PER_PORT),
+	{ 0 },
+};
 static const struct cli_name huge_names[] = {
 	CLI_NAME("auto", XP_HUGE_AUTO),	   CLI_NAME("require", XP_HUGE_REQUIRE),
 	CLI_ALIAS("yes", XP_HUGE_REQUIRE), CLI_NAME("never", XP_HUGE_NEVER),
@@ -242,6 +247,9 @@ static const struct cli_opt opts[] = {
 	OPT("layout", ENUM, c.layout, "KIND",
 	    "interleaved (default: padded stride, unaligned chunks) | aligned (classic power-of-two chunks).",
 	    .section = "UMEM and frames", .names = layout_names),
+	OPT("umem", ENUM, c.umem, "HOW",
+	    "shared (default: one UMEM for every port) | per-port (a UMEM per port, each carved from the arena of its port's NUMA node, with its own pool and ledger; fwd then copies each frame into the other port's UMEM, counted as tx_copied). --frames is per UMEM.",
+	    .names = umem_names),
 	OPT("frame-size", SIZE, c.frame_size, "N",
 	    "Bytes per frame: a multiple of 64 in 2048..4096 (default 2048; units k allowed: 4k). Packet room = N - headroom - 256.",
 	    .min = 2048, .max = 4096, .multiple = 64),

@@ -39,7 +39,7 @@ static void line_json(struct engine *e, struct eng_q *q, const struct eng_counte
 	       "\"tx_dropped\":%llu,\"bad_descs\":%llu,\"fill_starved\":%llu,\"tx_kicks\":%llu,"
 	       "\"rx_dropped\":%llu,\"rx_invalid_descs\":%llu,\"tx_invalid_descs\":%llu,"
 	       "\"rx_ring_full\":%llu,\"rx_fill_ring_empty_descs\":%llu,"
-	       "\"tx_ring_empty_descs\":%llu%s}\n",
+	       "\"tx_ring_empty_descs\":%llu,\"tx_copied\":%llu,\"umem\":%u%s}\n",
 	       final ? "summary" : "interval", t, q->port->ifname, q->queue, e->cfg.mode->name,
 	       q->xsk->zerocopy ? "true" : "false", (unsigned long long)c->rx_packets,
 	       (unsigned long long)c->tx_packets, (unsigned long long)c->rx_bytes,
@@ -53,7 +53,8 @@ static void line_json(struct engine *e, struct eng_q *q, const struct eng_counte
 	       (unsigned long long)ks.rx_dropped, (unsigned long long)ks.rx_invalid_descs,
 	       (unsigned long long)ks.tx_invalid_descs, (unsigned long long)ks.rx_ring_full,
 	       (unsigned long long)ks.rx_fill_ring_empty_descs,
-	       (unsigned long long)ks.tx_ring_empty_descs, unsent);
+	       (unsigned long long)ks.tx_ring_empty_descs, (unsigned long long)c->tx_copied,
+	       q->dom->id, unsent);
 }
 
 static void line_text(struct engine *e, struct eng_q *q, const struct eng_counters *c, double dt,
@@ -142,23 +143,29 @@ void eng_stats_tick(struct engine *e, bool final)
 	e->last_tick_ns = now;
 }
 
-/* Allocator figures: exact at exit (workers gone), estimates while they run. */
-void eng_stats_allocator(struct engine *e, bool final)
+/* Allocator figures of one domain: exact at exit (workers gone), estimates while they
+ * run. */
+static void allocator_dom(struct engine *e, const struct eng_dom *d, bool final)
 {
 	struct xp_cache_stats s, sum = {};
 	struct xp_deal_stats ds, dsum = {};
+	const char *backend = xp_pool_backend_name(xp_pool_backend(d->pool));
+	char umem[24] = "";
+	__u64 copied = 0;
 	__u32 i;
 
 	for (i = 0; i < e->nworkers; i++) {
-		if (e->workers[i].deal) {
-			snap_u64s(&e->workers[i].deal->st, &ds, sizeof(ds));
+		const struct eng_wdom *wd = &e->workers[i].wd[d->id];
+
+		if (wd->deal) {
+			snap_u64s(&wd->deal->st, &ds, sizeof(ds));
 			dsum.gets += ds.gets;
 			dsum.uneven += ds.uneven;
 			dsum.topups += ds.topups;
 		}
-		if (!e->workers[i].cache)
+		if (!wd->cache)
 			continue;
-		snap_u64s(&e->workers[i].cache->st, &s, sizeof(s));
+		snap_u64s(&wd->cache->st, &s, sizeof(s));
 		sum.get_hits += s.get_hits;
 		sum.put_hits += s.put_hits;
 		sum.get_misses += s.get_misses;
@@ -167,26 +174,43 @@ void eng_stats_allocator(struct engine *e, bool final)
 		sum.flushes += s.flushes;
 		sum.fails += s.fails;
 	}
-	if (e->cfg.json)
-		printf("{\"type\":\"allocator\",\"when\":\"%s\",\"backend\":\"%s\",\"frames\":%u,\"avail\":%u,"
+	for (i = 0; i < e->nq; i++)
+		if (e->qs[i].dom == d)
+			copied += __atomic_load_n(&e->qs[i].c.tx_copied, __ATOMIC_RELAXED);
+	if (e->cfg.json) {
+		printf("{\"type\":\"allocator\",\"when\":\"%s\",\"umem\":%u,\"backend\":\"%s\",\"frames\":%u,\"avail\":%u,"
 		       "\"cached\":%u,\"get_hits\":%llu,\"put_hits\":%llu,\"get_misses\":%llu,"
 		       "\"put_misses\":%llu,\"refills\":%llu,\"flushes\":%llu,\"fails\":%llu,"
-		       "\"deals\":%llu,\"deals_uneven\":%llu,\"deal_topups\":%llu}\n",
-		       final ? "exit" : "interval", xp_pool_backend_name(xp_pool_backend(e->pool)),
-		       xp_pool_size(e->pool), xp_pool_avail(e->pool), xp_pool_cached(e->pool),
+		       "\"deals\":%llu,\"deals_uneven\":%llu,\"deal_topups\":%llu,\"tx_copied\":%llu}\n",
+		       final ? "exit" : "interval", d->id, backend, xp_pool_size(d->pool),
+		       xp_pool_avail(d->pool), xp_pool_cached(d->pool),
 		       (unsigned long long)sum.get_hits, (unsigned long long)sum.put_hits,
 		       (unsigned long long)sum.get_misses, (unsigned long long)sum.put_misses,
 		       (unsigned long long)sum.refills, (unsigned long long)sum.flushes,
 		       (unsigned long long)sum.fails, (unsigned long long)dsum.gets,
-		       (unsigned long long)dsum.uneven, (unsigned long long)dsum.topups);
-	else
-		fprintf(stderr,
-			"%sallocator: %s, %u frames, %u in pile, %u cached; cache gets %llu hit %llu miss, puts %llu hit %llu miss, %llu refills, %llu flushes, %llu refused; dealt %llu, %llu not channel-even, %llu top-ups\n",
-			final ? "" : "         ", xp_pool_backend_name(xp_pool_backend(e->pool)),
-			xp_pool_size(e->pool), xp_pool_avail(e->pool), xp_pool_cached(e->pool),
-			(unsigned long long)sum.get_hits, (unsigned long long)sum.get_misses,
-			(unsigned long long)sum.put_hits, (unsigned long long)sum.put_misses,
-			(unsigned long long)sum.refills, (unsigned long long)sum.flushes,
-			(unsigned long long)sum.fails, (unsigned long long)dsum.gets,
-			(unsigned long long)dsum.uneven, (unsigned long long)dsum.topups);
+		       (unsigned long long)dsum.uneven, (unsigned long long)dsum.topups,
+		       (unsigned long long)copied);
+		return;
+	}
+	if (e->ndoms > 1)
+		snprintf(umem, sizeof(umem), " (UMEM %u)", d->id);
+	fprintf(stderr,
+		"%sallocator%s: %s, %u frames, %u in pile, %u cached; cache gets %llu hit %llu miss, puts %llu hit %llu miss, %llu refills, %llu flushes, %llu refused; dealt %llu, %llu not channel-even, %llu top-ups",
+		final ? "" : "         ", umem, backend, xp_pool_size(d->pool),
+		xp_pool_avail(d->pool), xp_pool_cached(d->pool), (unsigned long long)sum.get_hits,
+		(unsigned long long)sum.get_misses, (unsigned long long)sum.put_hits,
+		(unsigned long long)sum.put_misses, (unsigned long long)sum.refills,
+		(unsigned long long)sum.flushes, (unsigned long long)sum.fails,
+		(unsigned long long)dsum.gets, (unsigned long long)dsum.uneven,
+		(unsigned long long)dsum.topups);
+	if (copied)
+		fprintf(stderr, "; %llu frames copied in from the other UMEM",
+			(unsigned long long)copied);
+	fprintf(stderr, "\n");
+}
+
+void eng_stats_allocator(struct engine *e, bool final)
+{
+	for (__u32 i = 0; i < e->ndoms; i++)
+		allocator_dom(e, &e->dom[i], final);
 }

@@ -160,13 +160,13 @@ static int ring_setup(struct engine *e, struct eng_tap_w *tw, int *fds, __u32 nf
 	if (err)
 		return err;
 	tw->ring_ok = true;
-	tw->copy = aligned_alloc(4096, (size_t)TAP_COPY_SLOTS * e->layout.chunk_size);
+	tw->copy = aligned_alloc(4096, (size_t)TAP_COPY_SLOTS * e->dom[0].layout.chunk_size);
 	if (!tw->copy)
 		return -ENOMEM;
 	for (__u32 i = 0; i < TAP_COPY_SLOTS; i++)
 		tw->copy_free[tw->ncopy_free++] = i;
-	iov[0] = (struct iovec){ e->mem.base, e->layout.area_size };
-	iov[1] = (struct iovec){ tw->copy, (size_t)TAP_COPY_SLOTS * e->layout.chunk_size };
+	iov[0] = (struct iovec){ e->dom[0].mem.base, e->dom[0].layout.area_size };
+	iov[1] = (struct iovec){ tw->copy, (size_t)TAP_COPY_SLOTS * e->dom[0].layout.chunk_size };
 	tw->fixed = !io_uring_register_buffers(&tw->ring, iov, 2);
 	return io_uring_register_files(&tw->ring, fds, nfds);
 }
@@ -250,8 +250,8 @@ static struct io_uring_sqe *sqe_get(struct eng_tap_w *tw)
 
 static void frame_free(struct eng_worker *w, __u64 h)
 {
-	xp_ledger_move(w->acct, XP_PLACE_APP, XP_PLACE_FREE, &h, 1);
-	xp_deal_put(w->deal, &h, 1);
+	xp_ledger_move(w->wd[0].acct, XP_PLACE_APP, XP_PLACE_FREE, &h, 1);
+	xp_deal_put(w->wd[0].deal, &h, 1);
 }
 
 static bool for_host(const struct engine *e, const struct eng_port *p, const __u8 *pkt, __u32 len,
@@ -272,8 +272,8 @@ __u32 eng_tap_rx(struct eng_worker *w, struct eng_q *q, struct xdp_desc *d, __u3
 	if (!t || !tw || __atomic_load_n(&t->gone, __ATOMIC_RELAXED))
 		return n;
 	for (i = 0; i < n; i++) {
-		__u8 *pkt = eng_data(e, d[i].addr);
-		__u64 h = xp_layout_handle(&e->layout, d[i].addr);
+		__u8 *pkt = eng_data(&e->dom[0], d[i].addr);
+		__u64 h = xp_layout_handle(&e->dom[0].layout, d[i].addr);
 		struct io_uring_sqe *sqe;
 		bool chain =
 			(d[i].options & XDP_PKT_CONTD) || (i && (d[i - 1].options & XDP_PKT_CONTD));
@@ -289,7 +289,7 @@ __u32 eng_tap_rx(struct eng_worker *w, struct eng_q *q, struct xdp_desc *d, __u3
 				continue;
 			}
 			__u32 slot = tw->copy_free[--tw->ncopy_free];
-			__u8 *buf = tw->copy + (size_t)slot * e->layout.chunk_size;
+			__u8 *buf = tw->copy + (size_t)slot * e->dom[0].layout.chunk_size;
 
 			memcpy(buf, pkt, d[i].len);
 			if (tw->fixed)
@@ -335,7 +335,7 @@ static void post_reads(struct eng_worker *w)
 {
 	struct eng_tap_w *tw = w->tapw;
 	struct engine *e = w->e;
-	__u32 room = e->layout.chunk_size - e->layout.data_off;
+	__u32 room = e->dom[0].layout.chunk_size - e->dom[0].layout.data_off;
 
 	for (__u32 i = 0; i < e->ntaps; i++) {
 		struct eng_tap *t = e->taps[i];
@@ -347,15 +347,16 @@ static void post_reads(struct eng_worker *w)
 			__u64 h;
 			__u8 *p;
 
-			if (xp_deal_get(w->deal, &h, 1))
+			if (xp_deal_get(w->wd[0].deal, &h, 1))
 				return; /* the pile is dry: reads wait, frames go to RX first */
 			sqe = sqe_get(tw);
 			if (!sqe) {
-				xp_deal_put(w->deal, &h, 1);
+				xp_deal_put(w->wd[0].deal, &h, 1);
 				return;
 			}
-			xp_ledger_move(w->acct, XP_PLACE_FREE, XP_PLACE_APP, &h, 1);
-			p = eng_data(e, xp_layout_tx_addr(&e->layout, h, e->layout.data_off));
+			xp_ledger_move(w->wd[0].acct, XP_PLACE_FREE, XP_PLACE_APP, &h, 1);
+			p = eng_data(&e->dom[0], xp_layout_tx_addr(&e->dom[0].layout, h,
+								   e->dom[0].layout.data_off));
 			if (tw->fixed)
 				io_uring_prep_read_fixed(sqe, (int)i, p, room, 0, 0);
 			else
@@ -408,7 +409,8 @@ static __u32 reap(struct eng_worker *w)
 			frame_free(w, v);
 		} else {
 			struct xdp_desc d = {
-				.addr = xp_layout_tx_addr(&e->layout, v, e->layout.data_off),
+				.addr = xp_layout_tx_addr(&e->dom[0].layout, v,
+							  e->dom[0].layout.data_off),
 				.len = (__u32)cqe->res,
 			};
 

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -21,10 +22,11 @@
 __u32 eng_refill(struct eng_worker *w, struct eng_q *q)
 {
 	struct xp_ring *fill = &q->xsk->fill;
+	struct eng_wdom *wd = q->wd;
 	__u32 batch = w->e->cfg.batch, total = 0, n, idx, i;
-	__u32 held = (__u32)(q->c.fill_posted - q->c.rx_descs), cap = w->e->fill_cap;
+	__u32 held = (__u32)(q->c.fill_posted - q->c.rx_descs), cap = q->dom->fill_cap;
 	__u32 room = held < cap ? cap - held : 0;
-	struct xp_ledger_map m = xp_ledger_map_get(w->acct);
+	struct xp_ledger_map m = xp_ledger_map_get(wd->acct);
 
 	while (total < room && (n = xp_ring_prod_free(fill, batch)) > 0) {
 		if (n > batch)
@@ -33,14 +35,14 @@ __u32 eng_refill(struct eng_worker *w, struct eng_q *q)
 			n = room - total;
 		/* M3: the dealer hands out every channel's share, channels round-robin,
 		 * whatever came back to this core. */
-		while (n && xp_deal_get(w->deal, w->scratch, n))
+		while (n && xp_deal_get(wd->deal, w->scratch, n))
 			n /= 2;
 		if (!n) {
 			q->c.fill_starved++;
 			break;
 		}
 		xp_ring_prod_reserve(fill, n, &idx);
-		xp_ledger_count(w->acct, XP_PLACE_FREE, XP_PLACE_FILL, w->scratch, n,
+		xp_ledger_count(wd->acct, XP_PLACE_FREE, XP_PLACE_FILL, w->scratch, n,
 				sizeof(__u64));
 		for (i = 0; i < n; i++) {
 			*xp_ring_addr(fill, idx + i) = w->scratch[i];
@@ -61,34 +63,96 @@ __u32 eng_refill(struct eng_worker *w, struct eng_q *q)
 	return total;
 }
 
-/* A descriptor from the kernel is trusted only once it points inside one frame. */
-static inline bool desc_ok(const struct engine *e, const struct xdp_desc *d)
+/* A descriptor from the kernel is trusted only once it points inside one frame... */
+static inline bool desc_ok(const struct xp_layout *l, const struct xdp_desc *d)
 {
-	__u64 handle = xp_layout_handle(&e->layout, d->addr);
-	__u64 data = xp_layout_data(&e->layout, d->addr);
+	__u64 handle = xp_layout_handle(l, d->addr);
+	__u64 data = xp_layout_data(l, d->addr);
 
-	return handle <= e->layout.area_size - e->layout.chunk_size && data >= handle &&
-	       data + d->len <= handle + e->layout.chunk_size && d->len <= e->layout.chunk_size;
+	return handle <= l->area_size - l->chunk_size && data >= handle &&
+	       data + d->len <= handle + l->chunk_size && d->len <= l->chunk_size;
+}
+
+/*
+ * ...and that frame is one we gave it: the ledger has it in @p (RX: fill; completion:
+ * tx), and @h (below the area size) is exactly its start. The state byte is the one
+ * every transition writes already; unaligned chunks put a frame start anywhere in its
+ * slot, so there d->starts says where (aligned: a slot is a chunk). Returns the slot,
+ * or -1.
+ */
+static inline long frame_in(const struct eng_dom *d, const struct xp_ledger_acct *a, __u64 h,
+			    enum xp_place p)
+{
+	__u64 s = h >> a->shift;
+
+	if (__builtin_expect(s >= a->nslots, 0))
+		return -1;
+	if (d->starts && d->starts[s] != (__u32)h)
+		return -1;
+	return __atomic_load_n(&a->state[s], __ATOMIC_RELAXED) == p ? (long)s : -1;
+}
+
+int eng_dom_starts(struct eng_dom *d, const struct xp_ledger_acct *a)
+{
+	/* Aligned chunks of a power-of-two size: a slot is a chunk, its start the handle
+	 * (unless one frame alone made the slots wider). */
+	if (!d->unaligned && (1ull << a->shift) == d->layout.chunk_size)
+		return 0;
+	d->starts = malloc(a->nslots * sizeof(*d->starts));
+	if (!d->starts)
+		return -ENOMEM;
+	/* No frame starts at ~0 (frames are 64-byte aligned). */
+	memset(d->starts, 0xff, a->nslots * sizeof(*d->starts));
+	for (__u32 i = 0; i < d->layout.nframes; i++) {
+		__u64 h = xp_layout_frame(&d->layout, i);
+
+		d->starts[h >> a->shift] = (__u32)h;
+	}
+	return 0;
+}
+
+/*
+ * Takes frame @addr (slot @s, checked in @from) to @to. The batch was counted first
+ * (xp_ledger_count(): a live audit that sees a byte moved sees the move counted), so
+ * the byte is one store, and a frame given twice in one batch is found at its second
+ * check. A debug ledger checks and writes the byte in its count: one frame at a time.
+ */
+static inline void frame_take(struct xp_ledger_acct *a, long s, const __u64 *addr,
+			      enum xp_place from, enum xp_place to)
+{
+	if (__builtin_expect(a->debug, 0))
+		xp_ledger_count(a, from, to, addr, 1, sizeof(*addr));
+	else
+		__atomic_store_n(&a->state[s], (__u8)to, __ATOMIC_RELAXED);
 }
 
 __u32 eng_rx(struct eng_worker *w, struct eng_q *q, struct xdp_desc *out, __u32 max)
 {
-	struct engine *e = w->e;
+	const struct eng_dom *dom = q->dom;
+	const struct xp_layout *l = &dom->layout;
+	struct xp_ledger_acct *a = q->wd->acct;
 	struct xp_ring *rx = &q->xsk->rx;
-	struct xp_ledger_map m = xp_ledger_map_get(w->acct);
 	__u32 n, idx, i, k = 0, bad = 0, bad_last = 0, last = 0, ring_last = 0;
 	__u64 bytes = 0, bytes_last = 0;
+	long s;
 
 	n = xp_ring_cons_peek(rx, max, &idx);
 	if (!n)
 		return 0;
+	/* All of them counted fill -> app first; what is not taken is counted back. */
+	if (!a->debug)
+		xp_ledger_count(a, XP_PLACE_FILL, XP_PLACE_APP, NULL, n, 0);
 	for (i = 0; i < n; i++) {
 		const struct xdp_desc *d = xp_ring_desc(rx, idx + i);
 
-		if (__builtin_expect(!desc_ok(e, d), 0)) {
+		if (__builtin_expect(!desc_ok(l, d), 0) ||
+		    __builtin_expect(
+			    (s = frame_in(dom, a, xp_layout_handle(l, d->addr), XP_PLACE_FILL)) < 0,
+			    0)) {
 			bad++;
 			continue;
 		}
+		frame_take(a, s, &d->addr, XP_PLACE_FILL, XP_PLACE_APP);
 		out[k++] = *d;
 		bytes += d->len;
 		if (!(d->options & XDP_PKT_CONTD)) {
@@ -103,18 +167,20 @@ __u32 eng_rx(struct eng_worker *w, struct eng_q *q, struct xdp_desc *out, __u32 
 	 * so every batch holds whole packets (a chain longer than the batch goes as is). */
 	if (last < k && last > 0) {
 		rx->cached_cons -= n - ring_last;
+		for (i = last; i < k; i++) /* back to fill: read, and taken, again next time */
+			frame_take(a,
+				   frame_in(dom, a, xp_layout_handle(l, out[i].addr), XP_PLACE_APP),
+				   &out[i].addr, XP_PLACE_APP, XP_PLACE_FILL);
 		k = last;
 		bytes = bytes_last;
 		bad = bad_last; /* the rest are read, and counted, again next time */
 	}
+	if (__builtin_expect(k < n, 0) && !a->debug)
+		xp_ledger_count(a, XP_PLACE_APP, XP_PLACE_FILL, NULL, n - k, 0);
 	q->c.rx_bytes += bytes;
 	q->c.rx_descs += k;
 	xp_ring_cons_release(rx);
 	q->c.bad_descs += bad;
-	/* Counted once k is known, and before the bytes (xp_ledger_count()). */
-	xp_ledger_count(w->acct, XP_PLACE_FILL, XP_PLACE_APP, out, k, sizeof(*out));
-	for (i = 0; i < k; i++)
-		xp_ledger_mark(&m, out[i].addr, XP_PLACE_APP);
 	if (w->cap)
 		eng_capture_batch(w, q, out, k, ENG_CAP_RX);
 	if (w->tapw)
@@ -122,18 +188,18 @@ __u32 eng_rx(struct eng_worker *w, struct eng_q *q, struct xdp_desc *out, __u32 
 	return k;
 }
 
-void eng_free_descs(struct eng_worker *w, const struct xdp_desc *d, __u32 n)
+void eng_free_descs(struct eng_wdom *wd, __u64 *scratch, const struct xdp_desc *d, __u32 n)
 {
-	const struct xp_layout *l = &w->e->layout;
-	struct xp_ledger_map m = xp_ledger_map_get(w->acct);
+	const struct xp_layout *l = &wd->d->layout;
+	struct xp_ledger_map m = xp_ledger_map_get(wd->acct);
 	__u32 i;
 
-	xp_ledger_count(w->acct, XP_PLACE_APP, XP_PLACE_FREE, d, n, sizeof(*d));
+	xp_ledger_count(wd->acct, XP_PLACE_APP, XP_PLACE_FREE, d, n, sizeof(*d));
 	for (i = 0; i < n; i++) {
-		w->scratch[i] = xp_layout_handle(l, d[i].addr);
+		scratch[i] = xp_layout_handle(l, d[i].addr);
 		xp_ledger_mark(&m, d[i].addr, XP_PLACE_FREE);
 	}
-	xp_deal_put(w->deal, w->scratch, n);
+	xp_deal_put(wd->deal, scratch, n);
 }
 
 void eng_kick(struct eng_q *q)
@@ -173,15 +239,15 @@ __u32 eng_tx(struct eng_worker *w, struct eng_q *q, const struct xdp_desc *d, __
 		for (i = got; i < n; i++)
 			if (!(d[i].options & XDP_PKT_CONTD))
 				q->c.tx_dropped++;
-		eng_free_descs(w, d + got, n - got);
+		eng_free_descs(q->wd, w->scratch, d + got, n - got);
 	}
 	if (!got)
 		return 0;
 	if (w->cap)
 		eng_capture_batch(w, q, d, got, ENG_CAP_TX);
 	xp_ring_prod_reserve(tx, got, &idx);
-	m = xp_ledger_map_get(w->acct);
-	xp_ledger_count(w->acct, XP_PLACE_APP, XP_PLACE_TX, d, got, sizeof(*d));
+	m = xp_ledger_map_get(q->wd->acct);
+	xp_ledger_count(q->wd->acct, XP_PLACE_APP, XP_PLACE_TX, d, got, sizeof(*d));
 	for (i = 0; i < got; i++) {
 		*xp_ring_desc(tx, idx + i) = d[i];
 		xp_ledger_mark(&m, d[i].addr, XP_PLACE_TX);
@@ -197,34 +263,42 @@ __u32 eng_tx(struct eng_worker *w, struct eng_q *q, const struct xdp_desc *d, __
 	return got;
 }
 
-/* Completed TX frames go back to this core's dealer in one bulk. */
+/* Completed TX frames go back to this core's dealer in one bulk: those the ledger has
+ * in tx, once each; any other address is counted bad and dropped (frame_in()). */
 __u32 eng_complete(struct eng_worker *w, struct eng_q *q)
 {
-	const struct engine *e = w->e;
+	const struct eng_dom *dom = q->dom;
+	const struct xp_layout *l = &dom->layout;
+	struct xp_ledger_acct *a = q->wd->acct;
 	struct xp_ring *comp = &q->xsk->comp;
-	struct xp_ledger_map m = xp_ledger_map_get(w->acct);
 	__u32 n, idx, i, k = 0;
+	long s;
 
 	if (!q->tx_inflight)
 		return 0;
 	n = xp_ring_cons_peek(comp, ENG_MAX_BATCH, &idx);
+	if (!n) {
+		eng_kick(q);
+		return 0;
+	}
+	if (!a->debug)
+		xp_ledger_count(a, XP_PLACE_TX, XP_PLACE_FREE, NULL, n, 0);
 	for (i = 0; i < n; i++) {
-		__u64 h = xp_layout_handle(&e->layout, *xp_ring_addr(comp, idx + i));
+		__u64 h = xp_layout_handle(l, *xp_ring_addr(comp, idx + i));
 
-		if (__builtin_expect(h >= e->layout.area_size, 0)) {
+		if (__builtin_expect(h >= l->area_size, 0) ||
+		    __builtin_expect((s = frame_in(dom, a, h, XP_PLACE_TX)) < 0, 0)) {
 			q->c.bad_descs++;
 			continue;
 		}
-		w->scratch[k++] = h;
+		w->scratch[k] = h;
+		frame_take(a, s, &w->scratch[k++], XP_PLACE_TX, XP_PLACE_FREE);
 	}
-	if (n)
-		xp_ring_cons_release(comp);
-	if (k) {
-		xp_ledger_count(w->acct, XP_PLACE_TX, XP_PLACE_FREE, w->scratch, k, sizeof(__u64));
-		for (i = 0; i < k; i++)
-			xp_ledger_mark(&m, w->scratch[i], XP_PLACE_FREE);
-		xp_deal_put(w->deal, w->scratch, k);
-	}
+	xp_ring_cons_release(comp);
+	if (__builtin_expect(k < n, 0) && !a->debug)
+		xp_ledger_count(a, XP_PLACE_FREE, XP_PLACE_TX, NULL, n - k, 0);
+	if (k)
+		xp_deal_put(q->wd->deal, w->scratch, k);
 	q->tx_inflight -= n;
 	q->c.completed += n;
 	/* Copy mode sends at most a budget per kick: kick again until the ring drains. */
@@ -274,13 +348,15 @@ static void inject_fault(struct eng_worker *w)
 	struct xp_ring *fill;
 	__u64 h;
 
+	if (!w->nq)
+		return;
 	if (w->e->cfg.fault == ENG_FAULT_LOSE) {
-		w->fault_done = !xp_deal_get(w->deal, &h, 1);
-	} else if (w->e->cfg.fault == ENG_FAULT_TWICE && w->nq) {
+		w->fault_done = !xp_deal_get(w->q[0]->wd->deal, &h, 1);
+	} else if (w->e->cfg.fault == ENG_FAULT_TWICE) {
 		fill = &w->q[0]->xsk->fill;
 		if (fill->cached_prod != __atomic_load_n(fill->consumer, __ATOMIC_ACQUIRE)) {
 			h = *xp_ring_addr(fill, fill->cached_prod - 1);
-			xp_deal_put(w->deal, &h, 1);
+			xp_deal_put(w->q[0]->wd->deal, &h, 1);
 			w->fault_done = true;
 		}
 	}
@@ -376,7 +452,7 @@ void *eng_worker_main(void *arg)
 
 	for (;;) {
 		/* Between turns this worker holds no frame: the live audit's cut. */
-		if (__builtin_expect(__atomic_load_n(&e->cut_gen, __ATOMIC_ACQUIRE) != w->cut.gen,
+		if (__builtin_expect(__atomic_load_n(&e->cut_gen, __ATOMIC_ACQUIRE) != w->cut_gen,
 				     0))
 			eng_cut_take(w);
 		if (__atomic_load_n(&e->paused, __ATOMIC_ACQUIRE)) {

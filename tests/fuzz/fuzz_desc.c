@@ -5,16 +5,18 @@
  * against a real UMEM geometry from xp_layout_compute().
  *
  * The rule (worker.c: "a descriptor from the kernel is trusted only once it points
- * inside one frame"; engine.h: bad_descs counts "descriptors outside the UMEM or
- * oversized"): an accepted RX descriptor's handle is the start of a real frame
- * (xp_layout_frame_index() and back) and its bytes [data, data + len) lie in that frame;
- * an accepted completion address maps to a real frame. Everything else is refused and
- * counted once in bad_descs. Across calls every descriptor is consumed once: returned
+ * inside one frame ... and that frame is one we gave it"): an accepted RX descriptor's
+ * handle is the start of a real frame (xp_layout_frame_index() and back) that the
+ * ledger has in fill, and its bytes [data, data + len) lie in that frame; an accepted
+ * completion address maps to a real frame the ledger has in tx. A frame is taken once:
+ * given twice, the second is bad. Everything else is refused and counted once in
+ * bad_descs. Across calls every descriptor is consumed once: returned
  * (in ring order) or counted bad, and eng_rx returns whole packets (XDP_PKT_CONTD
  * chains) unless a chain is longer than the batch.
  *
  * Input: 8 bytes of geometry (kind, frame size, headroom, frames, page size, packing,
- * batch), then 11 bytes per descriptor.
+ * batch; the mode byte: completions or RX, a debug ledger or not, which frames are in
+ * fill), then 11 bytes per descriptor.
  */
 #include "../../user/worker.c"
 
@@ -72,6 +74,7 @@ void eng_uwait_fini(struct eng_worker *w)
 static struct engine eng;
 static struct eng_worker wk;
 static struct eng_q q;
+static __u8 in_fill[MAX_FRAMES]; /* RX: frames the ledger has in fill, as the oracle sees */
 static struct xp_xsk xsk;
 static struct xdp_desc rxring[RING];
 static __u64 compring[RING];
@@ -177,18 +180,58 @@ static void gen_desc(struct fuzz_in *in, const struct xp_layout *l, struct xdp_d
 	}
 }
 
-static void fuzz_rx(struct fuzz_in *in, const struct xp_layout *l, __u32 batch)
+/* Index of the frame an accepted descriptor is: desc_valid() holds. */
+static __u32 frame_idx(const struct xp_layout *l, __u64 addr)
+{
+	__u32 idx = 0;
+
+	xp_layout_frame_index(l, xp_layout_handle(l, addr), &idx);
+	return idx;
+}
+
+/* The frames the kernel may give back: those in fill; @pick says which of them are. */
+static void fill_frames(const struct xp_layout *l, __u8 pick)
+{
+	__u64 h[64];
+	__u32 k;
+
+	memset(in_fill, 0, sizeof(in_fill));
+	for (;;) {
+		for (k = 64; k && xp_deal_get(wk.wd[0].deal, h, k);)
+			k /= 2;
+		if (!k)
+			break;
+		xp_ledger_move(wk.wd[0].acct, XP_PLACE_FREE, XP_PLACE_FILL, h, k);
+		for (__u32 i = 0; i < k; i++)
+			in_fill[frame_idx(l, h[i])] = 1;
+	}
+	/* Some stay free: frames that are real but were never posted. */
+	for (__u32 i = 0; pick && i < l->nframes; i++) {
+		if ((i * 2654435761u >> 24) % 8 >= (pick & 7))
+			continue;
+		h[0] = xp_layout_frame(l, i);
+		xp_ledger_move(wk.wd[0].acct, XP_PLACE_FILL, XP_PLACE_FREE, h, 1);
+		xp_deal_put(wk.wd[0].deal, h, 1);
+		in_fill[i] = 0;
+	}
+}
+
+static void fuzz_rx(struct fuzz_in *in, const struct xp_layout *l, __u32 batch, __u8 pick)
 {
 	struct xdp_desc want[RING], out[ENG_MAX_BATCH];
 	__u32 n = 0, nvalid = 0, nbad = 0, got = 0, calls = 0, returned = 0;
 
+	fill_frames(l, pick);
 	ring_init(&xsk.rx, rxring, &rx_prod, &rx_cons, &rx_flags);
 	while (in->n && n < RING) {
 		gen_desc(in, l, &rxring[n]);
-		if (desc_valid(l, &rxring[n]))
+		/* In ring order, as eng_rx takes them: a frame once, while in fill. */
+		if (desc_valid(l, &rxring[n]) && in_fill[frame_idx(l, rxring[n].addr)]) {
+			in_fill[frame_idx(l, rxring[n].addr)] = 0;
 			want[nvalid++] = rxring[n];
-		else
+		} else {
 			nbad++;
+		}
 		n++;
 	}
 	rx_prod = n;
@@ -200,12 +243,15 @@ static void fuzz_rx(struct fuzz_in *in, const struct xp_layout *l, __u32 batch)
 		FUZZ_CHECK(k <= batch, "eng_rx returned %u of a batch of %u", k, batch);
 		returned += k;
 		for (__u32 i = 0; i < k; i++) {
-			FUZZ_CHECK_KNOWN(desc_tag(l, &out[i]), desc_valid(l, &out[i]),
-					 "accepted RX desc addr %#llx len %u: not inside one frame "
-					 "(area %llu, chunk %u, stride %u, %u frames, %s)",
-					 (unsigned long long)out[i].addr, out[i].len,
-					 (unsigned long long)l->area_size, l->chunk_size, l->stride,
-					 l->nframes, l->umem_flags ? "unaligned" : "aligned");
+			FUZZ_CHECK_KNOWN(
+				desc_tag(l, &out[i]),
+				desc_valid(l, &out[i]) && got < nvalid &&
+					!memcmp(&out[i], &want[got], sizeof(out[i])),
+				"accepted RX desc addr %#llx len %u: not inside one frame in fill "
+				"(area %llu, chunk %u, stride %u, %u frames, %s)",
+				(unsigned long long)out[i].addr, out[i].len,
+				(unsigned long long)l->area_size, l->chunk_size, l->stride,
+				l->nframes, l->umem_flags ? "unaligned" : "aligned");
 			if (!desc_valid(l, &out[i]))
 				continue;
 			FUZZ_CHECK(got < nvalid && !memcmp(&out[i], &want[got], sizeof(out[i])),
@@ -244,9 +290,9 @@ static void fuzz_complete(struct fuzz_in *in, const struct xp_layout *l)
 		  &t_flags); /* empty: eng_kick has nothing to do */
 	/* Frames in flight on TX, as eng_tx leaves them. */
 	ntaken = l->nframes < 64 ? l->nframes : 64;
-	if (xp_deal_get(wk.deal, taken, ntaken))
+	if (xp_deal_get(wk.wd[0].deal, taken, ntaken))
 		return;
-	xp_ledger_move(wk.acct, XP_PLACE_FREE, XP_PLACE_TX, taken, ntaken);
+	xp_ledger_move(wk.wd[0].acct, XP_PLACE_FREE, XP_PLACE_TX, taken, ntaken);
 	while (in->n && n < RING) {
 		__u8 sel = fuzz_u8(in);
 		__u32 r = fuzz_u32(in);
@@ -255,10 +301,21 @@ static void fuzz_complete(struct fuzz_in *in, const struct xp_layout *l)
 		if (sel & 1 && used < ntaken) {
 			/* a frame in flight, with the offset the TX descriptor carried */
 			addr = xp_layout_tx_addr(l, taken[used++], r % l->chunk_size);
+		} else if (sel & 1 && used) {
+			/* a frame in flight given back twice */
+			addr = xp_layout_tx_addr(l, taken[r % used], r % l->chunk_size);
+			nbad++;
 		} else {
+			__u64 h;
+			bool inflight = false;
+
 			addr = sel & 2 ? (__u64)r << (sel >> 2 & 31) : l->area_size - (r % 8192);
-			if (frame_ok(l, xp_layout_handle(l, addr)))
-				continue; /* a real frame not in flight: not the kernel's to give */
+			h = xp_layout_handle(l, addr);
+			for (__u32 i = 0; i < ntaken; i++)
+				inflight |= frame_ok(l, h) && taken[i] == h;
+			if (inflight)
+				continue; /* a frame in flight by chance: the kernel's to give */
+			/* a real frame not in flight is not the kernel's to give either */
 			nbad++;
 		}
 		compring[n++] = addr;
@@ -269,7 +326,7 @@ static void fuzz_complete(struct fuzz_in *in, const struct xp_layout *l)
 	eng_complete(&wk, &q);
 	struct xp_ledger_report rep;
 
-	xp_ledger_audit(eng.ledger, NULL, &rep);
+	xp_ledger_audit(eng.dom[0].ledger, NULL, &rep);
 	FUZZ_CHECK_KNOWN("desc-comp-not-frame", !rep.bad_transitions,
 			 "a completion address that is no frame went back to the pool (%llu bad "
 			 "transitions; area %llu, %s)",
@@ -290,7 +347,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fuzz_in in = { data, size };
-	struct xp_layout *l = &eng.layout;
+	struct eng_dom *dom = &eng.dom[0];
+	struct eng_wdom *wd = &wk.wd[0];
+	struct xp_layout *l = &dom->layout;
 	__u64 *handles = NULL;
 	struct xp_pool_opts po = { .sz = sizeof(po) };
 	struct xp_ledger_opts lo = { .sz = sizeof(lo) };
@@ -311,29 +370,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		handles[i] = xp_layout_frame(l, i);
 	lo.handles = handles;
 	lo.nframes = l->nframes;
-	lo.debug = true;
+	lo.debug = !(mode & 2);
 	lo.handle_of = handle_of;
 	lo.ctx = l;
 	FUZZ_CHECK(!xp_pool_create(handles, l->nframes, &po, &pool), "pool");
-	FUZZ_CHECK(!xp_ledger_create(&lo, &eng.ledger), "ledger");
-	FUZZ_CHECK(!xp_cache_create(pool, 256, &wk.cache), "cache");
-	FUZZ_CHECK(!xp_deal_create(l, wk.cache, &dop, &wk.deal), "deal");
-	FUZZ_CHECK(!xp_ledger_acct_new(eng.ledger, &wk.acct), "acct");
+	FUZZ_CHECK(!xp_ledger_create(&lo, &dom->ledger), "ledger");
+	FUZZ_CHECK(!xp_cache_create(pool, 256, &wd->cache), "cache");
+	FUZZ_CHECK(!xp_deal_create(l, wd->cache, &dop, &wd->deal), "deal");
+	FUZZ_CHECK(!xp_ledger_acct_new(dom->ledger, &wd->acct), "acct");
+	dom->unaligned = l->umem_flags & XDP_UMEM_UNALIGNED_CHUNK_FLAG;
+	FUZZ_CHECK(!eng_dom_starts(dom, wd->acct), "starts");
+	wd->d = dom;
 	eng.cfg.batch = batch;
 	wk.e = &eng;
 	q.xsk = &xsk;
 	q.w = &wk;
+	q.dom = dom;
+	q.wd = wd;
 	xsk.need_wakeup = false;
 
 	if (mode & 1)
 		fuzz_complete(&in, l);
 	else
-		fuzz_rx(&in, l, batch);
+		fuzz_rx(&in, l, batch, mode >> 2);
 
-	xp_deal_destroy(wk.deal);
-	xp_cache_destroy(wk.cache);
+	xp_deal_destroy(wd->deal);
+	xp_cache_destroy(wd->cache);
 	xp_pool_destroy(pool);
-	xp_ledger_destroy(eng.ledger);
+	xp_ledger_destroy(dom->ledger);
+	free(dom->starts);
+	dom->starts = NULL;
 	free(handles);
 	return 0;
 }

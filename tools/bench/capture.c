@@ -91,9 +91,9 @@ static int one_run(const struct capture_args *a, __u32 pkt, struct run_result *o
 	cost = calloc(nb, sizeof(*cost));
 	if (!cost)
 		return -ENOMEM;
-	err = xp_layout_compute(&lo, &e.layout);
-	e.mem.base = err ? NULL : aligned_alloc(4096, e.layout.area_size);
-	if (!e.mem.base) {
+	err = xp_layout_compute(&lo, &e.dom[0].layout);
+	e.dom[0].mem.base = err ? NULL : aligned_alloc(4096, e.dom[0].layout.area_size);
+	if (!e.dom[0].mem.base) {
 		free(cost);
 		return err ?: -ENOMEM;
 	}
@@ -105,14 +105,15 @@ static int one_run(const struct capture_args *a, __u32 pkt, struct run_result *o
 	snprintf(e.ports[0].ifname, sizeof(e.ports[0].ifname), "bench");
 	e.qs[0].port = &e.ports[0];
 	e.qs[0].w = w;
+	e.qs[0].dom = &e.dom[0];
 	e.nq = 1;
 	w->e = &e;
 	e.nworkers = 1;
 	/* Frames spread over the UMEM, as a ring hands them out, each holding its packet. */
 	for (i = 0; i < NFRAMES; i++) {
-		__u64 h = xp_layout_frame(&e.layout, (__u32)i);
+		__u64 h = xp_layout_frame(&e.dom[0].layout, (__u32)i);
 
-		memset(eng_data(&e, h + e.layout.data_off), (int)i, pkt);
+		memset(eng_data(&e.dom[0], h + e.dom[0].layout.data_off), (int)i, pkt);
 	}
 	err = eng_capture_setup(&e);
 	if (!err && strcmp(a->file, "-"))
@@ -120,7 +121,7 @@ static int one_run(const struct capture_args *a, __u32 pkt, struct run_result *o
 	err = err ?: eng_capture_start(&e);
 	if (err) {
 		eng_capture_destroy(&e);
-		free(e.mem.base);
+		free(e.dom[0].mem.base);
 		free(cost);
 		return -EIO;
 	}
@@ -133,11 +134,13 @@ static int one_run(const struct capture_args *a, __u32 pkt, struct run_result *o
 	start = bench_now_ns();
 	while (done < a->frames) {
 		for (i = 0; i < BATCH; i++) {
-			__u64 h = xp_layout_frame(&e.layout, (__u32)((done + i) % NFRAMES));
+			__u64 h = xp_layout_frame(&e.dom[0].layout, (__u32)((done + i) % NFRAMES));
 
-			d[i] = (struct xdp_desc){ .addr = h + e.layout.data_off, .len = pkt };
+			d[i] = (struct xdp_desc){ .addr = h + e.dom[0].layout.data_off,
+						  .len = pkt };
 			for (__u32 off = 0; !a->cold && off < pkt && off < a->snaplen; off += 64)
-				sink += *(volatile __u8 *)((__u8 *)eng_data(&e, d[i].addr) + off);
+				sink += *(volatile __u8 *)((__u8 *)eng_data(&e.dom[0], d[i].addr) +
+							   off);
 		}
 		drops = eng_capture_dropped(w);
 		t0 = bench_now_ns();
@@ -157,7 +160,7 @@ static int one_run(const struct capture_args *a, __u32 pkt, struct run_result *o
 	out->dropped = eng_capture_dropped(w);
 	eng_capture_stop(&e);
 	eng_capture_destroy(&e);
-	free(e.mem.base);
+	free(e.dom[0].mem.base);
 	return 0;
 }
 

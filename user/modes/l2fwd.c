@@ -14,7 +14,7 @@ static __u32 l2fwd_poll(struct eng_worker *w, struct eng_q *q)
 
 		/* Only a packet's first buffer holds the Ethernet header. */
 		if (head && d->len >= 12) {
-			unsigned char *p = eng_data(w->e, d->addr), tmp[6];
+			unsigned char *p = eng_data(q->dom, d->addr), tmp[6];
 
 			memcpy(tmp, p, 6);
 			memcpy(p, p + 6, 6);

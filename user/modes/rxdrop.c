@@ -7,7 +7,7 @@ static __u32 rxdrop_poll(struct eng_worker *w, struct eng_q *q)
 	__u32 n = eng_rx(w, q, w->descs, w->e->cfg.batch);
 
 	if (n)
-		eng_free_descs(w, w->descs, n);
+		eng_free_descs(q->wd, w->scratch, w->descs, n);
 	return n;
 }
 

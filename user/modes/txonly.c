@@ -29,13 +29,13 @@ int eng_txonly_prepare(struct engine *e)
 {
 	struct eng_config *c = &e->cfg;
 	__u8 *p = e->tx_template, *ip, *udp;
-	__u32 len, room = e->layout.chunk_size - e->layout.data_off, i;
+	__u32 len, room = e->dom[0].layout.chunk_size - e->dom[0].layout.data_off, i;
 	__u16 v;
 
 	if (c->pkt_size < 64 || c->pkt_size - FCS_LEN > room) {
 		fprintf(stderr,
 			"xpile: --pkt-size %u out of range: 64..%u with --frame-size %u (raise --frame-size for bigger packets)\n",
-			c->pkt_size, room + FCS_LEN, e->layout.chunk_size);
+			c->pkt_size, room + FCS_LEN, e->dom[0].layout.chunk_size);
 		return -ENG_BAD_INPUT;
 	}
 	len = c->pkt_size - FCS_LEN; /* the NIC appends the FCS */
@@ -84,7 +84,7 @@ static __u32 txonly_poll(struct eng_worker *w, struct eng_q *q)
 {
 	struct engine *e = w->e;
 	const struct eng_config *c = &e->cfg;
-	__u32 n = c->batch, i, off = e->layout.data_off;
+	__u32 n = c->batch, i, off = q->dom->layout.data_off;
 	__u64 now = 0;
 
 	if (!q->tx_budget || e->stop) {
@@ -107,22 +107,22 @@ static __u32 txonly_poll(struct eng_worker *w, struct eng_q *q)
 		w->next_tx_ns += n * 1000000000ull / rate_w;
 	}
 	n = xp_ring_prod_free(&q->xsk->tx, n) < n ? xp_ring_prod_free(&q->xsk->tx, n) : n;
-	while (n && xp_deal_get(w->deal, w->scratch, n))
+	while (n && xp_deal_get(q->wd->deal, w->scratch, n))
 		n /= 2;
 	if (!n) {
 		q->c.fill_starved++;
 		return 0;
 	}
-	xp_ledger_move(w->acct, XP_PLACE_FREE, XP_PLACE_APP, w->scratch, n);
+	xp_ledger_move(q->wd->acct, XP_PLACE_FREE, XP_PLACE_APP, w->scratch, n);
 	for (i = 0; i < n; i++) {
 		struct xdp_desc *d = &w->descs[i];
 		__u8 *p;
 		__u16 sport = htons((__u16)(c->src_port + q->flow));
 
-		d->addr = xp_layout_tx_addr(&e->layout, w->scratch[i], off);
+		d->addr = xp_layout_tx_addr(&q->dom->layout, w->scratch[i], off);
 		d->len = e->tx_len;
 		d->options = 0;
-		p = eng_data(e, d->addr);
+		p = eng_data(q->dom, d->addr);
 		memcpy(p, e->tx_template, e->tx_len);
 		memcpy(p + ETH_HLEN_ + IP_HLEN_, &sport, 2);
 		if (++q->flow >= c->flows)
