@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Handovers beyond fwd: rxdrop and l2fwd, 1 and 2 queues, interleaved and aligned
-# layouts, 4 KiB and 2 MiB pages (reserved here, given back at exit). Three handovers
+# Handovers beyond the first suite: rxdrop and l2fwd, 1 and 2 queues, interleaved and
+# aligned layouts, 4 KiB and 2 MiB pages (reserved here, given back at exit), and fwd
+# over two UMEMs (--umem per-port). Three handovers
 # per variant under a ping every 10 ms from the host: every packet is counted once by
 # some generation (rxdrop: received; l2fwd: sent back and received by the host), every
 # old engine exits 0 and the last one's ledger is clean.
@@ -73,4 +74,25 @@ variant rxdrop 1 interleaved never
 variant l2fwd 2 aligned never
 variant rxdrop 2 aligned require
 variant l2fwd 1 interleaved require
+
+# Two UMEMs (--umem per-port): fwd copies between them; both domains go over, each
+# with its own ledger, and every ping comes back.
+eng_wire_hosts 198.18.7 1500
+sock=$XT_TMP/pp.sock
+args=(--iface e1 --iface e2 --mode fwd --cores 0 --interval 0.5 --umem per-port --handover "$sock")
+eng_start PP0 "$E" "${args[@]}"
+ip netns exec "$H1" ping -c 3 -i 0.05 -W 2 198.18.7.2 >/dev/null || xt_fail "per-port: no ping through fwd"
+ip netns exec "$H1" ping -c 250 -i 0.01 -W 2 198.18.7.2 >"$XT_TMP/ping" 2>&1 &
+ping=$!
+prev=$PP0
+for g in 1 2 3; do
+	ho_next "PP$g" "$prev" "$E" "${args[@]}" --take-over "$sock"
+	prev=$(eval echo "\$PP$g")
+	sleep 0.3
+done
+wait "$ping"
+grep -q ' 250 received' "$XT_TMP/ping" || { tail -2 "$XT_TMP/ping"; xt_fail "per-port: pings lost"; }
+eng_stop "$prev" || { rc=$?; cat "$XT_TMP/PP3.err"; xt_fail "per-port: the last engine exited with status $rc"; }
+eng_ledger_ok "$XT_TMP/PP3.json" || xt_fail "per-port: ledger not clean"
+echo "fwd, 2 UMEMs (per-port), 3 handovers: 250 of 250 pings, $(grep -c '"when":"exit"' "$XT_TMP/PP3.json") exit ledger lines ok"
 echo "ok"
