@@ -962,18 +962,15 @@ int eng_run(struct engine *e)
 		e->fault_status = ENG_PORT_FAILED;
 	}
 	eng_stats_allocator(e, true);
-	if (e->hands_off) { /* the frames are the other engine's: nothing to audit or take back */
-		for (i = 0; i < e->nq; i++) {
-			xp_xsk_destroy(e->qs[i].xsk);
-			e->qs[i].xsk = NULL;
-		}
-		return status;
-	}
-	audit_err |= audit_quiescent(e, "exit");
+	/* Handed over: the frames are the other engine's, nothing to audit or take back. */
+	if (!e->hands_off)
+		audit_err |= audit_quiescent(e, "exit");
 	for (i = 0; i < e->nq; i++) {
 		xp_xsk_destroy(e->qs[i].xsk);
 		e->qs[i].xsk = NULL;
 	}
+	if (e->hands_off)
+		return status;
 	eng_dom_caches_destroy(e); /* every free frame back in its pile */
 	audit_err |= reclaim(e);
 	if (e->cfg.json)
