@@ -48,11 +48,12 @@ enum ho_fault {
 	HO_FAULT_NEW_STALL, /* new: never answers the STATE (the old one times out) */
 	HO_FAULT_OLD_OFFER, /* old: after sending the OFFER */
 	HO_FAULT_OLD_STATE, /* old: after sending the STATE, paused */
+	HO_FAULT_NEW_OK, /* new: after sending OK, before COMMIT */
 };
 
-static const char *const fault_names[] = { "",		"new-hello", "new-offer",
-					   "new-ready", "new-state", "new-refuse",
-					   "new-stall", "old-offer", "old-state" };
+static const char *const fault_names[] = { "",		"new-hello",  "new-offer", "new-ready",
+					   "new-state", "new-refuse", "new-stall", "old-offer",
+					   "old-state", "new-ok" };
 
 struct ho_port {
 	char ifname[16];
@@ -860,6 +861,7 @@ int eng_ho_take(struct engine *e)
 	free(st);
 	h->ok_ns = eng_now_ns();
 	err = xp_ho_send(h->conn, HO_OK, 0, NULL, 0, NULL, 0);
+	die_at(h, HO_FAULT_NEW_OK);
 	if (!err)
 		err = xp_ho_recv(h->conn, &hdr, NULL, 0, NULL, 0, HO_COMMIT_MS);
 	if (err || hdr.type != HO_COMMIT)

@@ -376,7 +376,7 @@ static const struct
 				  "    SIGUSR1                  audit the ledger now and keep running\n"
 				  "    SIGPIPE                  ignored: a closed output pipe only fails the writes" },
 				{ "ENVIRONMENT",
-				  "XPILE_BPF_DIR: where steer.o is (default: next to the binary, then the install directory). XPILE_FAULT=lose-frame|free-twice: test hook; once running, each worker loses one frame, or frees one still in a fill ring: the live and exit audits fail (status 3). XPILE_HANDOVER_FAULT=new-hello|new-offer|new-ready|new-state|new-refuse|new-stall|old-offer|old-state: test hook; the process dies (SIGKILL) at that step of a handover, or refuses or stalls it. XPILE_HANDOVER_VERSION=N: test hook; offer protocol version N." },
+				  "XPILE_BPF_DIR: where steer.o is (default: next to the binary, then the install directory). XPILE_FAULT=lose-frame|free-twice: test hook; once running, each worker loses one frame, or frees one still in a fill ring: the live and exit audits fail (status 3). XPILE_HANDOVER_FAULT=new-hello|new-offer|new-ready|new-state|new-refuse|new-stall|new-ok|old-offer|old-state: test hook; the process dies (SIGKILL) at that step of a handover, or refuses or stalls it. XPILE_HANDOVER_VERSION=N: test hook; offer protocol version N." },
 				{ "EXIT STATUS",
 				  "0 success; 1 set-up error (one line names the cause and the fix); 2 bad "
 				  "usage (one line names the option, the value and what is accepted); 3 the "

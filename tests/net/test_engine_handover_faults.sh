@@ -6,6 +6,7 @@
 # The old engine dies mid-way (after its offer, after its state): the new one exits
 # non-zero with one line, the queues fall back to the kernel (which answers a ping),
 # and a fresh engine starts on them at once (bind retried while the kernel lets go).
+# The new engine dies right after its OK: exactly one of the two outcomes.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
@@ -67,4 +68,22 @@ for f in old-offer old-state; do
 		{ cat "$XT_TMP/ping"; xt_fail "$f: a fresh engine does not forward"; }
 	eng_stop "$(eval echo "\$F$k")" || xt_fail "$f: the fresh engine exited with status $?"
 done
+
+# The new engine dies right after its OK: the old one either committed first (it exits
+# 0 and the kernel gets the queue) or saw it gone (its COMMIT fails: it resumes). Either
+# way someone serves e1, and never both.
+eng_start O9 "$E" "${ARGS[@]}"
+XPILE_HANDOVER_FAULT=new-ok ip netns exec "$E" "$XPILE" run "${ARGS[@]}" --take-over "$SOCK" \
+	--json >"$XT_TMP/N9.json" 2>"$XT_TMP/N9.err"
+sleep 0.5
+if kill -0 "$O9" 2>/dev/null; then
+	grep -q 'gone before the commit' "$XT_TMP/O9.err" || { cat "$XT_TMP/O9.err"; xt_fail "new-ok: the old engine runs on without saying why"; }
+	ip netns exec "$H1" ping -c 10 -i 0.02 -W 2 198.18.2.2 >/dev/null || xt_fail "new-ok: the old engine resumed but does not forward"
+	eng_stop "$O9" || xt_fail "new-ok: the old engine exited with status $?"
+	echo "new-ok: the old engine saw the new one gone before its commit and resumed"
+else
+	wait "$O9" || xt_fail "new-ok: the old engine committed but exited with status $?"
+	xt_wait_for 3 ip netns exec "$H1" ping -c 1 -W 1 198.18.2.3 || xt_fail "new-ok: the kernel did not get the queue back"
+	echo "new-ok: the old engine committed and exited 0; the kernel serves the queue"
+fi
 echo "ok"
