@@ -10,8 +10,9 @@
  * -v, --batch, --cache, --pool, --m3-seed, --ledger-debug, --audit, --spin,
  * --idle-wait, --capture and its options, --handover. Everything the sockets or the
  * UMEM fixed must be the same: --mode, the --iface list and queues, the ring sizes,
- * --frame-size, --headroom, --frames (when given), --layout, --no-need-wakeup,
- * --multi-buffer, --busy-poll and --pin-path; a difference is refused with one line.
+ * --frame-size, --headroom, --frames (when given), --layout, --umem, --no-need-wakeup,
+ * --multi-buffer, --busy-poll, --busy-budget, --tx-budget, --pin-path, and a --copy or
+ * --zero-copy the sockets do not run in; a difference is refused with one line.
  */
 #include <errno.h>
 #include <poll.h>
@@ -72,6 +73,8 @@ struct ho_hello {
 	__u8 no_need_wakeup, multi_buffer, multi_buffer_set, busy_poll;
 	char pin_path[256];
 	__u32 umem; /* enum eng_umem */
+	__u32 xsk_mode; /* enum xp_xsk_mode asked for */
+	__u32 tx_budget, busy_budget; /* socket options, set once by the first engine */
 	__u32 pad_;
 };
 
@@ -242,6 +245,9 @@ static void hello_fill(const struct engine *e, struct ho_hello *m)
 	m->busy_poll = c->busy_poll;
 	snprintf(m->pin_path, sizeof(m->pin_path), "%s", c->pin_path ? c->pin_path : "");
 	m->umem = (__u32)c->umem;
+	m->xsk_mode = (__u32)c->xsk_mode;
+	m->tx_budget = c->tx_budget;
+	m->busy_budget = c->busy_budget;
 }
 
 /* The old side's check of a HELLO: 0, or the one line that says what differs. */
@@ -289,6 +295,19 @@ static int hello_check(const struct engine *e, const struct ho_hello *m, char *w
 	DIFF(no_need_wakeup, "--no-need-wakeup")
 	DIFF(busy_poll, "--busy-poll")
 	DIFF(umem, "--umem (0 shared, 1 per-port)")
+	DIFF(tx_budget, "--tx-budget")
+	DIFF(busy_budget, "--busy-budget")
+	/* auto takes the sockets as they are; copy or zero-copy must be what they are. */
+	if (e->nq && e->qs[0].xsk &&
+	    ((m->xsk_mode == XP_XSK_COPY && e->qs[0].xsk->zerocopy) ||
+	     (m->xsk_mode == XP_XSK_ZEROCOPY && !e->qs[0].xsk->zerocopy))) {
+		snprintf(
+			why, len,
+			"the sockets run in %s mode: drop --copy/--zero-copy or give --xsk-mode %s",
+			e->qs[0].xsk->zerocopy ? "zero-copy" : "copy",
+			e->qs[0].xsk->zerocopy ? "zero-copy" : "copy");
+		return -1;
+	}
 	if (m->multi_buffer_set && m->multi_buffer != mine.multi_buffer) {
 		snprintf(why, len,
 			 "--multi-buffer differs from the running engine's: give the same");

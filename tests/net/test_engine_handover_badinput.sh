@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Handovers that must not happen, each refused with one line and a non-zero exit while
-# the running engine keeps forwarding: different ports, different ring sizes, another
-# protocol version, another uid (the 0600 socket, then SO_PEERCRED on a socket opened
-# to all), a stale socket file, no socket at all, --handover on a path a live engine
-# listens on, --take-over with txonly. A stale file under --handover is replaced.
+# the running engine keeps forwarding: different ports, different ring sizes, zero-copy
+# asked of copy-mode sockets, another protocol version, another uid (the 0600 socket,
+# then SO_PEERCRED on a socket opened to all), a stale socket file, no socket at all,
+# --handover on a path a live engine listens on, --take-over with txonly. A stale file
+# under --handover is replaced.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
@@ -40,6 +41,7 @@ refused() {
 PRE=()
 refused ports "different ports or queues" -- --iface e2 --iface e1 --mode fwd --take-over "$SOCK"
 refused rings "--rx-ring 1024 differs" -- "${ARGS[@]}" --rx-ring 1024 --take-over "$SOCK"
+refused zerocopy "sockets run in copy mode" -- "${ARGS[@]}" --zero-copy --take-over "$SOCK"
 refused version "protocol version" XPILE_HANDOVER_VERSION=99 -- "${ARGS[@]}" --take-over "$SOCK"
 refused live "listens on" -- "${ARGS[@]}" --handover "$SOCK"
 refused missing "no such socket" -- "${ARGS[@]}" --take-over "$XT_TMP/none.sock"
