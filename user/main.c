@@ -356,36 +356,34 @@ static const struct cli_opt opts[] = {
 	{ 0 },
 };
 
-static const struct
-	cli_section
-		sections
-			[] = {
-				{ "MODES",
-				  "    rxdrop   receive and free\n"
-				  "    txonly   generate UDP/IPv4 packets (see the txonly options)\n"
-				  "    l2fwd    swap the MAC addresses and send back out of the same queue\n"
-				  "    fwd      two ports joined as a wire: queue N of one to queue N of the other" },
-				{ "OUTPUT",
-				  "Text: one live line per port/queue on stderr every --interval (packets and bits per second, totals, drops, kernel counters) and allocator and ledger lines, then a summary, the allocator figures and the ledger audit. Before traffic: {\"type\":\"socket\",...} per socket (mode chosen) and {\"type\":\"ready\",...}. With --json, stdout gets one object per line: {\"type\":\"interval\"|\"summary\", \"time\", \"port\", \"queue\", \"mode\", \"zerocopy\", \"rx_packets\", \"tx_packets\", \"rx_bytes\", \"tx_bytes\", \"rx_pps\", \"tx_pps\", \"rx_bps\", \"tx_bps\", \"tx_dropped\", \"bad_descs\", \"fill_starved\", \"tx_kicks\", and the kernel's XDP_STATISTICS: \"rx_dropped\", \"rx_invalid_descs\", \"tx_invalid_descs\", \"rx_ring_full\", \"rx_fill_ring_empty_descs\", \"tx_ring_empty_descs\"}, with {\"type\":\"allocator\",\"when\":\"interval\"|\"exit\",...} after every round and {\"type\":\"ledger\",\"when\":\"live\"|\"audit\"|\"exit\",...} (FRAME LEDGER)." },
-				{ "FRAME LEDGER",
-				  "Every UMEM frame is in exactly one place, which its state byte names: free (pile or a cache), fill (fill ring, kernel, RX ring), app (being processed) or tx (TX ring, kernel, completion ring). A live audit every --interval checks it against the allocator and the indices of every ring, no pausing; SIGUSR1 (or --audit) audits stop-the-world; at exit all frames are proven back in the pile. Any discrepancy (lost or held twice): status 3." },
-				{ "SIGNALS",
-				  "    SIGINT, SIGTERM, SIGHUP  stop: detach the sockets from the steer map (packets\n"
-				  "                             fall back to the kernel), drain, audit, return every\n"
-				  "                             frame, remove the program (SIGHUP does not reload)\n"
-				  "    SIGUSR1                  audit the ledger now and keep running\n"
-				  "    SIGPIPE                  ignored: a closed output pipe only fails the writes" },
-				{ "ENVIRONMENT",
-				  "XPILE_BPF_DIR: where steer.o is (default: next to the binary, then the install directory). XPILE_FAULT=lose-frame|free-twice: test hook; once running, each worker loses one frame, or frees one still in a fill ring: the live and exit audits fail (status 3). XPILE_HANDOVER_FAULT=new-hello|new-offer|new-ready|new-state|new-refuse|new-stall|new-ok|old-offer|old-state: test hook; the process dies (SIGKILL) at that step of a handover, or refuses or stalls it. XPILE_HANDOVER_VERSION=N: test hook; offer protocol version N." },
-				{ "EXIT STATUS",
-				  "0 success; 1 set-up error (one line names the cause and the fix); 2 bad "
-				  "usage (one line names the option, the value and what is accepted); 3 the "
-				  "ledger audit failed; 4 a port failed while running (interface deleted, "
-				  "steer program removed or replaced: an \"event\" line names it)." },
-				{ "NOTES",
-				  "veth hosts: frames forwarded through AF_XDP carry no checksum offload state, so the hosts sending through xpile must compute checksums and segment themselves: `ethtool -K IF tx off tso off gso off` on the hosts' interfaces. Copy mode on veth is the expected mode (veth has no zero-copy). Multi-buffer (MTU above a frame) needs the frags-aware steer program (it is) and kernel >= 6.6." },
-				{ NULL },
-			};
+static const struct cli_section
+	sections
+		[] = {
+			{ "MODES",
+			  "    rxdrop   receive and free\n"
+			  "    txonly   generate UDP/IPv4 packets (see the txonly options)\n"
+			  "    l2fwd    swap the MAC addresses and send back out of the same queue\n"
+			  "    fwd      two ports joined as a wire: queue N of one to queue N of the other" },
+			{ "OUTPUT",
+			  "Text: one live line per port/queue on stderr every --interval (packets and bits per second, totals, drops, kernel counters) and allocator and ledger lines, then a summary, the allocator figures and the ledger audit. Before traffic: {\"type\":\"socket\",...} per socket (mode chosen) and {\"type\":\"ready\",...}. With --json, stdout gets one object per line: {\"type\":\"interval\"|\"summary\", \"time\", \"port\", \"queue\", \"mode\", \"zerocopy\", \"rx_packets\", \"tx_packets\", \"rx_bytes\", \"tx_bytes\", \"rx_pps\", \"tx_pps\", \"rx_bps\", \"tx_bps\", \"tx_dropped\", \"bad_descs\", \"fill_starved\", \"tx_kicks\", and the kernel's XDP_STATISTICS: \"rx_dropped\", \"rx_invalid_descs\", \"tx_invalid_descs\", \"rx_ring_full\", \"rx_fill_ring_empty_descs\", \"tx_ring_empty_descs\"}, with {\"type\":\"allocator\",\"when\":\"interval\"|\"exit\",...} after every round and {\"type\":\"ledger\",\"when\":\"live\"|\"audit\"|\"exit\",...} (FRAME LEDGER)." },
+			{ "FRAME LEDGER",
+			  "Every UMEM frame is in exactly one place, which its state byte names: free (pile or a cache), fill (fill ring, kernel, RX ring), app (being processed) or tx (TX ring, kernel, completion ring). A live audit every --interval checks it against the allocator and the indices of every ring, no pausing; SIGUSR1 (or --audit) audits stop-the-world; at exit all frames are proven back in the pile. Any discrepancy (lost or held twice): status 3." },
+			{ "SIGNALS",
+			  "    SIGINT, SIGTERM, SIGHUP  stop: detach the sockets from the steer map (packets\n"
+			  "                             fall back to the kernel), drain, audit, return every\n"
+			  "                             frame, remove the program (SIGHUP does not reload)\n"
+			  "    SIGUSR1                  audit the ledger now and keep running\n"
+			  "    SIGPIPE                  ignored: a closed output pipe only fails the writes" },
+			{ "ENVIRONMENT", "XPILE_BPF_DIR: where steer.o is (default: next to the binary, then the install directory). XPILE_FAULT=lose-frame|free-twice: test hook; once running, each worker loses one frame, or frees one still in a fill ring: the live and exit audits fail (status 3). XPILE_HANDOVER_FAULT=new-hello|new-offer|new-ready|new-state|new-refuse|new-stall|new-ok|old-offer|old-state: test hook; the process dies (SIGKILL) at that step of a handover, or refuses or stalls it. XPILE_HANDOVER_VERSION=N: test hook; offer protocol version N." },
+			{ "EXIT STATUS",
+			  "0 success; 1 set-up error (one line names the cause and the fix); 2 bad "
+			  "usage (one line names the option, the value and what is accepted); 3 the "
+			  "ledger audit failed; 4 a port failed while running (interface deleted, "
+			  "steer program removed or replaced: an \"event\" line names it)." },
+			{ "NOTES",
+			  "veth hosts: frames forwarded through AF_XDP carry no checksum offload state, so the hosts sending through xpile must compute checksums and segment themselves: `ethtool -K IF tx off tso off gso off` on the hosts' interfaces. Copy mode on veth is the expected mode (veth has no zero-copy). Multi-buffer (MTU above a frame) needs the frags-aware steer program (it is) and kernel >= 6.6." },
+			{ NULL },
+		};
 
 static const struct cli_cmd cmd_run = {
 	.name = "run",
