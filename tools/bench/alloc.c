@@ -304,6 +304,9 @@ static double run_once(const struct backend *be, char *umem, const __u64 *handle
 				be->name, i, w[i].res.err, P.nobjs);
 			rate = -1;
 		} else if (rate >= 0) {
+			if (P.verbose) /* for per-object counts (e.g. valgrind's) */
+				fprintf(stderr, "  %s core %u: %llu objects in %.3f s\n", be->name,
+					i, (unsigned long long)w[i].res.objs, w[i].res.secs);
 			rate += (double)w[i].res.objs / w[i].res.secs;
 			*cpu += w[i].res.cpu_secs / w[i].res.secs / P.cores;
 			*best += w[i].res.best;
