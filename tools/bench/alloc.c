@@ -406,8 +406,8 @@ int bench_alloc(int argc, char **argv)
 				printf("ratio %s/%s=%.2f best=%.2f cache=%u cores=%u n_keep=%u "
 				       "bulks=%u/%u\n",
 				       be[a]->name, be[b]->name, med[a] / med[b],
-				       medb[b] > 0 ? medb[a] / medb[b] : 0, P.cache, P.cores, P.keep,
-				       P.get, P.put);
+				       medb[b] > 0 ? medb[a] / medb[b] : 0, P.cache, P.cores,
+				       P.keep, P.get, P.put);
 	munmap(umem, umem_size);
 	free(handles);
 	return status;
