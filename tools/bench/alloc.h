@@ -72,7 +72,7 @@ static inline double alloc_now(void)
 			}                                                                      \
 			n_ += (uint64_t)iters_ * (p)->keep;                                    \
 			t_ = alloc_now();                                                      \
-			if ((double)iters_ * (p)->keep > (res)->best * (t_ - tp_))             \
+			if (t_ > tp_ && (double)iters_ * (p)->keep > (res)->best * (t_ - tp_)) \
 				(res)->best = (double)iters_ * (p)->keep / (t_ - tp_);         \
 			tp_ = t_;                                                              \
 		} while (t_ - t0_ < (p)->seconds);                                             \
