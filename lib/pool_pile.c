@@ -76,7 +76,8 @@ static void chain_begin(const struct pile *pl, struct chain *c, const struct lfs
 	*c = (struct chain){ .top = NIL, .bottom = NIL, .h = h, .hd = nd_depth(pl, h) };
 }
 
-static void chain_add(struct pile *pl, struct chain *c, __u32 x)
+static inline __attribute__((always_inline)) void chain_add(struct pile *pl, struct chain *c,
+							    __u32 x)
 {
 	struct node *X = nd(pl, x);
 
@@ -234,7 +235,8 @@ static void prefetch_node(const struct pile *pl, __u32 x, int rw)
 		__builtin_prefetch(nd(pl, x), 0);
 }
 
-static __u32 cursor_next(const struct pile *pl, struct cursor *c)
+static inline __attribute__((always_inline)) __u32 cursor_next(const struct pile *pl,
+							       struct cursor *c)
 {
 	__u32 x = c->x;
 

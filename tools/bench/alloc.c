@@ -139,11 +139,14 @@ const struct bench_cmd bench_alloc_cmd = {
 			"\n"
 			"Every run prints one line, e.g.\n"
 			"  xpile backend=pile cache=512 cores=2 n_get_bulk=32 n_put_bulk=32 n_keep=128 "
-			"touch=0 run=1 cpu=0.98 rate_persec=N\n"
-			"(cpu: the share of its cores the run really got, below 1 on a loaded machine) "
-			"then one 'median' line per backend and, with more than one backend, 'ratio' "
-			"lines of each backend's median over the others'. Backends are run interleaved "
-			"(A B C A B C ...) so load from elsewhere hits all alike.",
+			"touch=0 run=1 cpu=0.98 rate_persec=N best_persec=M\n"
+			"(cpu: the share of its cores the run really got, below 1 on a loaded machine; "
+			"best: the sum over cores of each core's fastest round of at least 16384 "
+			"objects, one no other job interrupted) then one 'median' line per backend and, "
+			"with more than one backend, 'ratio' lines of each backend's median over the "
+			"others' (best=: the same for the best rates; on a loaded machine it moves far "
+			"less). Backends are run interleaved (A B C A B C ...) so load from elsewhere "
+			"hits all alike.",
 		.examples =
 			"xpile-bench alloc --backend pile,dpdk-ring_mp_mc --cores 2 --cache 512 "
 			"--keep 128 --get 32 --put 32 --runs 5\n"
@@ -272,7 +275,8 @@ static void *worker_main(void *arg)
 }
 
 /* Returns the rate of one run, or a negative value on failure; *cpu the CPU share. */
-static double run_once(const struct backend *be, char *umem, const __u64 *handles, double *cpu)
+static double run_once(const struct backend *be, char *umem, const __u64 *handles, double *cpu,
+		       double *best)
 {
 	struct worker w[MAX_CORES];
 	struct run r = { .be = be, .umem = umem };
@@ -300,8 +304,12 @@ static double run_once(const struct backend *be, char *umem, const __u64 *handle
 				be->name, i, w[i].res.err, P.nobjs);
 			rate = -1;
 		} else if (rate >= 0) {
+			if (P.verbose) /* for per-object counts (e.g. valgrind's) */
+				fprintf(stderr, "  %s core %u: %llu objects in %.3f s\n", be->name,
+					i, (unsigned long long)w[i].res.objs, w[i].res.secs);
 			rate += (double)w[i].res.objs / w[i].res.secs;
 			*cpu += w[i].res.cpu_secs / w[i].res.secs / P.cores;
+			*best += w[i].res.best;
 		}
 	}
 	pthread_barrier_destroy(&r.start);
@@ -319,7 +327,15 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void print_line(const char *what, const struct backend *be, int run, double rate, double cpu)
+/* Sorts @v. */
+static double median(double *v, unsigned int n)
+{
+	qsort(v, n, sizeof(double), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void print_line(const char *what, const struct backend *be, int run, double rate, double cpu,
+		       double best)
 {
 	/* Run lines say "dpdk backend=ring_mp_mc"; summary lines need the full name. */
 	const char *name = be->dpdk_ops && run > 0 ? be->dpdk_ops : be->name;
@@ -329,15 +345,15 @@ static void print_line(const char *what, const struct backend *be, int run, doub
 	       P.put, P.keep, P.touch);
 	if (run > 0)
 		printf(" run=%d cpu=%.2f", run, cpu);
-	printf(" rate_persec=%.0f\n", rate);
+	printf(" rate_persec=%.0f best_persec=%.0f\n", rate, best);
 	fflush(stdout);
 }
 
 int bench_alloc(int argc, char **argv)
 {
 	const struct backend *be[MAX_BACKENDS];
-	static double rates[MAX_BACKENDS][MAX_RUNS];
-	double med[MAX_BACKENDS];
+	static double rates[MAX_BACKENDS][MAX_RUNS], bests[MAX_BACKENDS][MAX_RUNS];
+	double med[MAX_BACKENDS], medb[MAX_BACKENDS];
 	unsigned int nbe = 0, maxb;
 	__u64 *handles;
 	char *umem;
@@ -372,23 +388,25 @@ int bench_alloc(int argc, char **argv)
 		for (unsigned int b = 0; b < nbe; b++) {
 			double cpu = 0;
 
-			rates[b][r] = run_once(be[b], umem, handles, &cpu);
+			bests[b][r] = 0;
+			rates[b][r] = run_once(be[b], umem, handles, &cpu, &bests[b][r]);
 			if (rates[b][r] < 0)
 				status = 1;
 			print_line(be[b]->dpdk_ops ? "dpdk" : "xpile", be[b], (int)r + 1,
-				   rates[b][r], cpu);
+				   rates[b][r], cpu, bests[b][r]);
 		}
 	for (unsigned int b = 0; b < nbe; b++) {
-		qsort(rates[b], runs, sizeof(double), cmp_double);
-		med[b] = runs % 2 ? rates[b][runs / 2] :
-				    (rates[b][runs / 2 - 1] + rates[b][runs / 2]) / 2;
-		print_line("median", be[b], 0, med[b], 0);
+		med[b] = median(rates[b], runs);
+		medb[b] = median(bests[b], runs);
+		print_line("median", be[b], 0, med[b], 0, medb[b]);
 	}
 	for (unsigned int a = 0; a < nbe; a++)
 		for (unsigned int b = 0; b < nbe; b++)
 			if (a != b && !be[a]->dpdk_ops && med[b] > 0)
-				printf("ratio %s/%s=%.2f cache=%u cores=%u n_keep=%u bulks=%u/%u\n",
-				       be[a]->name, be[b]->name, med[a] / med[b], P.cache, P.cores,
+				printf("ratio %s/%s=%.2f best=%.2f cache=%u cores=%u n_keep=%u "
+				       "bulks=%u/%u\n",
+				       be[a]->name, be[b]->name, med[a] / med[b],
+				       medb[b] > 0 ? medb[a] / medb[b] : 0, P.cache, P.cores,
 				       P.keep, P.get, P.put);
 	munmap(umem, umem_size);
 	free(handles);

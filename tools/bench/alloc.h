@@ -22,6 +22,7 @@ struct alloc_result {
 	uint64_t objs; /* each object counted once per get + put */
 	double secs;
 	double cpu_secs; /* CPU time the thread got: less than secs on a loaded machine */
+	double best; /* objects per second of the fastest round (see ALLOC_LOOP) */
 	int err;
 };
 
@@ -42,13 +43,18 @@ static inline double alloc_now(void)
  * One core's run: get n_keep objects in bulks of n_get_bulk, optionally write one
  * cache line of each (ADDR(obj) gives its address), put them all back in bulks of
  * n_put_bulk; repeat for at least p->seconds. GET/PUT return 0 on success.
+ * best is the rate of the fastest round of at least 16384 objects (the clock is read
+ * once a round anyway): a round that no other job interrupted, so on a loaded
+ * machine best moves far less than the mean rate does.
  */
 #define ALLOC_LOOP(p, res, objs, GET, PUT, ADDR)                                               \
 	do {                                                                                   \
 		unsigned int iters_ = (p)->keep >= 16384 ? 1 : 16384 / (p)->keep;              \
-		double t0_ = alloc_now(), c0_ = alloc_clock(CLOCK_THREAD_CPUTIME_ID), t_;      \
+		double t0_ = alloc_now(), c0_ = alloc_clock(CLOCK_THREAD_CPUTIME_ID), t_, tp_; \
 		uint64_t n_ = 0;                                                               \
 		(res)->err = 0;                                                                \
+		(res)->best = 0;                                                               \
+		tp_ = t0_;                                                                     \
 		do {                                                                           \
 			for (unsigned int it_ = 0; it_ < iters_; it_++) {                      \
 				for (unsigned int i_ = 0; i_ < (p)->keep; i_ += (p)->get) {    \
@@ -66,6 +72,9 @@ static inline double alloc_now(void)
 			}                                                                      \
 			n_ += (uint64_t)iters_ * (p)->keep;                                    \
 			t_ = alloc_now();                                                      \
+			if (t_ > tp_ && (double)iters_ * (p)->keep > (res)->best * (t_ - tp_)) \
+				(res)->best = (double)iters_ * (p)->keep / (t_ - tp_);         \
+			tp_ = t_;                                                              \
 		} while (t_ - t0_ < (p)->seconds);                                             \
 		(res)->objs = n_;                                                              \
 		(res)->secs = t_ - t0_;                                                        \
