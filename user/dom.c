@@ -31,7 +31,7 @@ static __u64 handle_of(void *ctx, __u64 addr)
  * domain's pool instead, and a pool too small for one batch per socket in each place
  * is refused.
  */
-static int size_fills(struct engine *e, struct eng_dom *d)
+int eng_dom_fill_cap(struct engine *e, struct eng_dom *d)
 {
 	struct eng_config *c = &e->cfg;
 	__u32 min;
@@ -89,7 +89,7 @@ int eng_dom_assign(struct engine *e)
 					d->nq * per_q +
 						d->nworkers * (c->cache + c->batch +
 							       4 * (c->batch > 32 ? c->batch : 32));
-		err = size_fills(e, d);
+		err = eng_dom_fill_cap(e, d);
 	}
 	return err;
 }
@@ -250,7 +250,7 @@ int eng_dom_memory(struct engine *e)
  * the rest into the worker's cache, which flushes what it cannot hold to its home
  * stripe. Frames in a dealer or a cache are free frames: the ledger does not change.
  */
-static int deal_slices(struct engine *e, struct eng_dom *d)
+int eng_dom_deal(struct engine *e, struct eng_dom *d)
 {
 	__u32 n = d->layout.nframes, first, count, i, k, step;
 	__u64 *all = calloc(n, sizeof(__u64));
@@ -263,27 +263,31 @@ static int deal_slices(struct engine *e, struct eng_dom *d)
 		return fail("cannot take the %u frames out of the pool for the workers' M3 slices",
 			    n);
 	}
-	free(all); /* the same frames, in fill order, are d->handles */
+	/* The same frames, in fill order, are d->handles; those a ring holds (a handover's)
+	 * stay out of the pool. */
 	for (i = 0; i < e->nworkers && !err; i++) {
 		struct eng_wdom *wd = &e->workers[i].wd[d->id];
-		__u32 head;
+		__u32 head, nfree = 0;
 
 		if (!wd->d)
 			continue;
 		xp_layout_core_slice(&d->layout, d->nworkers, wd->rank, &first, &count);
 		wd->slice_first = first;
 		wd->slice_count = count;
+		for (k = 0; k < count; k++)
+			if (xp_ledger_state_of(d->ledger, d->handles[first + k]) == XP_PLACE_FREE)
+				all[nfree++] = d->handles[first + k];
 		/* The slice's head fits the dealer's stacks without a spill (a run of it is
 		 * within 1 of even per channel); the rest waits in the cache and the home
 		 * stripe, in order, for the dealer's pulls. */
 		head = (wd->deal->cap - 2) * wd->deal->npresent;
-		head = head < count ? head : count;
-		for (k = count; k > head && !err; k -= step) {
+		head = head < nfree ? head : nfree;
+		for (k = nfree; k > head && !err; k -= step) {
 			__u64 buf[64];
 
 			step = k - head < 64 ? k - head : 64;
 			for (__u32 j = 0; j < step; j++)
-				buf[j] = d->handles[first + k - 1 - j];
+				buf[j] = all[k - 1 - j];
 			err = xp_cache_put(wd->cache, buf, step);
 		}
 		for (k = head; k > 0 && !err; k -= step) {
@@ -291,10 +295,11 @@ static int deal_slices(struct engine *e, struct eng_dom *d)
 
 			step = k < 64 ? k : 64;
 			for (__u32 j = 0; j < step; j++)
-				buf[j] = d->handles[first + k - 1 - j];
+				buf[j] = all[k - 1 - j];
 			err = xp_deal_put(wd->deal, buf, step);
 		}
 	}
+	free(all);
 	if (err)
 		return fail("cannot hand worker %u its M3 slice: %s", i - 1, strerror(-err));
 	return 0;
@@ -356,7 +361,9 @@ static int dom_frames(struct engine *e, struct eng_dom *d)
 			break;
 	if (i < e->nworkers && eng_dom_starts(d, e->workers[i].wd[d->id].acct))
 		return fail("out of memory");
-	err = deal_slices(e, d);
+	if (c->take_over) /* dealt and mapped at the handover (handover.c) */
+		return 0;
+	err = eng_dom_deal(e, d);
 	if (err)
 		return err;
 	uo.area = d->mem.base;
@@ -411,8 +418,13 @@ void eng_dom_destroy(struct engine *e)
 		d->handles = NULL;
 		free(d->starts);
 		d->starts = NULL;
-		if (d->mem_ok)
+		/* Handed over: the successor maps these pages; freeing the carve would punch
+		 * them out of the memfd under it (the arena's unmap and close leave them). */
+		if (d->mem_ok && !e->hands_off)
 			xp_arena_free(eng_node_arena(e, d->node, 0, XP_HUGE_NEVER), &d->buf);
 		d->mem_ok = false;
+		if (d->imported && d->mem.fd >= 0) /* its mapping went with the UMEM */
+			close(d->mem.fd);
+		d->imported = false;
 	}
 }

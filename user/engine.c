@@ -7,6 +7,8 @@
  * is steered to a socket that cannot take it (the program falls back to PASS).
  */
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <net/if.h>
 #include <sched.h>
 #include <signal.h>
@@ -16,6 +18,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "engine.h"
@@ -334,6 +337,11 @@ static int setup_sockets(struct engine *e, bool sg)
 			struct eng_q *q = e->workers[i].q[j];
 			struct xp_xsk_opts xo = { .sz = sizeof(xo) };
 
+			if (c->take_over) {
+				if (eng_ho_import_xsk(e, q))
+					return -1;
+				continue;
+			}
 			xo.ifname = q->port->ifname;
 			xo.queue = q->queue;
 			xo.rx_size = c->rx_ring;
@@ -390,8 +398,10 @@ int eng_setup(struct engine *e)
 	if (sg && c->batch < 32)
 		c->batch = 32;
 	err = eng_dom_assign(e);
+	err = err ?: eng_ho_setup(e); /* after the domains: it fills them (--take-over) */
 	err = err ?: eng_capture_setup(e);
-	err = err ?: eng_dom_memory(e);
+	if (!c->take_over) /* else the UMEMs are the old engine's, mapped by eng_ho_setup() */
+		err = err ?: eng_dom_memory(e);
 	err = err ?: eng_dom_frames(e);
 	err = err ?: setup_sockets(e, sg);
 	err = err ?: setup_steer(e);
@@ -536,11 +546,9 @@ static int audit_quiescent(struct engine *e, const char *when)
 	return err ? -EUCLEAN : 0;
 }
 
-/* Parks every running worker between loop turns, audits, lets them go. */
-static int audit_now(struct engine *e)
+int eng_pause(struct engine *e, const char *why)
 {
-	__u64 deadline = eng_now_ns() + 1000000000ull;
-	int err;
+	__u64 t0 = eng_now_ns();
 
 	__atomic_store_n(&e->parked, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&e->paused, 1, __ATOMIC_RELEASE);
@@ -548,15 +556,37 @@ static int audit_now(struct engine *e)
 	while (__atomic_load_n(&e->parked, __ATOMIC_ACQUIRE) +
 		       __atomic_load_n(&e->finished, __ATOMIC_ACQUIRE) <
 	       e->nworkers) {
-		if (eng_now_ns() > deadline) {
-			__atomic_store_n(&e->paused, 0, __ATOMIC_RELEASE);
-			fprintf(stderr, "xpile: audit skipped: workers did not pause within 1 s\n");
-			return 0;
+		__u64 waited = eng_now_ns() - t0;
+
+		if (waited > 1000000000ull) {
+			eng_resume(e);
+			fprintf(stderr, "xpile: %s skipped: workers did not pause within 1 s\n",
+				why);
+			return -ETIMEDOUT;
 		}
-		usleep(50);
+		/* Spin for the first 200 us: a busy worker parks within a batch, and a
+		 * handover's pause is what the traffic waits for. */
+		if (waited > 200000)
+			usleep(50);
 	}
-	err = audit_quiescent(e, "audit");
+	return 0;
+}
+
+void eng_resume(struct engine *e)
+{
 	__atomic_store_n(&e->paused, 0, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &e->paused, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+/* Parks every running worker between loop turns, audits, lets them go. */
+static int audit_now(struct engine *e)
+{
+	int err;
+
+	if (eng_pause(e, "audit"))
+		return 0;
+	err = audit_quiescent(e, "audit");
+	eng_resume(e);
 	return err;
 }
 
@@ -829,6 +859,12 @@ int eng_run(struct engine *e)
 		e->stop = 1;
 		status = 1;
 	}
+	/* Taking over: the workers start parked and the rings stay the old engine's until
+	 * it commits (eng_ho_take()). */
+	if (c->take_over) {
+		e->pause_gen = 1;
+		e->paused = 1;
+	}
 	for (i = 0; !status && i < e->nworkers; i++) {
 		if (pthread_create(&e->workers[i].thread, NULL, eng_worker_main, &e->workers[i])) {
 			fail("cannot start the worker of core %d", e->workers[i].core);
@@ -838,17 +874,23 @@ int eng_run(struct engine *e)
 		}
 		e->workers[i].started = true;
 	}
-	/* Register a socket only once its fill ring holds frames. */
+	if (!status && c->take_over && eng_ho_take(e)) {
+		e->hands_off = 1; /* the old engine still has them */
+		eng_resume(e);
+		status = 1;
+	}
+	/* Register a socket only once its fill ring holds frames (taken over: it is). */
 	deadline = eng_now_ns() + 1000000000ull;
-	for (i = 0; !status && c->mode->needs_rx && i < e->nq; i++)
+	for (i = 0; !status && !c->take_over && c->mode->needs_rx && i < e->nq; i++)
 		while (!__atomic_load_n(&e->qs[i].c.fill_posted, __ATOMIC_RELAXED) &&
 		       eng_now_ns() < deadline)
 			usleep(100);
-	if (!status && c->mode->needs_rx && (c->json || c->verbose))
+	if (!status && !c->take_over && c->mode->needs_rx && (c->json || c->verbose))
 		for (i = 0; i < e->ndoms; i++)
 			report_slices(e, &e->dom[i]);
 	if (!status) {
-		xskmap_set(e, true);
+		if (!c->take_over) /* taken over: the XSKMAP holds these very sockets */
+			xskmap_set(e, true);
 		/* Scripts wait for this line before sending traffic. */
 		print_ready(e);
 		fflush(stdout);
@@ -873,7 +915,9 @@ int eng_run(struct engine *e)
 			next = now + 50000000ull;
 		ts.tv_sec = (next - now) / 1000000000ull;
 		ts.tv_nsec = (next - now) % 1000000000ull;
-		sig = sigtimedwait(&set, &si, &ts);
+		sig = e->ho ? eng_ho_wait(e, &set, &ts, &si) : sigtimedwait(&set, &si, &ts);
+		if (sig == ENG_HO_DONE)
+			break;
 		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP)
 			break;
 		if (sig == SIGUSR1)
@@ -890,10 +934,14 @@ int eng_run(struct engine *e)
 			break;
 		if (eng_watch(e, now))
 			break;
+		if (e->ho)
+			eng_ho_tick(e);
 	}
 
-	/* Packets go back to the kernel first, then the workers drain. */
-	xskmap_set(e, false);
+	/* Packets go back to the kernel first, then the workers drain (handed over: the
+	 * workers have left, and the XSKMAP is the successor's). */
+	if (!e->hands_off)
+		xskmap_set(e, false);
 	__atomic_store_n(&e->stop, 1, __ATOMIC_RELEASE);
 	for (i = 0; i < e->nworkers; i++)
 		if (e->workers[i].started)
@@ -914,11 +962,15 @@ int eng_run(struct engine *e)
 		e->fault_status = ENG_PORT_FAILED;
 	}
 	eng_stats_allocator(e, true);
-	audit_err |= audit_quiescent(e, "exit");
+	/* Handed over: the frames are the other engine's, nothing to audit or take back. */
+	if (!e->hands_off)
+		audit_err |= audit_quiescent(e, "exit");
 	for (i = 0; i < e->nq; i++) {
 		xp_xsk_destroy(e->qs[i].xsk);
 		e->qs[i].xsk = NULL;
 	}
+	if (e->hands_off)
+		return status;
 	eng_dom_caches_destroy(e); /* every free frame back in its pile */
 	audit_err |= reclaim(e);
 	if (e->cfg.json)
@@ -950,13 +1002,13 @@ static void close_port(struct engine *e, struct eng_port *p)
 			if (u[j].prog_id == xp_steer_prog_id(p->steer))
 				u[k++] = u[j];
 	}
-	if (e->cfg.attach_existing)
-		remove = false;
+	if (e->cfg.attach_existing || e->hands_off)
+		remove = false; /* hands_off: the successor serves through it */
 	else if (p->steer_borrowed)
 		remove = !k && xp_steer_engine_loaded(p->steer);
 	else
 		remove = !k;
-	if (k && !e->cfg.quiet) {
+	if (k && !e->cfg.quiet && !e->hands_off) {
 		xp_users_format(u, k, who, sizeof(who));
 		fprintf(stderr, "xpile: %s: steer program left attached: %s still uses it\n",
 			p->ifname, who);
@@ -977,6 +1029,7 @@ void eng_teardown(struct engine *e)
 	eng_capture_destroy(e);
 	eng_tap_destroy(e);
 	eng_dom_destroy(e);
+	eng_ho_close(e);
 	for (i = 0; i < e->narenas; i++)
 		xp_arena_destroy(e->arenas[i].a);
 	e->narenas = 0;

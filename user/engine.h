@@ -25,6 +25,7 @@
 #include "xpile/xsk.h"
 
 #include "capture.h"
+#include "handover.h"
 #include "uring_wait.h"
 #include "tap.h"
 
@@ -111,6 +112,7 @@ struct eng_dom {
 	struct xp_mem mem; /* describes the carve: base, size, page size, node, memfd */
 	bool mem_ok;
 	bool unaligned;
+	bool imported; /* mapped from a predecessor's memfd (handover.h): no carve of ours */
 	__u64 *handles; /* every frame, in fill order */
 	__u32 *starts; /* unaligned chunks: low bits of the frame start in each ledger slot */
 	struct xp_pool *pool;
@@ -149,6 +151,9 @@ struct eng_worker {
 	__u32 parked_gen; /* last audit generation this worker parked for */
 	bool done; /* txonly: sent its share and got every completion back */
 	bool exited; /* returned: the main thread may read its state */
+	/* --handover / --take-over: when it parked, resumed, and its first and last turns
+	 * that moved packets (CLOCK_MONOTONIC ns; the pause a handover costs) */
+	__u64 ho_park_ns, ho_resume_ns, ho_first_work_ns, ho_last_work_ns;
 	bool fault_done; /* XPILE_FAULT injected */
 	__u32 cut_ticket; /* order of the cuts in a round (audit.c) */
 	__u32 cut_gen; /* round its cuts answer; published last */
@@ -195,6 +200,8 @@ struct eng_config {
 	bool spin; /* never sleep in poll() when idle */
 	int idle_wait; /* enum eng_idle_wait */
 	enum xp_pool_backend pool_backend;
+	const char *handover; /* --handover PATH: serve a successor there (handover.h) */
+	const char *take_over; /* --take-over PATH: take a running engine's sockets */
 	int umem; /* enum eng_umem */
 	/* XPILE_FAULT (tests): once running, each worker loses one frame or frees one twice. */
 	enum { ENG_FAULT_NONE, ENG_FAULT_LOSE, ENG_FAULT_TWICE } fault;
@@ -239,6 +246,10 @@ struct engine {
 	__u32 huge_need;
 	struct eng_dom dom[ENG_MAX_DOMS];
 	__u32 ndoms;
+	/* 1: the rings are another engine's (handed over, or never taken): workers leave
+	 * at once, touching nothing, and no exit path drains, audits or unmaps the XSKMAP. */
+	volatile int hands_off;
+	struct eng_ho *ho; /* --handover / --take-over state, else NULL */
 	char topo_note[512]; /* where the channels and ranks came from */
 	bool topo_guessed; /* a default stands in for what the probe did not find */
 	bool sg_auto; /* multi-buffer turned on because an MTU exceeds a frame */
@@ -275,6 +286,10 @@ enum eng_umem { ENG_UMEM_SHARED, ENG_UMEM_PER_PORT };
 /* One line "xpile: ..." on stderr, the one way the engine reports a cause; returns @rc. */
 int eng_say(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int eng_setup(struct engine *e); /* 0, ENG_SETUP_FAILED or ENG_BAD_INPUT */
+/* Parks every running worker between loop turns (the audit's pause; @why for the
+ * message when they do not within 1 s): 0 or -ETIMEDOUT (then nothing is paused). */
+int eng_pause(struct engine *e, const char *why);
+void eng_resume(struct engine *e);
 /* Channels and ranks: the options, else the probe, which says where it looked. */
 void eng_topology(struct engine *e, struct xp_topology *t);
 /* Carves @bytes for a large buffer from the arena of NUMA node @node (-1: none). */
@@ -302,6 +317,11 @@ int eng_dom_assign(struct engine *e); /* queues to domains, frames and fill shar
 int eng_dom_memory(struct engine *e); /* layouts, then each UMEM carved from its arena */
 int eng_dom_frames(struct engine *e); /* pools, ledgers, caches, dealers, slices, UMEMs */
 void eng_dom_caches_destroy(struct engine *e); /* dealers first, then caches */
+/* The workers' M3 slices of @d from its pool: the frames its ledger has free only (a
+ * handover's others are in rings). */
+int eng_dom_deal(struct engine *e, struct eng_dom *d);
+/* @d's fill ring share of its frames (a handover changes its frames): 0 or refused. */
+int eng_dom_fill_cap(struct engine *e, struct eng_dom *d);
 void eng_dom_destroy(struct engine *e); /* UMEMs, ledgers, pools, carves */
 struct xp_arena *eng_node_arena(struct engine *e, int node, __u64 want, enum xp_hugepages hp);
 /* watch.c: link, interface, program and pins of every port, from the main thread */

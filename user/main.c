@@ -160,6 +160,22 @@ static int parse_uds(const struct cli_opt *o, const char *v, void *cfg, char *wh
 	return 0;
 }
 
+/* --handover PATH, --take-over PATH: a Unix socket path. */
+static int parse_ho_path(const struct cli_opt *o, const char *v, void *cfg, char *why, size_t len)
+{
+	struct eng_config *c = &((struct run_args *)cfg)->c;
+
+	if (!*v || strlen(v) >= 108) {
+		snprintf(why, len, "a Unix socket path of 1..107 bytes");
+		return -1;
+	}
+	if (!strcmp(o->name, "handover"))
+		c->handover = v;
+	else
+		c->take_over = v;
+	return 0;
+}
+
 #define OPT(...) CLI_OPT(struct run_args, __VA_ARGS__)
 
 static const struct cli_opt opts[] = {
@@ -311,6 +327,12 @@ static const struct cli_opt opts[] = {
 	    "Replace an XDP program on the interface that xpile does not own."),
 	OPT("reattach", FLAG, c.reattach, NULL,
 	    "When the engine's own steer program is detached while it runs (ip link set dev IF xdp off) attach it again, pin it again when its pins are removed, and serve through xpile's program when `xpile-loader load` put a new one in its place, instead of stopping with exit status 4. An unload (program and pins gone), a foreign program in its place, or a detached program the engine did not load always stop it."),
+	OPT("handover", FUNC, c.handover, "PATH",
+	    "Listen on the Unix socket PATH (mode 0600, same uid only) for a successor started with --take-over PATH: it gets this engine's sockets and UMEM while traffic flows, and this engine exits 0 (docs/engine.md, Handover). A leftover socket file nobody listens on is replaced; a live one is refused.",
+	    .section = "Hot handover", .parse = parse_ho_path),
+	OPT("take-over", FUNC, c.take_over, "PATH",
+	    "Take the sockets, rings and UMEM of the engine listening on PATH (--handover PATH) instead of creating them: same --mode, --iface list and queues, ring sizes, --frame-size, --headroom, --layout; --cores, --interval, --duration, --json, --batch, --cache and the output and ledger options may differ. Give --handover too to be taken over in turn (the same PATH is fine).",
+	    .parse = parse_ho_path),
 	OPT("pkt-size", NUM, c.pkt_size, "N",
 	    "txonly: frame size on the wire including the 4-byte FCS (64..frame room + 4, default 64).",
 	    .section = "txonly", .min = 64, .max = 4096),
@@ -334,36 +356,34 @@ static const struct cli_opt opts[] = {
 	{ 0 },
 };
 
-static const struct
-	cli_section
-		sections
-			[] = {
-				{ "MODES",
-				  "    rxdrop   receive and free\n"
-				  "    txonly   generate UDP/IPv4 packets (see the txonly options)\n"
-				  "    l2fwd    swap the MAC addresses and send back out of the same queue\n"
-				  "    fwd      two ports joined as a wire: queue N of one to queue N of the other" },
-				{ "OUTPUT",
-				  "Text: one live line per port/queue on stderr every --interval (packets and bits per second, totals, drops, kernel counters) and allocator and ledger lines, then a summary, the allocator figures and the ledger audit. Before traffic: {\"type\":\"socket\",...} per socket (mode chosen) and {\"type\":\"ready\",...}. With --json, stdout gets one object per line: {\"type\":\"interval\"|\"summary\", \"time\", \"port\", \"queue\", \"mode\", \"zerocopy\", \"rx_packets\", \"tx_packets\", \"rx_bytes\", \"tx_bytes\", \"rx_pps\", \"tx_pps\", \"rx_bps\", \"tx_bps\", \"tx_dropped\", \"bad_descs\", \"fill_starved\", \"tx_kicks\", and the kernel's XDP_STATISTICS: \"rx_dropped\", \"rx_invalid_descs\", \"tx_invalid_descs\", \"rx_ring_full\", \"rx_fill_ring_empty_descs\", \"tx_ring_empty_descs\"}, with {\"type\":\"allocator\",\"when\":\"interval\"|\"exit\",...} after every round and {\"type\":\"ledger\",\"when\":\"live\"|\"audit\"|\"exit\",...} (FRAME LEDGER)." },
-				{ "FRAME LEDGER",
-				  "Every UMEM frame is in exactly one place, which its state byte names: free (pile or a cache), fill (fill ring, kernel, RX ring), app (being processed) or tx (TX ring, kernel, completion ring). A live audit every --interval checks it against the allocator and the indices of every ring, no pausing; SIGUSR1 (or --audit) audits stop-the-world; at exit all frames are proven back in the pile. Any discrepancy (lost or held twice): status 3." },
-				{ "SIGNALS",
-				  "    SIGINT, SIGTERM, SIGHUP  stop: detach the sockets from the steer map (packets\n"
-				  "                             fall back to the kernel), drain, audit, return every\n"
-				  "                             frame, remove the program (SIGHUP does not reload)\n"
-				  "    SIGUSR1                  audit the ledger now and keep running\n"
-				  "    SIGPIPE                  ignored: a closed output pipe only fails the writes" },
-				{ "ENVIRONMENT",
-				  "XPILE_BPF_DIR: where steer.o is (default: next to the binary, then the install directory). XPILE_FAULT=lose-frame|free-twice: test hook; once running, each worker loses one frame, or frees one still in a fill ring: the live and exit audits fail (status 3)." },
-				{ "EXIT STATUS",
-				  "0 success; 1 set-up error (one line names the cause and the fix); 2 bad "
-				  "usage (one line names the option, the value and what is accepted); 3 the "
-				  "ledger audit failed; 4 a port failed while running (interface deleted, "
-				  "steer program removed or replaced: an \"event\" line names it)." },
-				{ "NOTES",
-				  "veth hosts: frames forwarded through AF_XDP carry no checksum offload state, so the hosts sending through xpile must compute checksums and segment themselves: `ethtool -K IF tx off tso off gso off` on the hosts' interfaces. Copy mode on veth is the expected mode (veth has no zero-copy). Multi-buffer (MTU above a frame) needs the frags-aware steer program (it is) and kernel >= 6.6." },
-				{ NULL },
-			};
+static const struct cli_section
+	sections
+		[] = {
+			{ "MODES",
+			  "    rxdrop   receive and free\n"
+			  "    txonly   generate UDP/IPv4 packets (see the txonly options)\n"
+			  "    l2fwd    swap the MAC addresses and send back out of the same queue\n"
+			  "    fwd      two ports joined as a wire: queue N of one to queue N of the other" },
+			{ "OUTPUT",
+			  "Text: one live line per port/queue on stderr every --interval (packets and bits per second, totals, drops, kernel counters) and allocator and ledger lines, then a summary, the allocator figures and the ledger audit. Before traffic: {\"type\":\"socket\",...} per socket (mode chosen) and {\"type\":\"ready\",...}. With --json, stdout gets one object per line: {\"type\":\"interval\"|\"summary\", \"time\", \"port\", \"queue\", \"mode\", \"zerocopy\", \"rx_packets\", \"tx_packets\", \"rx_bytes\", \"tx_bytes\", \"rx_pps\", \"tx_pps\", \"rx_bps\", \"tx_bps\", \"tx_dropped\", \"bad_descs\", \"fill_starved\", \"tx_kicks\", and the kernel's XDP_STATISTICS: \"rx_dropped\", \"rx_invalid_descs\", \"tx_invalid_descs\", \"rx_ring_full\", \"rx_fill_ring_empty_descs\", \"tx_ring_empty_descs\"}, with {\"type\":\"allocator\",\"when\":\"interval\"|\"exit\",...} after every round and {\"type\":\"ledger\",\"when\":\"live\"|\"audit\"|\"exit\",...} (FRAME LEDGER)." },
+			{ "FRAME LEDGER",
+			  "Every UMEM frame is in exactly one place, which its state byte names: free (pile or a cache), fill (fill ring, kernel, RX ring), app (being processed) or tx (TX ring, kernel, completion ring). A live audit every --interval checks it against the allocator and the indices of every ring, no pausing; SIGUSR1 (or --audit) audits stop-the-world; at exit all frames are proven back in the pile. Any discrepancy (lost or held twice): status 3." },
+			{ "SIGNALS",
+			  "    SIGINT, SIGTERM, SIGHUP  stop: detach the sockets from the steer map (packets\n"
+			  "                             fall back to the kernel), drain, audit, return every\n"
+			  "                             frame, remove the program (SIGHUP does not reload)\n"
+			  "    SIGUSR1                  audit the ledger now and keep running\n"
+			  "    SIGPIPE                  ignored: a closed output pipe only fails the writes" },
+			{ "ENVIRONMENT", "XPILE_BPF_DIR: where steer.o is (default: next to the binary, then the install directory). XPILE_FAULT=lose-frame|free-twice: test hook; once running, each worker loses one frame, or frees one still in a fill ring: the live and exit audits fail (status 3). XPILE_HANDOVER_FAULT=new-hello|new-offer|new-ready|new-state|new-refuse|new-stall|new-ok|old-offer|old-state: test hook; the process dies (SIGKILL) at that step of a handover, or refuses or stalls it. XPILE_HANDOVER_VERSION=N: test hook; offer protocol version N." },
+			{ "EXIT STATUS",
+			  "0 success; 1 set-up error (one line names the cause and the fix); 2 bad "
+			  "usage (one line names the option, the value and what is accepted); 3 the "
+			  "ledger audit failed; 4 a port failed while running (interface deleted, "
+			  "steer program removed or replaced: an \"event\" line names it)." },
+			{ "NOTES",
+			  "veth hosts: frames forwarded through AF_XDP carry no checksum offload state, so the hosts sending through xpile must compute checksums and segment themselves: `ethtool -K IF tx off tso off gso off` on the hosts' interfaces. Copy mode on veth is the expected mode (veth has no zero-copy). Multi-buffer (MTU above a frame) needs the frags-aware steer program (it is) and kernel >= 6.6." },
+			{ NULL },
+		};
 
 static const struct cli_cmd cmd_run = {
 	.name = "run",
@@ -466,6 +486,10 @@ static int parse(int argc, char **argv, struct run_args *a)
 		return cli_usage_error(
 			&prog, cmd,
 			"--uds uses the agent's program: --attach-existing, --force, --reattach, --pin-path and --xdp-mode do not apply");
+	if ((c->handover || c->take_over) && (c->mode == &eng_mode_txonly || c->nuds || c->ntaps))
+		return cli_usage_error(
+			&prog, cmd,
+			"--handover and --take-over serve rxdrop, l2fwd and fwd without --uds or --host-tap");
 	c->verbose = a->verbose > 0;
 	c->multi_buffer_set = cli_given(&res, "multi-buffer") || cli_given(&res, "no-multi-buffer");
 	c->dst_mac_set = cli_given(&res, "dst-mac");

@@ -5,11 +5,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "engine.h"
@@ -312,9 +314,17 @@ static void park(struct eng_worker *w)
 	if (w->parked_gen == gen)
 		return;
 	w->parked_gen = gen;
+	if (e->ho)
+		w->ho_park_ns = eng_now_ns();
 	__atomic_fetch_add(&e->parked, 1, __ATOMIC_ACQ_REL);
-	while (__atomic_load_n(&e->paused, __ATOMIC_ACQUIRE))
-		usleep(100);
+	/* Asleep on the flag itself: eng_resume() wakes it at once (a handover's pause
+	 * is the traffic's), and a woken thread gets its core back sooner than a spinning
+	 * or a timed sleeper on a busy machine. The timeout only guards a lost wake. */
+	while (__atomic_load_n(&e->paused, __ATOMIC_ACQUIRE)) {
+		const struct timespec ms = { 0, 1000000 };
+
+		syscall(SYS_futex, &e->paused, FUTEX_WAIT_PRIVATE, 1, &ms, NULL, 0);
+	}
 }
 
 static bool drained(struct eng_worker *w)
@@ -445,8 +455,13 @@ void *eng_worker_main(void *arg)
 		if (__builtin_expect(__atomic_load_n(&e->cut_gen, __ATOMIC_ACQUIRE) != w->cut_gen,
 				     0))
 			eng_cut_take(w);
-		if (__atomic_load_n(&e->paused, __ATOMIC_ACQUIRE))
+		if (__atomic_load_n(&e->paused, __ATOMIC_ACQUIRE)) {
 			park(w);
+			if (__atomic_load_n(&e->hands_off, __ATOMIC_ACQUIRE))
+				break; /* the rings are another engine's now */
+		}
+		if (__builtin_expect(e->ho && !w->ho_resume_ns, 0))
+			w->ho_resume_ns = eng_now_ns(); /* its first turn that may touch a ring */
 		if (__atomic_load_n(&e->stop, __ATOMIC_ACQUIRE)) {
 			/* Stop: no more fills; forward what is in flight, wait for completions. */
 			if (!stop_deadline)
@@ -476,6 +491,11 @@ void *eng_worker_main(void *arg)
 			break;
 		if (!work && w->cap)
 			eng_capture_idle(w); /* a quiet worker's frames still reach the file */
+		if (work && e->ho) { /* the handover's pause is measured from these */
+			w->ho_last_work_ns = eng_now_ns();
+			if (!w->ho_first_work_ns)
+				w->ho_first_work_ns = w->ho_last_work_ns;
+		}
 		if (work) {
 			idle = 0;
 			idle_since = 0;

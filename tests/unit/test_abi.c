@@ -28,6 +28,7 @@
 #include "xpile/log.h"
 #include "xpile/api.h"
 #include "xpile/ethtool.h"
+#include "xpile/handover.h"
 #include "xpile/host.h"
 #include "xpile/layout.h"
 #include "xpile/ledger.h"
@@ -117,6 +118,32 @@ static const struct pin pins[] = {
 	F(xp_ethtool_caps, ntuple_feature_known, 68),
 	F(xp_ethtool_caps, ntuple_on, 69),
 	F(xp_ethtool_caps, ntuple_fixed, 70),
+	S(xp_ho_hdr, 16, 4),
+	F(xp_ho_hdr, magic, 0),
+	F(xp_ho_hdr, version, 4),
+	F(xp_ho_hdr, type, 6),
+	F(xp_ho_hdr, len, 8),
+	F(xp_ho_hdr, nfds, 12),
+	S(xp_umem_rec, 32, 8),
+	F(xp_umem_rec, offset, 0),
+	F(xp_umem_rec, size, 8),
+	F(xp_umem_rec, chunk_size, 16),
+	F(xp_umem_rec, headroom, 20),
+	F(xp_umem_rec, flags, 24),
+	F(xp_umem_rec, page_size, 28),
+	S(xp_xsk_rec, 60, 4),
+	F(xp_xsk_rec, ifname, 0),
+	F(xp_xsk_rec, ifindex, 16),
+	F(xp_xsk_rec, queue, 20),
+	F(xp_xsk_rec, rx_size, 24),
+	F(xp_xsk_rec, tx_size, 28),
+	F(xp_xsk_rec, fill_size, 32),
+	F(xp_xsk_rec, comp_size, 36),
+	F(xp_xsk_rec, flags, 40),
+	F(xp_xsk_rec, fill_prod, 44),
+	F(xp_xsk_rec, rx_cons, 48),
+	F(xp_xsk_rec, tx_prod, 52),
+	F(xp_xsk_rec, comp_cons, 56),
 	S(xp_wire_plan, 2052, 4),
 	F(xp_wire_plan, n, 0),
 	F(xp_wire_plan, map, 4),

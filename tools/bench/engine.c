@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "benchutil.h"
 #include "xpile/text.h"
 
 /* Each option is checked here and handed to engine.sh as its XB_* variable (.env). */
@@ -138,62 +139,10 @@ const struct bench_cmd bench_engine_cmd = {
 	bench_engine,
 };
 
-/* The script lives in the source tree: walk up from the binary (build/, build/asan/). */
-static int find_script(const char *exe_dir, char *out, size_t len)
-{
-	const char *env = getenv("XPILE_SRCDIR");
-	char dir[PATH_MAX];
-
-	if (env) {
-		snprintf(out, len, "%s/tools/bench/engine.sh", env);
-		return access(out, R_OK) ? -ENOENT : 0;
-	}
-	snprintf(dir, sizeof(dir), "%s", exe_dir);
-	for (int up = 0; up < 4; up++) {
-		char *slash;
-
-		snprintf(out, len, "%s/tools/bench/engine.sh", dir);
-		if (!access(out, R_OK))
-			return 0;
-		slash = strrchr(dir, '/');
-		if (!slash || slash == dir)
-			break;
-		*slash = '\0';
-	}
-	return -ENOENT;
-}
-
 int bench_engine(int argc, char **argv)
 {
-	char exe[PATH_MAX], script[PATH_MAX + 32], xpile[PATH_MAX + 8], self[PATH_MAX + 16];
 	struct engine_args a = { 0 };
-	ssize_t n;
 	int rc = bench_parse(&bench_engine_cmd, argc, argv, &a); /* exports XB_* */
 
-	if (rc != CLI_RUN)
-		return rc;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0) {
-		fprintf(stderr, "xpile-bench engine: cannot read /proc/self/exe: %s\n",
-			strerror(errno));
-		return 2;
-	}
-	exe[n] = '\0';
-	*strrchr(exe, '/') = '\0';
-	if (find_script(exe, script, sizeof(script))) {
-		fprintf(stderr,
-			"xpile-bench engine: tools/bench/engine.sh not found above %s; "
-			"run from the source tree or set XPILE_SRCDIR\n",
-			exe);
-		return 2;
-	}
-	snprintf(xpile, sizeof(xpile), "%s/xpile", exe);
-	setenv("XB_XPILE", xpile, 0);
-	snprintf(self, sizeof(self), "%s/xpile-bench", exe);
-	setenv("XB_SELF", self, 1);
-	fflush(stdout);
-	execl("/bin/bash", "bash", script, (char *)NULL);
-	fprintf(stderr, "xpile-bench engine: cannot run /bin/bash %s: %s\n", script,
-		strerror(errno));
-	return 2;
+	return rc != CLI_RUN ? rc : bench_exec_script("engine", "engine.sh");
 }

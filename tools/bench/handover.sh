@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# The benchmark behind `xpile-bench handover` (docs/engine.md, Handover):
+#
+#   XB_HANDOVERS 100           handovers in a row per rate, each to a new process
+#   XB_RATES     0,100000      generator rates (pps); 0: no traffic
+#   XB_CORE      0             the engine's core (the generator takes another if any)
+#   XB_XPILE     build/xpile   the engine binary
+#
+# Topology (names unique to this run, 198.18.0.0/15, removed on exit):
+#   [H1] h1 <-veth-> e1 [E: xpile fwd --handover] e2 <-veth-> h2 [H2]
+# At a rate R > 0 an xpile txonly on h1 sends R UDP packets per second to h2, whose
+# link counts them: lost = sent - received.
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 2
+. tools/lib/netns.sh
+
+xpile=${XB_XPILE:-$XT_BUILD/xpile}
+n=${XB_HANDOVERS:-100}
+rates=${XB_RATES:-0,100000}
+core=${XB_CORE:-0}
+die() { echo "xpile-bench handover: $*" >&2; exit 2; }
+[ "$(id -u)" = 0 ] || die "needs root (namespaces, XDP, AF_XDP): run as root"
+[ -x "$xpile" ] || die "no engine at $xpile: run make"
+[[ $rates =~ ^[0-9]+(,[0-9]+)*$ ]] || die "--rates '$rates': comma-separated packet rates, e.g. 0,100000"
+gcore=$(((core + 1) % $(nproc)))
+
+TMP=$(mktemp -d /tmp/xpile-bench-ho.XXXXXX)
+xt_on_exit rm -rf "$TMP"
+xt_ns h1 >/dev/null; H1=${XT_NS[-1]}
+xt_ns h2 >/dev/null; H2=${XT_NS[-1]}
+xt_ns e >/dev/null; E=${XT_NS[-1]}
+# A killed engine cannot remove its pins (bpffs keys them by netns inode).
+ino=$(stat -L -c %i "/run/netns/$E") && xt_on_exit "rm -rf /sys/fs/bpf/xpile/ns$ino /run/xpile/ns$ino"
+xt_veth "$H1" h1 "$E" e1
+xt_veth "$H2" h2 "$E" e2
+for p in "$H1 h1 198.18.9.1" "$H2 h2 198.18.9.2"; do
+	read -r ns ifn addr <<<"$p"
+	set -- "$ns" "$ifn" "$addr"
+	ip netns exec "$1" sysctl -qw "net.ipv6.conf.$2.disable_ipv6=1"
+	ip -n "$1" addr add "$3/24" dev "$2"
+	ip netns exec "$1" ethtool -K "$2" tx off tso off gso off gro off >/dev/null 2>&1
+done
+for i in e1 e2; do ip netns exec "$E" sysctl -qw "net.ipv6.conf.$i.disable_ipv6=1"; done
+h2mac=$(ip -n "$H2" -o link show h2 | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)
+ip -n "$H1" neigh add 198.18.9.2 lladdr "$h2mac" dev h1
+SOCK=$TMP/ho.sock
+args=(--iface e1 --iface e2 --mode fwd --cores "$core" --interval 1 --quiet --handover "$SOCK")
+
+wait_line() { # file pattern seconds
+	local deadline=$((SECONDS + $3))
+	until grep -q "$2" "$1" 2>/dev/null; do
+		[ $SECONDS -ge $deadline ] && return 1
+		sleep 0.02
+	done
+}
+txed() { ip -n "$H1" -s -j link show h1 | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["stats64"]["tx"]["packets"])'; }
+noports() { ip -n "$H2" -s -j link show h2 | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["stats64"]["rx"]["packets"])'; }
+
+IFS=, read -ra list <<<"$rates"
+for rate in "${list[@]}"; do
+	ip netns exec "$E" "$xpile" run "${args[@]}" --json >"$TMP/g0.json" 2>"$TMP/g0.err" &
+	prev=$!
+	XT_PIDS+=("$prev")
+	wait_line "$TMP/g0.json" '"type":"ready"' 10 || { cat "$TMP/g0.err"; die "the engine did not start"; }
+	gen=
+	if [ "$rate" -gt 0 ]; then
+		ip netns exec "$H1" "$xpile" run --iface h1 --mode txonly --cores "$gcore" --rate "$rate" \
+			--dst-mac "$h2mac" --src-ip 198.18.9.1 --dst-ip 198.18.9.2 --quiet --json \
+			>"$TMP/gen.json" 2>"$TMP/gen.err" &
+		gen=$!
+		XT_PIDS+=("$gen")
+		wait_line "$TMP/gen.json" '"type":"ready"' 10 || { cat "$TMP/gen.err"; die "the generator did not start"; }
+		sleep 1
+	fi
+	# The same path's loss without a handover, over the next second: the baseline.
+	t0=$(txed) np0=$(noports)
+	sleep 1
+	base_sent=$(($(txed) - t0)) base_got=$(($(noports) - np0))
+	t0=$(txed) np0=$(noports)
+	: >"$TMP/pauses"
+	for i in $(seq 1 "$n"); do
+		ip netns exec "$E" "$xpile" run "${args[@]}" --take-over "$SOCK" --json >"$TMP/g1.json" 2>"$TMP/g1.err" &
+		pid=$!
+		XT_PIDS+=("$pid")
+		wait_line "$TMP/g1.json" '"role":"new"' 10 || { cat "$TMP/g1.err"; die "handover $i at $rate pps did not happen"; }
+		wait "$prev" || die "the old engine exited $? at handover $i"
+		grep '"role":"new"' "$TMP/g1.json" >>"$TMP/pauses"
+		mv "$TMP/g1.json" "$TMP/g0.json"
+		prev=$pid
+	done
+	sent=$(($(txed) - t0))
+	if [ -n "$gen" ]; then
+		kill -INT "$gen"
+		wait "$gen"
+	fi
+	sleep 0.3
+	got=$(($(noports) - np0))
+	kill -INT "$prev"
+	wait "$prev"
+	python3 - "$TMP/pauses" "$rate" "$n" "$sent" "$got" "$(cut -d' ' -f1 /proc/loadavg)" "$base_sent" "$base_got" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+p = sorted(r['pause_ns'] / 1e3 for r in rows)
+g = sorted((r['first_work_ns'] - r['old_last_work_ns']) / 1e3 for r in rows
+           if r['first_work_ns'] and r['old_last_work_ns'])
+q = lambda v, f: v[min(len(v) - 1, int(f * len(v)))] if v else 0
+rate, n, sent, got = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+p = p or [0]
+med = q(p, 0.5)
+# Where the median handover's pause goes: park -> STATE received -> OK sent -> COMMIT
+# received -> the first worker's turn.
+ph = lambda a, b: q(sorted((r[b] - r[a]) / 1e3 for r in rows), 0.5) if rows else 0
+print("handover rate=%d phases_us state=%.0f check=%.0f commit=%.0f resume=%.0f"
+      % (rate, ph('old_park_ns', 'state_ns'), ph('state_ns', 'ok_ns'), ph('ok_ns', 'commit_ns'),
+         ph('commit_ns', 'resume_ns')))
+print("handover rate=%d handovers=%d pause_us min=%.0f median=%.0f p99=%.0f max=%.0f "
+      "gap_us median=%.0f sent=%d lost=%d base_sent=%s base_lost=%d ring_pps=%.0f load=%s"
+      % (rate, n, p[0], med, q(p, 0.99), p[-1], q(g, 0.5), sent,
+         max(0, sent - got) if rate else 0, sys.argv[7],
+         max(0, int(sys.argv[7]) - int(sys.argv[8])) if rate else 0,
+         2048 / (med / 1e6) if med else 0, sys.argv[6]))
+PY
+done
