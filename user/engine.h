@@ -171,7 +171,8 @@ struct eng_config {
 	} taps[ENG_MAX_PORTS];
 	__u32 ntaps;
 	struct xp_rule punt_rule;
-	bool punt_rule_set;
+	bool punt_rule_set, tap_keep;
+	int tap_read; /* enum eng_tap_read */
 	/* txonly */
 	__u32 pkt_size, flows;
 	__u64 count, rate;

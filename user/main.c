@@ -64,6 +64,13 @@ static const struct cli_name dir_names[] = {
 	CLI_NAME("both", ENG_CAP_BOTH),
 	{ 0 },
 };
+static const struct cli_name tap_read_names[] = {
+	CLI_NAME("auto", ENG_TAP_READ_AUTO),
+	CLI_NAME("multishot", ENG_TAP_READ_MSHOT),
+	CLI_NAME("fixed", ENG_TAP_READ_FIXED),
+	{ 0 },
+};
+
 static const struct cli_name wait_names[] = {
 	CLI_NAME("auto", ENG_WAIT_AUTO),
 	CLI_NAME("uring", ENG_WAIT_URING),
@@ -288,6 +295,15 @@ static const struct cli_opt opts[] = {
 	    "Frames of a --host-tap port matching RULE (the steer rule language without an "
 	    "action, e.g. 'udp dport 5555') go to its TAP too, instead of the mode.",
 	    .parse = parse_punt),
+	OPT("host-tap-keep", FLAG, c.tap_keep, NULL,
+	    "Leave the TAPs at exit (persistent), with the addresses and routes given to them; "
+	    "the next start reuses a TAP of the same name. Without it a TAP is removed at "
+	    "exit, even one a previous --host-tap-keep left."),
+	OPT("host-tap-read", ENUM, c.tap_read, "HOW",
+	    "How the host's frames are read into UMEM frames: multishot (one multishot read "
+	    "over a ring of provided frames, Linux 6.7+), fixed (32 READ_FIXED kept posted), "
+	    "auto (the default: multishot where the kernel has it, else fixed).",
+	    .names = tap_read_names),
 	OPT("attach-existing", FLAG, c.attach_existing, NULL,
 	    "Use the steer program and maps `xpile-loader load` pinned; do not load or detach anything.",
 	    .section = "XDP program"),
@@ -448,6 +464,10 @@ static int parse(int argc, char **argv, struct run_args *a)
 	}
 	if (c->punt_rule_set && !c->ntaps)
 		return cli_usage_error(&prog, cmd, "--punt needs --host-tap PORT");
+	if ((cli_given(&res, "host-tap-keep") || cli_given(&res, "host-tap-read")) && !c->ntaps)
+		return cli_usage_error(&prog, cmd, "--%s needs --host-tap PORT",
+				       cli_given(&res, "host-tap-keep") ? "host-tap-keep" :
+									   "host-tap-read");
 	if (c->nuds && c->nuds != c->nports)
 		return cli_usage_error(
 			&prog, cmd,

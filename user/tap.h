@@ -28,6 +28,8 @@ struct engine;
 struct eng_worker;
 struct eng_q;
 
+enum eng_tap_read { ENG_TAP_READ_AUTO, ENG_TAP_READ_MSHOT, ENG_TAP_READ_FIXED };
+
 struct eng_tap; /* one per --host-tap port (tap.c) */
 struct eng_tap_w; /* a worker's TAP ring (tap.c) */
 
