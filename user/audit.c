@@ -208,19 +208,21 @@ static void print_live(struct engine *e, const struct xp_ledger_report *r,
 {
 	double t = (eng_now_ns() - e->start_ns) / 1e9;
 	__s64 total = r->place[XP_PLACE_FREE] + s->fill_ring + s->kernel_rx + s->rx_ring +
-		      r->place[XP_PLACE_APP] + s->tx_ring + s->kernel_tx + s->comp_ring;
+		      r->place[XP_PLACE_APP] + s->tx_ring + s->kernel_tx + s->comp_ring +
+		      r->place[XP_PLACE_URING];
 
 	if (e->cfg.json) {
 		printf("{\"type\":\"ledger\",\"when\":\"live\",\"time\":%.3f,\"ok\":%s,\"frames\":%u,"
 		       "\"free\":%lld,\"fill\":%lld,\"kernel_rx\":%lld,\"rx\":%lld,\"app\":%lld,"
-		       "\"tx\":%lld,\"kernel_tx\":%lld,\"completion\":%lld,\"total\":%lld,"
+		       "\"tx\":%lld,\"kernel_tx\":%lld,\"completion\":%lld,\"uring\":%lld,"
+		       "\"total\":%lld,"
 		       "\"allocator\":%lld,\"pile\":%u,\"free_checked\":%s,\"slack\":%llu,"
 		       "\"bad_transitions\":%llu%s%s%s}\n",
 		       t, err ? "false" : "true", r->nframes, (long long)r->place[XP_PLACE_FREE],
 		       (long long)s->fill_ring, (long long)s->kernel_rx, (long long)s->rx_ring,
 		       (long long)r->place[XP_PLACE_APP], (long long)s->tx_ring,
-		       (long long)s->kernel_tx, (long long)s->comp_ring, (long long)total,
-		       (long long)allocator, pile, free_checked ? "true" : "false",
+		       (long long)s->kernel_tx, (long long)s->comp_ring,
+		       (long long)r->place[XP_PLACE_URING], (long long)total, (long long)allocator, pile, free_checked ? "true" : "false",
 		       (unsigned long long)r->slack, (unsigned long long)r->bad_transitions,
 		       err ? ",\"why\":\"" : "", err ? r->why : "", err ? "\"" : "");
 		return;
@@ -228,12 +230,13 @@ static void print_live(struct engine *e, const struct xp_ledger_report *r,
 	if (e->cfg.quiet && !err)
 		return;
 	fprintf(stderr,
-		"         ledger: %s: %u frames: free %lld (pile %u + caches %lld%s), fill ring %lld, kernel %lld, rx ring %lld, app %lld, tx ring %lld, kernel %lld, completion ring %lld (live; state bytes within %llu moves)\n",
+		"         ledger: %s: %u frames: free %lld (pile %u + caches %lld%s), fill ring %lld, kernel %lld, rx ring %lld, app %lld, tx ring %lld, kernel %lld, completion ring %lld, uring %lld (live; state bytes within %llu moves)\n",
 		err ? "FAILED" : "ok", r->nframes, (long long)r->place[XP_PLACE_FREE], pile,
 		(long long)(allocator - pile), free_checked ? "" : ", not checked: pile busy",
 		(long long)s->fill_ring, (long long)s->kernel_rx, (long long)s->rx_ring,
 		(long long)r->place[XP_PLACE_APP], (long long)s->tx_ring, (long long)s->kernel_tx,
-		(long long)s->comp_ring, (unsigned long long)r->slack);
+		(long long)s->comp_ring, (long long)r->place[XP_PLACE_URING],
+		(unsigned long long)r->slack);
 	if (err)
 		fprintf(stderr, "xpile: ledger: live audit: %s\n", r->why);
 }
@@ -241,7 +244,7 @@ static void print_live(struct engine *e, const struct xp_ledger_report *r,
 int eng_audit_live(struct engine *e)
 {
 	struct xp_ledger_cut cuts[ENG_MAX_WORKERS];
-	__s64 obs[XP_PLACE_MAX] = { -1, -1, 0, -1 }, allocator = 0;
+	__s64 obs[XP_PLACE_MAX] = { -1, -1, 0, -1, 0 }, allocator = 0;
 	struct xp_ledger_report r;
 	struct eng_split s;
 	bool steady = false;
@@ -262,7 +265,7 @@ int eng_audit_live(struct engine *e)
 	for (i = 0; i < e->nworkers; i++) {
 		cuts[i] = e->workers[i].cut.led;
 		allocator += (__s64)e->workers[i].cut.allocator;
-		obs[XP_PLACE_APP] += (__s64)e->workers[i].cut.app;
+		obs[XP_PLACE_URING] += (__s64)e->workers[i].cut.app; /* TAP frames in io_uring */
 		for (__u32 k = 0; k < e->workers[i].nq; k++)
 			eng_split_add(&s, e->workers[i].q[k]);
 	}

@@ -715,8 +715,9 @@ static int audit_quiescent(struct engine *e, const char *when)
 	obs[XP_PLACE_FREE] = (__s64)xp_pool_avail(e->pool) + xp_pool_cached(e->pool);
 	for (__u32 i = 0; i < e->nworkers; i++)
 		obs[XP_PLACE_FREE] += e->workers[i].deal ? xp_deal_count(e->workers[i].deal) : 0;
-	/* Workers hold nothing between loop turns but the frames in their TAP rings. */
-	obs[XP_PLACE_APP] = (__s64)eng_tap_held(e);
+	/* Workers hold nothing between loop turns; their TAP rings hold what is in io_uring. */
+	obs[XP_PLACE_APP] = 0;
+	obs[XP_PLACE_URING] = (__s64)eng_tap_held(e);
 	for (__u32 i = 0; i < e->nq; i++) {
 		eng_cut_ring(&e->qs[i]);
 		eng_split_add(&s, &e->qs[i]);
@@ -734,14 +735,15 @@ static int audit_quiescent(struct engine *e, const char *when)
 	if (e->cfg.json) {
 		printf("{\"type\":\"ledger\",\"when\":\"%s\",\"ok\":%s,\"frames\":%u,\"free\":%lld,"
 		       "\"fill\":%lld,\"kernel_rx\":%lld,\"rx\":%lld,\"app\":%lld,\"tx\":%lld,"
-		       "\"kernel_tx\":%lld,\"completion\":%lld,\"total\":%lld,"
+		       "\"kernel_tx\":%lld,\"completion\":%lld,\"uring\":%lld,\"total\":%lld,"
 		       "\"bad_transitions\":%llu%s%s%s}\n",
 		       when, err ? "false" : "true", r.nframes, (long long)r.place[XP_PLACE_FREE],
 		       (long long)s.fill_ring, (long long)s.kernel_rx, (long long)s.rx_ring,
 		       (long long)r.place[XP_PLACE_APP], (long long)s.tx_ring,
 		       (long long)s.kernel_tx, (long long)s.comp_ring,
+		       (long long)r.place[XP_PLACE_URING],
 		       (long long)(r.place[XP_PLACE_FREE] + r.place[XP_PLACE_APP] + s.fill_side +
-				   s.tx_side),
+				   s.tx_side + r.place[XP_PLACE_URING]),
 		       (unsigned long long)r.bad_transitions, err ? ",\"why\":\"" : "",
 		       err ? r.why : "", err ? "\"" : "");
 		fflush(stdout);

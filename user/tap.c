@@ -316,10 +316,21 @@ static struct io_uring_sqe *sqe_get(struct eng_tap_w *tw)
 	return sqe;
 }
 
+/* Ledger: a frame is "uring" from the moment its write or read is prepared (or it
+ * enters a provided-buffer ring) until its completion is reaped. */
 static void frame_free(struct eng_worker *w, __u64 h)
 {
-	xp_ledger_move(w->acct, XP_PLACE_APP, XP_PLACE_FREE, &h, 1);
+	xp_ledger_move(w->acct, XP_PLACE_URING, XP_PLACE_FREE, &h, 1);
 	xp_deal_put(w->deal, &h, 1);
+}
+
+/* A frame from the pile for a read into it; false if the pile is dry. */
+static bool frame_take(struct eng_worker *w, __u64 *h)
+{
+	if (xp_deal_get(w->deal, h, 1))
+		return false;
+	xp_ledger_move(w->acct, XP_PLACE_FREE, XP_PLACE_URING, h, 1);
+	return true;
 }
 
 static bool for_host(const struct engine *e, const struct eng_port *p, const __u8 *pkt, __u32 len,
@@ -374,6 +385,7 @@ __u32 eng_tap_rx(struct eng_worker *w, struct eng_q *q, struct xdp_desc *d, __u3
 		}
 		/* For the host alone: written from the frame, which leaves the batch. */
 		sqe = sqe_get(tw);
+		xp_ledger_move(w->acct, XP_PLACE_APP, XP_PLACE_URING, &h, 1);
 		if (!sqe) {
 			__atomic_fetch_add(&t->punt_dropped, 1, __ATOMIC_RELAXED);
 			frame_free(w, h);
@@ -435,10 +447,9 @@ static void mshot_post(struct eng_worker *w, struct eng_tap *t, __u32 room)
 		__u16 bid = t->free_bid[t->nfree_bid - 1];
 		__u64 h;
 
-		if (xp_deal_get(w->deal, &h, 1))
+		if (!frame_take(w, &h))
 			break; /* the pile is dry: frames go to RX first */
 		t->nfree_bid--;
-		xp_ledger_move(w->acct, XP_PLACE_FREE, XP_PLACE_APP, &h, 1);
 		t->bid_h[bid] = h;
 		eng_bufring_add(&t->br, eng_data(e, xp_layout_tx_addr(&e->layout, h, e->layout.data_off)),
 				room, bid, n++);
@@ -478,14 +489,13 @@ static void post_reads(struct eng_worker *w)
 			__u64 h;
 			__u8 *p;
 
-			if (xp_deal_get(w->deal, &h, 1))
+			if (!frame_take(w, &h))
 				return; /* the pile is dry: reads wait, frames go to RX first */
 			sqe = sqe_get(tw);
 			if (!sqe) {
-				xp_deal_put(w->deal, &h, 1);
+				frame_free(w, h);
 				return;
 			}
-			xp_ledger_move(w->acct, XP_PLACE_FREE, XP_PLACE_APP, &h, 1);
 			p = eng_data(e, xp_layout_tx_addr(&e->layout, h, e->layout.data_off));
 			if (tw->fixed)
 				io_uring_prep_read_fixed(sqe, (int)i, p, room, 0, 0);
@@ -508,6 +518,7 @@ static void inject(struct eng_worker *w, struct eng_tap *t, __u64 h, __u32 len)
 		.len = len,
 	};
 
+	xp_ledger_move(w->acct, XP_PLACE_URING, XP_PLACE_APP, &h, 1);
 	if (eng_tx(w, t->inq, &d, 1))
 		t->injected++;
 	else

@@ -14,7 +14,7 @@
  * queue's TX ring.
  * Never waits: with no room in the ring a punt is dropped and counted (punt_dropped);
  * an inject that finds the TX ring full is counted (inject_dropped). Frames in flight
- * in io_uring are "app" in the ledger (held by the engine) and all come back at exit.
+ * in io_uring have a ledger place of their own, "uring", and all come back at exit.
  * The TAPs a worker injects for are in its idle wait (uring_wait.c) with its sockets.
  */
 #ifndef XPILE_TAP_H

@@ -67,6 +67,12 @@ echo "host tap deleted: $(grep 'host TAP xp-e1:' "$XT_TMP/ENG.err" | head -c 200
 eng_stop "$ENG" || { rc=$?; cat "$XT_TMP/ENG.err"; xt_fail "engine exited with status $rc"; }
 eng_ledger_ok "$XT_TMP/ENG.json" || { grep ledger "$XT_TMP/ENG.json" | tail -3; xt_fail "ledger not clean"; }
 grep -q '"type":"ledger","when":"audit"' "$XT_TMP/ENG.json" || xt_fail "no audit ran"
+# Frames in io_uring (the inject's provided frames, punts being written) have their own
+# ledger place: the audits while running count them, and at exit every one is back.
+grep '"type":"ledger"' "$XT_TMP/ENG.json" | grep -v '"when":"exit"' | grep -q '"uring":[1-9]' ||
+	{ grep '"type":"ledger"' "$XT_TMP/ENG.json" | head -3; xt_fail "no audit counted frames in io_uring"; }
+grep '"type":"ledger","when":"exit"' "$XT_TMP/ENG.json" | grep -q '"uring":0,' ||
+	{ grep '"when":"exit"' "$XT_TMP/ENG.json"; xt_fail "frames still in io_uring at exit"; }
 line=$(grep '"type":"host_tap"' "$XT_TMP/ENG.json")
 for f in punted copied injected; do
 	v=$(grep -o "\"$f\":[0-9]*" <<<"$line" | cut -d: -f2)
