@@ -165,6 +165,7 @@ struct eng_config {
 	bool capture_rule_set;
 	int capture_dir; /* ENG_CAP_RX | ENG_CAP_TX */
 	__u32 snaplen, capture_buffer;
+	__u32 capture_size; /* --capture-size MB: rotate (FILE, FILE1, ...); 0: never */
 	/* --host-tap (tap.h) */
 	struct {
 		char port[16], name[16];

@@ -280,6 +280,11 @@ static const struct cli_opt opts[] = {
 	    "rx | tx | both (default both): frames received from the sockets, sent to "
 	    "them, or both.",
 	    .names = dir_names),
+	OPT("capture-size", NUM, c.capture_size, "MB",
+	    "Rotate the capture file at about MB million bytes, like tcpdump -C: FILE, then "
+	    "FILE1, FILE2... each a whole pcapng file with its own header (1..1000000; "
+	    "a file, not -).",
+	    .min = 1, .max = 1000000),
 	OPT("capture-buffer", SIZE, c.capture_buffer, "SIZE",
 	    "Capture ring per worker, 128k..1G (default 4M), in chunks of up to 256 KiB "
 	    "written as they fill.",
@@ -451,12 +456,15 @@ static int parse(int argc, char **argv, struct run_args *a)
 			c->headroom, c->frame_size);
 	if (!c->capture) {
 		static const char *const needs[] = { "capture-rule", "snaplen", "capture-dir",
-						     "capture-buffer" };
+						     "capture-buffer", "capture-size" };
 
 		for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++)
 			if (cli_given(&res, needs[i]))
 				return cli_usage_error(&prog, cmd, "--%s needs --capture FILE|-",
 						       needs[i]);
+	} else if (!strcmp(c->capture, "-") && c->capture_size) {
+		return cli_usage_error(&prog, cmd,
+				       "--capture-size rotates files: give --capture a file, not -");
 	} else if (!strcmp(c->capture, "-") && c->json) {
 		return cli_usage_error(
 			&prog, cmd,

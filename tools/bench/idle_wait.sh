@@ -44,7 +44,7 @@ redirects() { # ns k: sum of the XDP redirects over d0..dK-1
 }
 # CPU ns of every thread of PID: the scheduler's run time (precise), not utime+stime
 # (sampled at ticks, which miss most of a wake-up that lasts a few microseconds).
-cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {print s + 0}'; }
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f\n", s}'; }
 median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
 for k in "${ks[@]}"; do
