@@ -29,11 +29,8 @@ struct xp_ledger {
 };
 
 static const char *const place_names[XP_PLACE_MAX] = {
-	[XP_PLACE_FREE] = "free",
-	[XP_PLACE_FILL] = "fill",
-	[XP_PLACE_APP] = "app",
-	[XP_PLACE_TX] = "tx",
-	[XP_PLACE_URING] = "uring",
+	[XP_PLACE_FREE] = "free", [XP_PLACE_FILL] = "fill",   [XP_PLACE_APP] = "app",
+	[XP_PLACE_TX] = "tx",	  [XP_PLACE_URING] = "uring",
 };
 
 const char *xp_place_name(enum xp_place p)

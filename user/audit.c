@@ -222,9 +222,10 @@ static void print_live(struct engine *e, const struct xp_ledger_report *r,
 		       (long long)s->fill_ring, (long long)s->kernel_rx, (long long)s->rx_ring,
 		       (long long)r->place[XP_PLACE_APP], (long long)s->tx_ring,
 		       (long long)s->kernel_tx, (long long)s->comp_ring,
-		       (long long)r->place[XP_PLACE_URING], (long long)total, (long long)allocator, pile, free_checked ? "true" : "false",
-		       (unsigned long long)r->slack, (unsigned long long)r->bad_transitions,
-		       err ? ",\"why\":\"" : "", err ? r->why : "", err ? "\"" : "");
+		       (long long)r->place[XP_PLACE_URING], (long long)total, (long long)allocator,
+		       pile, free_checked ? "true" : "false", (unsigned long long)r->slack,
+		       (unsigned long long)r->bad_transitions, err ? ",\"why\":\"" : "",
+		       err ? r->why : "", err ? "\"" : "");
 		return;
 	}
 	if (e->cfg.quiet && !err)

@@ -637,9 +637,9 @@ void eng_capture_stop(struct engine *e)
 			c->name, strerror(errno));
 	if (e->cfg.json)
 		printf("{\"type\":\"capture\",\"file\":\"%s\",\"files\":%u,\"frames\":%llu,\"bytes\":%llu,\"capture_dropped\":%llu,\"write_lost\":%llu,\"failed\":%s}\n",
-		       c->name, c->nfiles, (unsigned long long)c->frames, (unsigned long long)c->bytes,
-		       (unsigned long long)dropped, (unsigned long long)c->lost,
-		       c->failed ? "true" : "false");
+		       c->name, c->nfiles, (unsigned long long)c->frames,
+		       (unsigned long long)c->bytes, (unsigned long long)dropped,
+		       (unsigned long long)c->lost, c->failed ? "true" : "false");
 	else
 		fprintf(stderr,
 			"xpile: capture: %llu frames (%llu bytes) written to %s, capture_dropped %llu%s%s\n",

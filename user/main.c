@@ -224,7 +224,7 @@ static const struct cli_opt opts[] = {
 	OPT("no-multi-buffer", CONST, c.multi_buffer, NULL, "Never use XDP_USE_SG.", .value = 0,
 	    .excl = 2),
 	OPT("spin", FLAG, c.spin, NULL,
-	    "Never sleep when idle (lowest latency, one core at 100%). By default a worker with no work for ~50 us sleeps in poll() (woken by traffic, 1 ms at most), and sleeps at once while its core is shared with a busy task such as the queue's NAPI thread (seen as the worker waiting for its CPU), which spinning would starve."),
+	    "Never sleep when idle (lowest latency, one core at 100%). By default an idle worker sleeps (woken by traffic, 1 ms at most): at once below 1 Mpps received, after ~50 us of no work above, and at once while its core is shared with a busy task such as the queue's NAPI thread (seen as the worker waiting for its CPU), which spinning would starve."),
 	OPT("idle-wait", ENUM, c.idle_wait, "HOW",
 	    "How an idle worker sleeps: uring (a multishot poll armed once per socket, one "
 	    "io_uring_enter for all of them), poll (poll() over its sockets), auto (the "
@@ -463,8 +463,8 @@ static int parse(int argc, char **argv, struct run_args *a)
 				return cli_usage_error(&prog, cmd, "--%s needs --capture FILE|-",
 						       needs[i]);
 	} else if (!strcmp(c->capture, "-") && c->capture_size) {
-		return cli_usage_error(&prog, cmd,
-				       "--capture-size rotates files: give --capture a file, not -");
+		return cli_usage_error(
+			&prog, cmd, "--capture-size rotates files: give --capture a file, not -");
 	} else if (!strcmp(c->capture, "-") && c->json) {
 		return cli_usage_error(
 			&prog, cmd,
@@ -475,7 +475,7 @@ static int parse(int argc, char **argv, struct run_args *a)
 	if ((cli_given(&res, "host-tap-keep") || cli_given(&res, "host-tap-read")) && !c->ntaps)
 		return cli_usage_error(&prog, cmd, "--%s needs --host-tap PORT",
 				       cli_given(&res, "host-tap-keep") ? "host-tap-keep" :
-									   "host-tap-read");
+									  "host-tap-read");
 	if (c->nuds && c->nuds != c->nports)
 		return cli_usage_error(
 			&prog, cmd,

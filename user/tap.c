@@ -179,14 +179,16 @@ static int ring_setup(struct engine *e, struct eng_tap_w *tw, int *fds, __u32 nf
 	int err;
 
 	struct io_uring_params par = {
-		.flags = IORING_SETUP_CQSIZE | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
+		.flags =
+			IORING_SETUP_CQSIZE | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
 		.cq_entries = TAP_CQ,
 	};
 
 	/* Not DEFER_TASKRUN: the multishot read lost its gain with it in the prototypes. */
 	err = io_uring_queue_init_params(TAP_SQ, &tw->ring, &par);
 	if (err == -EINVAL) {
-		par = (struct io_uring_params){ .flags = IORING_SETUP_CQSIZE, .cq_entries = TAP_CQ };
+		par = (struct io_uring_params){ .flags = IORING_SETUP_CQSIZE,
+						.cq_entries = TAP_CQ };
 		err = io_uring_queue_init_params(TAP_SQ, &tw->ring, &par);
 	}
 	if (err)
@@ -223,8 +225,9 @@ static int mshot_setup(struct engine *e, struct eng_tap *t)
 		io_uring_free_probe(probe);
 	t->mshot = !err;
 	if (err && e->cfg.tap_read == ENG_TAP_READ_MSHOT)
-		return tap_fail("--host-tap-read multishot: %s: the kernel has no multishot read with provided buffers (%s; Linux 6.7+); use --host-tap-read fixed",
-				t->name, strerror(-err));
+		return tap_fail(
+			"--host-tap-read multishot: %s: the kernel has no multishot read with provided buffers (%s; Linux 6.7+); use --host-tap-read fixed",
+			t->name, strerror(-err));
 	if (err && !e->cfg.quiet && !e->cfg.json)
 		fprintf(stderr,
 			"xpile: host TAP %s: inject with READ_FIXED (no multishot read: %s)\n",
@@ -451,7 +454,8 @@ static void mshot_post(struct eng_worker *w, struct eng_tap *t, __u32 room)
 			break; /* the pile is dry: frames go to RX first */
 		t->nfree_bid--;
 		t->bid_h[bid] = h;
-		eng_bufring_add(&t->br, eng_data(e, xp_layout_tx_addr(&e->layout, h, e->layout.data_off)),
+		eng_bufring_add(&t->br,
+				eng_data(e, xp_layout_tx_addr(&e->layout, h, e->layout.data_off)),
 				room, bid, n++);
 		tw->held++;
 	}
@@ -703,9 +707,8 @@ void eng_tap_report(struct engine *e)
 		if (e->cfg.json)
 			printf("{\"type\":\"host_tap\",\"tap\":\"%s\",\"port\":\"%s\",\"inject_read\":\"%s\",\"punted\":%llu,\"copied\":%llu,\"punt_dropped\":%llu,\"injected\":%llu,\"inject_dropped\":%llu,\"gone\":%s}\n",
 			       t->name, t->p->ifname, t->mshot ? "multishot" : "fixed",
-			       (unsigned long long)t->punted,
-			       (unsigned long long)t->copied, (unsigned long long)t->punt_dropped,
-			       (unsigned long long)t->injected,
+			       (unsigned long long)t->punted, (unsigned long long)t->copied,
+			       (unsigned long long)t->punt_dropped, (unsigned long long)t->injected,
 			       (unsigned long long)t->inject_dropped, t->gone ? "true" : "false");
 		else
 			fprintf(stderr,
@@ -719,6 +722,10 @@ void eng_tap_report(struct engine *e)
 
 void eng_tap_destroy(struct engine *e)
 {
+	/* A buffer ring its worker did not take down (it never ran): no frame in it. */
+	for (__u32 i = 0; i < e->ntaps; i++)
+		if (e->taps[i]->br.br && e->taps[i]->inq->w->tapw)
+			eng_bufring_free(&e->taps[i]->inq->w->tapw->ring, &e->taps[i]->br);
 	for (__u32 i = 0; i < e->nworkers; i++) {
 		struct eng_tap_w *tw = e->workers[i].tapw;
 

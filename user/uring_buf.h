@@ -28,8 +28,7 @@ struct eng_bufring {
 int eng_bufring_setup(struct io_uring *ring, struct eng_bufring *b, __u32 entries, __u16 bgid);
 void eng_bufring_free(struct io_uring *ring, struct eng_bufring *b);
 /* Queues buffer @bid at @addr; made visible to the kernel by eng_bufring_publish(). */
-static inline void eng_bufring_add(struct eng_bufring *b, void *addr, __u32 len, __u16 bid,
-				   int nth)
+static inline void eng_bufring_add(struct eng_bufring *b, void *addr, __u32 len, __u16 bid, int nth)
 {
 	io_uring_buf_ring_add(b->br, addr, len, bid, io_uring_buf_ring_mask(b->entries), nth);
 }

@@ -47,8 +47,10 @@ struct punt_args {
 	int dir;
 };
 
-static const struct cli_name dir_names[] = { CLI_NAME("both", 0), CLI_NAME("punt", 1),
-					     CLI_NAME("inject", 2), { 0 } };
+static const struct cli_name dir_names[] = { CLI_NAME("both", 0),
+					     CLI_NAME("punt", 1),
+					     CLI_NAME("inject", 2),
+					     { 0 } };
 
 #define OPT(...) CLI_OPT(struct punt_args, __VA_ARGS__)
 
@@ -78,7 +80,8 @@ const struct bench_cmd bench_punt_cmd = {
 			"  punt pkt=B write_ns=X uring_ns=Y ratio=Y/X\n"
 			"  inject pkt=B read_ns=X fixed_ns=Y mshot_ns=Z ratio=Z/X\n"
 			"(wall ns per frame) and the medians. Needs root (CAP_NET_ADMIN).",
-		.examples = "xpile-bench punt --runs 11\nxpile-bench punt --dir inject --pkt-size 1500"),
+		.examples =
+			"xpile-bench punt --runs 11\nxpile-bench punt --dir inject --pkt-size 1500"),
 	bench_punt,
 };
 
@@ -214,8 +217,8 @@ static double run_read_fixed(struct io_uring *r, int s, __u8 *buf, __u32 len, __
 			while (posted - got < BATCH && posted < PREFILL) {
 				struct io_uring_sqe *sqe = io_uring_get_sqe(r);
 
-				io_uring_prep_read_fixed(sqe, 0, buf + (posted % NSLOT) * SLOT, SLOT,
-							 0, 0);
+				io_uring_prep_read_fixed(sqe, 0, buf + (posted % NSLOT) * SLOT,
+							 SLOT, 0, 0);
 				sqe->flags |= IOSQE_FIXED_FILE;
 				posted++;
 			}
@@ -327,7 +330,9 @@ int bench_punt(int argc, char **argv)
 	buf = aligned_alloc(4096, (NSLOT + 1) * SLOT);
 	if (fd < 0 || hs < 0 || !buf) {
 		fprintf(stderr, "xpile-bench punt: TAP: %s\n",
-			strerror(fd < 0 ? -fd : hs < 0 ? -hs : ENOMEM));
+			strerror(fd < 0 ? -fd :
+				 hs < 0 ? -hs :
+					  ENOMEM));
 		return 1;
 	}
 	/* Unicast to a MAC nobody has: the TAP's stack drops it early. The last slot is
