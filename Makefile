@@ -126,7 +126,7 @@ $(BUILD)/obj/user/%.o $(BUILD)/obj/tools/%.o: XP_CFLAGS += -Itools/cli
 $(eval $(call prog,xpile,$(ENGINE_SRCS) $(CLI_SRCS)))
 $(BUILD)/xpile: XP_LDLIBS += -luring
 # `xpile-bench capture` times the engine's own capture path (user/capture.c).
-$(BUILD)/xpile-bench: $(BUILD)/obj/user/capture.o $(BUILD)/obj/user/pcapng.o $(BUILD)/obj/user/say.o
+$(BUILD)/xpile-bench: $(BUILD)/obj/user/capture.o $(BUILD)/obj/user/pcapng.o $(BUILD)/obj/user/say.o $(BUILD)/obj/user/uring_buf.o
 # (listed after libxpile.a, so the library comes again after them)
 $(BUILD)/xpile-bench: XP_LDLIBS += $(BUILD)/libxpile.a -luring
 $(eval $(call prog,xpile-loader,$(LOADER_SRCS) $(CLI_SRCS)))

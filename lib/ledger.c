@@ -29,10 +29,8 @@ struct xp_ledger {
 };
 
 static const char *const place_names[XP_PLACE_MAX] = {
-	[XP_PLACE_FREE] = "free",
-	[XP_PLACE_FILL] = "fill",
-	[XP_PLACE_APP] = "app",
-	[XP_PLACE_TX] = "tx",
+	[XP_PLACE_FREE] = "free", [XP_PLACE_FILL] = "fill",   [XP_PLACE_APP] = "app",
+	[XP_PLACE_TX] = "tx",	  [XP_PLACE_URING] = "uring",
 };
 
 const char *xp_place_name(enum xp_place p)
@@ -370,10 +368,10 @@ int xp_ledger_audit_live(struct xp_ledger *l, const struct xp_ledger_cut *cuts, 
 
 void xp_ledger_report_print(const struct xp_ledger_report *r, FILE *f)
 {
-	fprintf(f, "ledger: %s: %u frames: free %lld fill %lld app %lld tx %lld",
+	fprintf(f, "ledger: %s: %u frames: free %lld fill %lld app %lld tx %lld uring %lld",
 		r->ok ? "ok" : "FAILED", r->nframes, (long long)r->place[XP_PLACE_FREE],
 		(long long)r->place[XP_PLACE_FILL], (long long)r->place[XP_PLACE_APP],
-		(long long)r->place[XP_PLACE_TX]);
+		(long long)r->place[XP_PLACE_TX], (long long)r->place[XP_PLACE_URING]);
 	if (r->live)
 		fprintf(f, " (live; state bytes within %llu moves)", (unsigned long long)r->slack);
 	else if (r->ok)

@@ -227,7 +227,8 @@ static void print_live(struct engine *e, const struct eng_dom *d, const struct x
 {
 	double t = (eng_now_ns() - e->start_ns) / 1e9;
 	__s64 total = r->place[XP_PLACE_FREE] + s->fill_ring + s->kernel_rx + s->rx_ring +
-		      r->place[XP_PLACE_APP] + s->tx_ring + s->kernel_tx + s->comp_ring;
+		      r->place[XP_PLACE_APP] + s->tx_ring + s->kernel_tx + s->comp_ring +
+		      r->place[XP_PLACE_URING];
 	char umem[24], utext[24];
 
 	/* Which UMEM: always in JSON, in text only when there are several. */
@@ -237,28 +238,31 @@ static void print_live(struct engine *e, const struct eng_dom *d, const struct x
 	if (e->cfg.json) {
 		printf("{\"type\":\"ledger\",\"when\":\"live\",\"time\":%.3f,\"ok\":%s%s,\"frames\":%u,"
 		       "\"free\":%lld,\"fill\":%lld,\"kernel_rx\":%lld,\"rx\":%lld,\"app\":%lld,"
-		       "\"tx\":%lld,\"kernel_tx\":%lld,\"completion\":%lld,\"total\":%lld,"
+		       "\"tx\":%lld,\"kernel_tx\":%lld,\"completion\":%lld,\"uring\":%lld,"
+		       "\"total\":%lld,"
 		       "\"allocator\":%lld,\"pile\":%u,\"free_checked\":%s,\"slack\":%llu,"
 		       "\"bad_transitions\":%llu%s%s%s}\n",
 		       t, err ? "false" : "true", umem, r->nframes,
 		       (long long)r->place[XP_PLACE_FREE], (long long)s->fill_ring,
 		       (long long)s->kernel_rx, (long long)s->rx_ring,
 		       (long long)r->place[XP_PLACE_APP], (long long)s->tx_ring,
-		       (long long)s->kernel_tx, (long long)s->comp_ring, (long long)total,
-		       (long long)allocator, pile, free_checked ? "true" : "false",
-		       (unsigned long long)r->slack, (unsigned long long)r->bad_transitions,
-		       err ? ",\"why\":\"" : "", err ? r->why : "", err ? "\"" : "");
+		       (long long)s->kernel_tx, (long long)s->comp_ring,
+		       (long long)r->place[XP_PLACE_URING], (long long)total, (long long)allocator,
+		       pile, free_checked ? "true" : "false", (unsigned long long)r->slack,
+		       (unsigned long long)r->bad_transitions, err ? ",\"why\":\"" : "",
+		       err ? r->why : "", err ? "\"" : "");
 		return;
 	}
 	if (e->cfg.quiet && !err)
 		return;
 	fprintf(stderr,
-		"         ledger%s: %s: %u frames: free %lld (pile %u + caches %lld%s), fill ring %lld, kernel %lld, rx ring %lld, app %lld, tx ring %lld, kernel %lld, completion ring %lld (live; state bytes within %llu moves)\n",
+		"         ledger%s: %s: %u frames: free %lld (pile %u + caches %lld%s), fill ring %lld, kernel %lld, rx ring %lld, app %lld, tx ring %lld, kernel %lld, completion ring %lld, uring %lld (live; state bytes within %llu moves)\n",
 		utext, err ? "FAILED" : "ok", r->nframes, (long long)r->place[XP_PLACE_FREE], pile,
 		(long long)(allocator - pile), free_checked ? "" : ", not checked: pile busy",
 		(long long)s->fill_ring, (long long)s->kernel_rx, (long long)s->rx_ring,
 		(long long)r->place[XP_PLACE_APP], (long long)s->tx_ring, (long long)s->kernel_tx,
-		(long long)s->comp_ring, (unsigned long long)r->slack);
+		(long long)s->comp_ring, (long long)r->place[XP_PLACE_URING],
+		(unsigned long long)r->slack);
 	if (err)
 		fprintf(stderr, "xpile: ledger: live audit: %s\n", r->why);
 }
@@ -266,7 +270,7 @@ static void print_live(struct engine *e, const struct eng_dom *d, const struct x
 static int audit_dom(struct engine *e, struct eng_dom *d)
 {
 	struct xp_ledger_cut cuts[ENG_MAX_WORKERS];
-	__s64 obs[XP_PLACE_MAX] = { -1, -1, 0, -1 }, allocator = 0;
+	__s64 obs[XP_PLACE_MAX] = { -1, -1, 0, -1, 0 }, allocator = 0;
 	struct xp_ledger_report r;
 	struct eng_split s;
 	bool steady = false;
@@ -292,7 +296,7 @@ static int audit_dom(struct engine *e, struct eng_dom *d)
 				continue;
 			cuts[n++] = wd->cut.led;
 			allocator += (__s64)wd->cut.allocator;
-			obs[XP_PLACE_APP] += (__s64)wd->cut.app;
+			obs[XP_PLACE_URING] += (__s64)wd->cut.app; /* TAP frames in io_uring */
 			for (__u32 k = 0; k < w->nq; k++)
 				if (w->q[k]->dom == d)
 					eng_split_add(&s, w->q[k]);

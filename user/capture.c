@@ -67,6 +67,10 @@ struct eng_capture {
 	int stop; /* main thread: workers gone, every chunk published */
 	int failed; /* capture thread: a write failed; workers stop copying */
 	__u64 off; /* next file offset */
+	/* --capture-size: the header every file starts with, and the files so far. */
+	__u8 *hdr;
+	__u64 hdr_len, limit;
+	__u32 nfiles;
 	__u64 fail_off; /* regular file: where the first failed chunk began */
 	__u32 inflight;
 	__u64 frames, bytes; /* written out */
@@ -144,9 +148,43 @@ static int write_header(struct engine *e, struct eng_capture *c)
 		off = k ? off + k : 0;
 	}
 	err = off ? write_all(c->fd, hdr, off) : -ENOSPC;
-	free(hdr);
+	c->hdr = hdr; /* every rotated file starts with it */
+	c->hdr_len = off;
 	c->off = off;
 	return err;
+}
+
+/* The next file of a --capture-size capture, once the last one's writes have landed
+ * (the capture thread): FILE1, FILE2... like tcpdump -C. A failure stops the capture. */
+static void rotate(struct eng_capture *c)
+{
+	char path[4096];
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "%s%u", c->name, c->nfiles);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		err = errno;
+	else if (c->fixed && io_uring_register_files_update(&c->ring, 0, &fd, 1) != 1)
+		err = EIO;
+	if (!err) {
+		close(c->fd);
+		c->fd = fd;
+		c->off = 0; /* a header that does not fit leaves an empty file */
+		err = -write_all(fd, c->hdr, c->hdr_len);
+	} else if (fd >= 0) {
+		close(fd);
+	}
+	if (err) {
+		fprintf(stderr,
+			"xpile: capture: %s: cannot start the next file: %s; capture stopped after %llu frames, the engine goes on\n",
+			path, strerror(err), (unsigned long long)c->frames);
+		c->fail_off = c->off;
+		__atomic_store_n(&c->failed, 1, __ATOMIC_RELEASE);
+		return;
+	}
+	c->nfiles++;
+	c->off = c->hdr_len;
 }
 
 static void ring_free(struct eng_cap_ring *r)
@@ -231,6 +269,8 @@ int eng_capture_setup(struct engine *e)
 					    cfg->capture, strerror(errno));
 	}
 	c->regular = !fstat(c->fd, &st) && S_ISREG(st.st_mode);
+	c->limit = c->regular ? (__u64)cfg->capture_size * 1000000ull : 0;
+	c->nfiles = 1;
 	err = write_header(e, c);
 	if (err)
 		return capture_fail("--capture %s: cannot write the file header: %s", c->name,
@@ -461,6 +501,12 @@ static bool take_published(struct eng_capture *c)
 
 		while (r->sub < prod && (c->failed || c->inflight < max)) {
 			idx = (__u32)(r->sub % r->nchunks);
+			if (c->limit && !c->failed && c->off > c->hdr_len &&
+			    c->off + r->chunk_len[idx] > c->limit) {
+				if (c->inflight)
+					break; /* the full file's writes land first */
+				rotate(c);
+			}
 			r->sub++;
 			any = true;
 			r->chunk_done[idx] = 0;
@@ -591,10 +637,10 @@ void eng_capture_stop(struct engine *e)
 			"xpile: capture: %s: cannot cut the file back after the error: %s\n",
 			c->name, strerror(errno));
 	if (e->cfg.json)
-		printf("{\"type\":\"capture\",\"file\":\"%s\",\"frames\":%llu,\"bytes\":%llu,\"capture_dropped\":%llu,\"write_lost\":%llu,\"failed\":%s}\n",
-		       c->name, (unsigned long long)c->frames, (unsigned long long)c->bytes,
-		       (unsigned long long)dropped, (unsigned long long)c->lost,
-		       c->failed ? "true" : "false");
+		printf("{\"type\":\"capture\",\"file\":\"%s\",\"files\":%u,\"frames\":%llu,\"bytes\":%llu,\"capture_dropped\":%llu,\"write_lost\":%llu,\"failed\":%s}\n",
+		       c->name, c->nfiles, (unsigned long long)c->frames,
+		       (unsigned long long)c->bytes, (unsigned long long)dropped,
+		       (unsigned long long)c->lost, c->failed ? "true" : "false");
 	else
 		fprintf(stderr,
 			"xpile: capture: %llu frames (%llu bytes) written to %s, capture_dropped %llu%s%s\n",
@@ -623,6 +669,7 @@ void eng_capture_destroy(struct engine *e)
 	}
 	if (c->fd > STDOUT_FILENO)
 		close(c->fd);
+	free(c->hdr);
 	free(c);
 	e->cap = NULL;
 }

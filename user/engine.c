@@ -484,9 +484,10 @@ static int audit_dom(struct engine *e, struct eng_dom *d, const char *when)
 
 		obs[XP_PLACE_FREE] += deal ? xp_deal_count(deal) : 0;
 	}
-	/* Workers hold nothing between loop turns but the frames in their TAP rings
+	/* Workers hold nothing between loop turns; their TAP rings hold what is in io_uring
 	 * (--host-tap: one domain only). */
-	obs[XP_PLACE_APP] = d->id ? 0 : (__s64)eng_tap_held(e);
+	obs[XP_PLACE_APP] = 0;
+	obs[XP_PLACE_URING] = d->id ? 0 : (__s64)eng_tap_held(e);
 	for (__u32 i = 0; i < e->nq; i++) {
 		if (e->qs[i].dom != d)
 			continue;
@@ -506,15 +507,16 @@ static int audit_dom(struct engine *e, struct eng_dom *d, const char *when)
 	if (e->cfg.json) {
 		printf("{\"type\":\"ledger\",\"when\":\"%s\",\"ok\":%s%s,\"frames\":%u,\"free\":%lld,"
 		       "\"fill\":%lld,\"kernel_rx\":%lld,\"rx\":%lld,\"app\":%lld,\"tx\":%lld,"
-		       "\"kernel_tx\":%lld,\"completion\":%lld,\"total\":%lld,"
+		       "\"kernel_tx\":%lld,\"completion\":%lld,\"uring\":%lld,\"total\":%lld,"
 		       "\"bad_transitions\":%llu%s%s%s}\n",
 		       when, err ? "false" : "true", dom_tag(e, d, true), r.nframes,
 		       (long long)r.place[XP_PLACE_FREE], (long long)s.fill_ring,
 		       (long long)s.kernel_rx, (long long)s.rx_ring,
 		       (long long)r.place[XP_PLACE_APP], (long long)s.tx_ring,
 		       (long long)s.kernel_tx, (long long)s.comp_ring,
+		       (long long)r.place[XP_PLACE_URING],
 		       (long long)(r.place[XP_PLACE_FREE] + r.place[XP_PLACE_APP] + s.fill_side +
-				   s.tx_side),
+				   s.tx_side + r.place[XP_PLACE_URING]),
 		       (unsigned long long)r.bad_transitions, err ? ",\"why\":\"" : "",
 		       err ? r.why : "", err ? "\"" : "");
 		fflush(stdout);

@@ -211,13 +211,15 @@ struct eng_config {
 	bool capture_rule_set;
 	int capture_dir; /* ENG_CAP_RX | ENG_CAP_TX */
 	__u32 snaplen, capture_buffer;
+	__u32 capture_size; /* --capture-size MB: rotate (FILE, FILE1, ...); 0: never */
 	/* --host-tap (tap.h) */
 	struct {
 		char port[16], name[16];
 	} taps[ENG_MAX_PORTS];
 	__u32 ntaps;
 	struct xp_rule punt_rule;
-	bool punt_rule_set;
+	bool punt_rule_set, tap_keep;
+	int tap_read; /* enum eng_tap_read */
 	/* txonly */
 	__u32 pkt_size, flows;
 	__u64 count, rate;

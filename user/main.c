@@ -69,6 +69,13 @@ static const struct cli_name dir_names[] = {
 	CLI_NAME("both", ENG_CAP_BOTH),
 	{ 0 },
 };
+static const struct cli_name tap_read_names[] = {
+	CLI_NAME("auto", ENG_TAP_READ_AUTO),
+	CLI_NAME("multishot", ENG_TAP_READ_MSHOT),
+	CLI_NAME("fixed", ENG_TAP_READ_FIXED),
+	{ 0 },
+};
+
 static const struct cli_name wait_names[] = {
 	CLI_NAME("auto", ENG_WAIT_AUTO),
 	CLI_NAME("uring", ENG_WAIT_URING),
@@ -238,7 +245,7 @@ static const struct cli_opt opts[] = {
 	OPT("no-multi-buffer", CONST, c.multi_buffer, NULL, "Never use XDP_USE_SG.", .value = 0,
 	    .excl = 2),
 	OPT("spin", FLAG, c.spin, NULL,
-	    "Never sleep when idle (lowest latency, one core at 100%). By default a worker with no work for ~50 us sleeps in poll() (woken by traffic, 1 ms at most), and sleeps at once while its core is shared with a busy task such as the queue's NAPI thread (seen as the worker waiting for its CPU), which spinning would starve."),
+	    "Never sleep when idle (lowest latency, one core at 100%). By default an idle worker sleeps (woken by traffic, 1 ms at most): at once below 1 Mpps received, after ~50 us of no work above, and at once while its core is shared with a busy task such as the queue's NAPI thread (seen as the worker waiting for its CPU), which spinning would starve."),
 	OPT("idle-wait", ENUM, c.idle_wait, "HOW",
 	    "How an idle worker sleeps: uring (a multishot poll armed once per socket, one "
 	    "io_uring_enter for all of them), poll (poll() over its sockets), auto (the "
@@ -297,6 +304,11 @@ static const struct cli_opt opts[] = {
 	    "rx | tx | both (default both): frames received from the sockets, sent to "
 	    "them, or both.",
 	    .names = dir_names),
+	OPT("capture-size", NUM, c.capture_size, "MB",
+	    "Rotate the capture file at about MB million bytes, like tcpdump -C: FILE, then "
+	    "FILE1, FILE2... each a whole pcapng file with its own header (1..1000000; "
+	    "a file, not -).",
+	    .min = 1, .max = 1000000),
 	OPT("capture-buffer", SIZE, c.capture_buffer, "SIZE",
 	    "Capture ring per worker, 128k..1G (default 4M), in chunks of up to 256 KiB "
 	    "written as they fill.",
@@ -312,6 +324,15 @@ static const struct cli_opt opts[] = {
 	    "Frames of a --host-tap port matching RULE (the steer rule language without an "
 	    "action, e.g. 'udp dport 5555') go to its TAP too, instead of the mode.",
 	    .parse = parse_punt),
+	OPT("host-tap-keep", FLAG, c.tap_keep, NULL,
+	    "Leave the TAPs at exit (persistent), with the addresses and routes given to them; "
+	    "the next start reuses a TAP of the same name. Without it a TAP is removed at "
+	    "exit, even one a previous --host-tap-keep left."),
+	OPT("host-tap-read", ENUM, c.tap_read, "HOW",
+	    "How the host's frames are read into UMEM frames: multishot (one multishot read "
+	    "over a ring of provided frames, Linux 6.7+), fixed (32 READ_FIXED kept posted), "
+	    "auto (the default: multishot where the kernel has it, else fixed).",
+	    .names = tap_read_names),
 	OPT("attach-existing", FLAG, c.attach_existing, NULL,
 	    "Use the steer program and maps `xpile-loader load` pinned; do not load or detach anything.",
 	    .section = "XDP program"),
@@ -463,12 +484,15 @@ static int parse(int argc, char **argv, struct run_args *a)
 			c->headroom, c->frame_size);
 	if (!c->capture) {
 		static const char *const needs[] = { "capture-rule", "snaplen", "capture-dir",
-						     "capture-buffer" };
+						     "capture-buffer", "capture-size" };
 
 		for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++)
 			if (cli_given(&res, needs[i]))
 				return cli_usage_error(&prog, cmd, "--%s needs --capture FILE|-",
 						       needs[i]);
+	} else if (!strcmp(c->capture, "-") && c->capture_size) {
+		return cli_usage_error(
+			&prog, cmd, "--capture-size rotates files: give --capture a file, not -");
 	} else if (!strcmp(c->capture, "-") && c->json) {
 		return cli_usage_error(
 			&prog, cmd,
@@ -476,6 +500,10 @@ static int parse(int argc, char **argv, struct run_args *a)
 	}
 	if (c->punt_rule_set && !c->ntaps)
 		return cli_usage_error(&prog, cmd, "--punt needs --host-tap PORT");
+	if ((cli_given(&res, "host-tap-keep") || cli_given(&res, "host-tap-read")) && !c->ntaps)
+		return cli_usage_error(&prog, cmd, "--%s needs --host-tap PORT",
+				       cli_given(&res, "host-tap-keep") ? "host-tap-keep" :
+									  "host-tap-read");
 	if (c->nuds && c->nuds != c->nports)
 		return cli_usage_error(
 			&prog, cmd,

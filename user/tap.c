@@ -3,11 +3,17 @@
  * Host TAPs: punt and inject on io_uring (tap.h says what goes where).
  *
  * Each worker serving a TAP port's queue has one ring for its TAP I/O: the UMEM is
- * registered as fixed buffer 0 (a punt writes from the frame, an inject reads into
- * one), a small copy area as buffer 1 (broadcast copies: the frame itself goes on), the
- * TAP fds as fixed files. COOP_TASKRUN: a completion never interrupts the worker; it
- * is collected on the worker's next syscall or by the ring's taskrun flag, and the
- * worker submits at most once per loop turn.
+ * registered as fixed buffer 0 (a punt writes from the frame), a small copy area as
+ * buffer 1 (broadcast copies: the frame itself goes on), the TAP fds as fixed files,
+ * the ring's own fd as a registered ring fd. COOP_TASKRUN: a completion never
+ * interrupts the worker; it is collected on the worker's next syscall or by the ring's
+ * taskrun flag, and the worker submits at most once per loop turn.
+ *
+ * Inject: one multishot read per TAP over a provided-buffer ring (group = the TAP's
+ * index) of TAP_MSHOT_BUFS UMEM frames taken from the pile: the kernel reads each frame
+ * the host sends straight into one of them, the worker posts it on TX and puts a fresh
+ * frame in its place. Where the kernel has no READ_MULTISHOT (before 6.7) or refuses
+ * it, TAP_READS READ_FIXED are kept posted instead (said once).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,14 +34,19 @@
 
 #include "engine.h"
 #include "tap.h"
+#include "uring_buf.h"
 
 #define TAP_SQ 256u
-#define TAP_MAX_INFLIGHT 192u /* SQEs outstanding per ring: the CQ (512) never fills */
-#define TAP_READS 32u /* inject reads kept posted per TAP */
+#define TAP_CQ 2048u
+/* SQEs outstanding per ring, plus every TAP's provided buffers (a completion each at
+ * most): the CQ never fills. */
+#define TAP_MAX_INFLIGHT 192u
+#define TAP_READS 32u /* READ_FIXED kept posted per TAP where multishot is refused */
+#define TAP_MSHOT_BUFS 64u /* frames in a TAP's provided-buffer ring (a power of two) */
 #define TAP_COPY_SLOTS 64u /* broadcast copies in flight per worker */
 #define TAP_STOP_NS 500000000ull
 
-enum { K_PUNT = 1, K_COPY = 2, K_READ = 3 };
+enum { K_MSHOT = 0, K_PUNT = 1, K_COPY = 2, K_READ = 3 };
 
 static __u64 ud(int kind, __u32 tap, __u64 v)
 {
@@ -48,7 +59,15 @@ struct eng_tap {
 	char name[IFNAMSIZ];
 	struct eng_port *p;
 	struct eng_q *inq; /* the queue whose TX carries injects (its worker reads) */
-	bool gone;
+	bool gone, keep, reused;
+	/* The inject's multishot read, its worker's alone (inq->w). */
+	bool mshot; /* multishot with provided buffers; else READ_FIXED */
+	bool armed; /* the multishot read is posted and has not ended */
+	struct eng_bufring br;
+	__u64 bid_h[TAP_MSHOT_BUFS]; /* the frame each buffer id holds */
+	__u16 free_bid[TAP_MSHOT_BUFS]; /* ids with no frame in the ring */
+	__u32 nfree_bid;
+	__u64 mshot_reads; /* frames it read: one means the kernel takes it */
 	/* Counters: punts come from every worker of the port (relaxed adds). */
 	__u64 punted, copied, punt_dropped, injected, inject_dropped;
 };
@@ -62,7 +81,7 @@ struct eng_tap_w {
 	__u64 held; /* UMEM frames in flight (punts and reads): audits read it, parked */
 	__u32 reads[ENG_MAX_PORTS]; /* reads posted per TAP this worker injects for */
 	__u32 unsubmitted;
-	bool stopping, ring_ok;
+	bool stopping, ring_ok, ring_fd;
 };
 
 int eng_tap_opt(void *cfgp, const char *v, char *why, size_t len)
@@ -128,6 +147,12 @@ static int tap_create(struct eng_tap *t)
 	}
 	if (i == 50)
 		goto out;
+	/* --host-tap-keep: persistent, so closing the fd leaves it with what a person gave
+	 * it; without, a TAP a previous keep left is made to go with this fd. */
+	if (ioctl(t->fd, TUNSETPERSIST, (unsigned long)t->keep)) {
+		err = -errno;
+		goto out;
+	}
 	err = 0;
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", t->name);
@@ -153,10 +178,19 @@ static int ring_setup(struct engine *e, struct eng_tap_w *tw, int *fds, __u32 nf
 	struct iovec iov[2];
 	int err;
 
-	err = io_uring_queue_init(TAP_SQ, &tw->ring,
-				  IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG);
-	if (err == -EINVAL)
-		err = io_uring_queue_init(TAP_SQ, &tw->ring, 0);
+	struct io_uring_params par = {
+		.flags =
+			IORING_SETUP_CQSIZE | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
+		.cq_entries = TAP_CQ,
+	};
+
+	/* Not DEFER_TASKRUN: the multishot read lost its gain with it in the prototypes. */
+	err = io_uring_queue_init_params(TAP_SQ, &tw->ring, &par);
+	if (err == -EINVAL) {
+		par = (struct io_uring_params){ .flags = IORING_SETUP_CQSIZE,
+						.cq_entries = TAP_CQ };
+		err = io_uring_queue_init_params(TAP_SQ, &tw->ring, &par);
+	}
 	if (err)
 		return err;
 	tw->ring_ok = true;
@@ -169,6 +203,36 @@ static int ring_setup(struct engine *e, struct eng_tap_w *tw, int *fds, __u32 nf
 	iov[1] = (struct iovec){ tw->copy, (size_t)TAP_COPY_SLOTS * e->dom[0].layout.chunk_size };
 	tw->fixed = !io_uring_register_buffers(&tw->ring, iov, 2);
 	return io_uring_register_files(&tw->ring, fds, nfds);
+}
+
+/* The inject's provided-buffer ring on its worker's ring; the frames come from the
+ * worker's dealer once it runs (post_reads()). */
+static int mshot_setup(struct engine *e, struct eng_tap *t)
+{
+	struct eng_tap_w *tw = t->inq->w->tapw;
+	struct io_uring_probe *probe;
+	int err = -EOPNOTSUPP;
+
+	for (__u32 i = 0; i < TAP_MSHOT_BUFS; i++)
+		t->free_bid[i] = (__u16)(TAP_MSHOT_BUFS - 1 - i);
+	t->nfree_bid = TAP_MSHOT_BUFS;
+	if (e->cfg.tap_read == ENG_TAP_READ_FIXED)
+		return 0;
+	probe = io_uring_get_probe_ring(&tw->ring);
+	if (probe && io_uring_opcode_supported(probe, ENG_OP_READ_MULTISHOT) && tw->fixed)
+		err = eng_bufring_setup(&tw->ring, &t->br, TAP_MSHOT_BUFS, (__u16)t->idx);
+	if (probe)
+		io_uring_free_probe(probe);
+	t->mshot = !err;
+	if (err && e->cfg.tap_read == ENG_TAP_READ_MSHOT)
+		return tap_fail(
+			"--host-tap-read multishot: %s: the kernel has no multishot read with provided buffers (%s; Linux 6.7+); use --host-tap-read fixed",
+			t->name, strerror(-err));
+	if (err && !e->cfg.quiet && !e->cfg.json)
+		fprintf(stderr,
+			"xpile: host TAP %s: inject with READ_FIXED (no multishot read: %s)\n",
+			t->name, strerror(-err));
+	return 0;
 }
 
 int eng_tap_setup(struct engine *e)
@@ -201,6 +265,8 @@ int eng_tap_setup(struct engine *e)
 		for (j = 0; j < e->nq && !t->inq; j++)
 			if (e->qs[j].port == t->p)
 				t->inq = &e->qs[j];
+		t->keep = c->tap_keep;
+		t->reused = if_nametoindex(t->name) != 0;
 		err = tap_create(t);
 		if (err)
 			return tap_fail("--host-tap %s: cannot create TAP %s: %s", t->p->ifname,
@@ -224,11 +290,16 @@ int eng_tap_setup(struct engine *e)
 				"--host-tap: io_uring for the TAPs: %s (io_uring disabled?)",
 				strerror(-err));
 	}
+	for (i = 0; i < e->ntaps; i++)
+		if (mshot_setup(e, e->taps[i]))
+			return -ENG_BAD_INPUT;
 	if (!c->quiet && !c->json)
 		for (i = 0; i < e->ntaps; i++)
-			fprintf(stderr, "xpile: host TAP %s for %s (its MAC and MTU)%s\n",
+			fprintf(stderr, "xpile: host TAP %s for %s (its MAC and MTU)%s%s%s\n",
 				e->taps[i]->name, e->taps[i]->p->ifname,
-				c->punt_rule_set ? ", with --punt" : "");
+				c->punt_rule_set ? ", with --punt" : "",
+				e->taps[i]->reused ? ", the existing one" : "",
+				c->tap_keep ? ", kept at exit" : "");
 	return 0;
 }
 
@@ -248,10 +319,21 @@ static struct io_uring_sqe *sqe_get(struct eng_tap_w *tw)
 	return sqe;
 }
 
+/* Ledger: a frame is "uring" from the moment its write or read is prepared (or it
+ * enters a provided-buffer ring) until its completion is reaped. */
 static void frame_free(struct eng_worker *w, __u64 h)
 {
-	xp_ledger_move(w->wd[0].acct, XP_PLACE_APP, XP_PLACE_FREE, &h, 1);
+	xp_ledger_move(w->wd[0].acct, XP_PLACE_URING, XP_PLACE_FREE, &h, 1);
 	xp_deal_put(w->wd[0].deal, &h, 1);
+}
+
+/* A frame from the pile for a read into it; false if the pile is dry. */
+static bool frame_take(struct eng_worker *w, __u64 *h)
+{
+	if (xp_deal_get(w->wd[0].deal, h, 1))
+		return false;
+	xp_ledger_move(w->wd[0].acct, XP_PLACE_FREE, XP_PLACE_URING, h, 1);
+	return true;
 }
 
 static bool for_host(const struct engine *e, const struct eng_port *p, const __u8 *pkt, __u32 len,
@@ -306,6 +388,7 @@ __u32 eng_tap_rx(struct eng_worker *w, struct eng_q *q, struct xdp_desc *d, __u3
 		}
 		/* For the host alone: written from the frame, which leaves the batch. */
 		sqe = sqe_get(tw);
+		xp_ledger_move(w->wd[0].acct, XP_PLACE_APP, XP_PLACE_URING, &h, 1);
 		if (!sqe) {
 			__atomic_fetch_add(&t->punt_dropped, 1, __ATOMIC_RELAXED);
 			frame_free(w, h);
@@ -331,6 +414,61 @@ static void tap_gone(struct engine *e, struct eng_tap *t, int err)
 		t->name, strerror(err), t->p->ifname);
 }
 
+/* The frames left in a TAP's buffer ring back to the pile, once no read can take
+ * them (the multishot read ended), and the ring unregistered. */
+static void mshot_release(struct eng_worker *w, struct eng_tap *t)
+{
+	struct eng_tap_w *tw = w->tapw;
+	bool in_ring[TAP_MSHOT_BUFS];
+
+	if (t->armed || !t->br.br)
+		return;
+	memset(in_ring, 1, sizeof(in_ring));
+	for (__u32 i = 0; i < t->nfree_bid; i++)
+		in_ring[t->free_bid[i]] = false;
+	eng_bufring_free(&tw->ring, &t->br);
+	t->nfree_bid = 0;
+	for (__u16 bid = 0; bid < TAP_MSHOT_BUFS; bid++) {
+		if (in_ring[bid]) {
+			frame_free(w, t->bid_h[bid]);
+			tw->held--;
+		}
+		t->free_bid[t->nfree_bid++] = bid;
+	}
+}
+
+/* Fresh frames for the buffer ids the kernel gave back, then the read armed again if
+ * it ended (a full CQ, no buffer left, the first time). */
+static void mshot_post(struct eng_worker *w, struct eng_tap *t, __u32 room)
+{
+	struct eng_tap_w *tw = w->tapw;
+	struct engine *e = w->e;
+	struct io_uring_sqe *sqe;
+	int n = 0;
+
+	while (t->nfree_bid) {
+		__u16 bid = t->free_bid[t->nfree_bid - 1];
+		__u64 h;
+
+		if (!frame_take(w, &h))
+			break; /* the pile is dry: frames go to RX first */
+		t->nfree_bid--;
+		t->bid_h[bid] = h;
+		eng_bufring_add(&t->br,
+				eng_data(&e->dom[0], xp_layout_tx_addr(&e->dom[0].layout, h,
+								       e->dom[0].layout.data_off)),
+				room, bid, n++);
+		tw->held++;
+	}
+	if (n)
+		eng_bufring_publish(&t->br, n);
+	if (t->armed || t->nfree_bid == TAP_MSHOT_BUFS || !(sqe = sqe_get(tw)))
+		return;
+	eng_prep_read_multishot(sqe, (int)t->idx, true, (__u16)t->idx);
+	io_uring_sqe_set_data64(sqe, ud(K_MSHOT, t->idx, 0));
+	t->armed = true;
+}
+
 static void post_reads(struct eng_worker *w)
 {
 	struct eng_tap_w *tw = w->tapw;
@@ -340,21 +478,29 @@ static void post_reads(struct eng_worker *w)
 	for (__u32 i = 0; i < e->ntaps; i++) {
 		struct eng_tap *t = e->taps[i];
 
-		if (t->inq->w != w || t->gone)
+		if (t->inq->w != w)
 			continue;
+		if (t->gone) {
+			if (t->mshot)
+				mshot_release(w, t);
+			continue;
+		}
+		if (t->mshot) {
+			mshot_post(w, t, room);
+			continue;
+		}
 		while (tw->reads[i] < TAP_READS) {
 			struct io_uring_sqe *sqe;
 			__u64 h;
 			__u8 *p;
 
-			if (xp_deal_get(w->wd[0].deal, &h, 1))
+			if (!frame_take(w, &h))
 				return; /* the pile is dry: reads wait, frames go to RX first */
 			sqe = sqe_get(tw);
 			if (!sqe) {
-				xp_deal_put(w->wd[0].deal, &h, 1);
+				frame_free(w, h);
 				return;
 			}
-			xp_ledger_move(w->wd[0].acct, XP_PLACE_FREE, XP_PLACE_APP, &h, 1);
 			p = eng_data(&e->dom[0], xp_layout_tx_addr(&e->dom[0].layout, h,
 								   e->dom[0].layout.data_off));
 			if (tw->fixed)
@@ -366,6 +512,55 @@ static void post_reads(struct eng_worker *w)
 			tw->reads[i]++;
 			tw->held++;
 		}
+	}
+}
+
+/* A frame the host sent, posted on the port's TX (eng_tx() frees it if full). */
+static void inject(struct eng_worker *w, struct eng_tap *t, __u64 h, __u32 len)
+{
+	struct engine *e = w->e;
+	struct xdp_desc d = {
+		.addr = xp_layout_tx_addr(&e->dom[0].layout, h, e->dom[0].layout.data_off),
+		.len = len,
+	};
+
+	xp_ledger_move(w->wd[0].acct, XP_PLACE_URING, XP_PLACE_APP, &h, 1);
+	if (eng_tx(w, t->inq, &d, 1))
+		t->injected++;
+	else
+		t->inject_dropped++; /* the TX ring was full */
+}
+
+static void reap_mshot(struct eng_worker *w, struct eng_tap *t, const struct io_uring_cqe *cqe)
+{
+	struct eng_tap_w *tw = w->tapw;
+
+	if (!(cqe->flags & IORING_CQE_F_MORE)) {
+		t->armed = false; /* ended: armed again by post_reads() */
+		tw->inflight--;
+	}
+	if (cqe->flags & IORING_CQE_F_BUFFER) {
+		__u16 bid = (__u16)(cqe->flags >> IORING_CQE_BUFFER_SHIFT);
+		__u64 h = t->bid_h[bid % TAP_MSHOT_BUFS];
+
+		t->free_bid[t->nfree_bid++] = bid % TAP_MSHOT_BUFS;
+		tw->held--;
+		if (cqe->res > 0 && !tw->stopping)
+			inject(w, t, h, (__u32)cqe->res);
+		else
+			frame_free(w, h);
+		t->mshot_reads++;
+		return;
+	}
+	if (cqe->res == -EINVAL && !t->mshot_reads) {
+		/* Refused at once (the opcode or the buffer ring): READ_FIXED from now on. */
+		fprintf(stderr, "xpile: host TAP %s: multishot read refused (%s); READ_FIXED\n",
+			t->name, strerror(-cqe->res));
+		mshot_release(w, t);
+		t->mshot = false;
+	} else if (cqe->res < 0 && cqe->res != -ENOBUFS && cqe->res != -ECANCELED &&
+		   cqe->res != -EAGAIN && cqe->res != -EINTR) {
+		tap_gone(w->e, t, -cqe->res);
 	}
 }
 
@@ -387,6 +582,10 @@ static __u32 reap(struct eng_worker *w)
 		if (cqe->user_data == ~0ull) /* eng_tap_stop()'s cancel: no frame */
 			continue;
 		t = e->taps[ti];
+		if (kind == K_MSHOT) {
+			reap_mshot(w, t, cqe);
+			continue;
+		}
 		tw->inflight--;
 		if (kind == K_COPY) {
 			tw->copy_free[tw->ncopy_free++] = (__u32)v;
@@ -408,16 +607,7 @@ static __u32 reap(struct eng_worker *w)
 		} else if (cqe->res <= 0 || tw->stopping) {
 			frame_free(w, v);
 		} else {
-			struct xdp_desc d = {
-				.addr = xp_layout_tx_addr(&e->dom[0].layout, v,
-							  e->dom[0].layout.data_off),
-				.len = (__u32)cqe->res,
-			};
-
-			if (eng_tx(w, t->inq, &d, 1))
-				t->injected++;
-			else
-				t->inject_dropped++; /* eng_tx freed it: the TX ring was full */
+			inject(w, t, v, (__u32)cqe->res);
 		}
 	}
 	io_uring_cq_advance(&tw->ring, seen);
@@ -431,6 +621,11 @@ __u32 eng_tap_poll(struct eng_worker *w)
 
 	if (!tw)
 		return 0;
+	if (__builtin_expect(!tw->ring_fd, 0)) {
+		/* No fdget per enter where the kernel has it; registered per thread: here. */
+		io_uring_register_ring_fd(&tw->ring);
+		tw->ring_fd = true;
+	}
 	work = reap(w);
 	if (!tw->stopping)
 		post_reads(w);
@@ -463,6 +658,9 @@ void eng_tap_stop(struct eng_worker *w)
 	deadline = (__u64)now.tv_sec * 1000000000ull + (__u64)now.tv_nsec + TAP_STOP_NS;
 	for (;;) {
 		reap(w);
+		for (__u32 i = 0; i < w->e->ntaps; i++)
+			if (w->e->taps[i]->inq->w == w && w->e->taps[i]->mshot)
+				mshot_release(w, w->e->taps[i]);
 		if (!tw->held && !tw->inflight)
 			break;
 		clock_gettime(CLOCK_MONOTONIC, &now);
@@ -473,6 +671,8 @@ void eng_tap_stop(struct eng_worker *w)
 		}
 		io_uring_wait_cqe_timeout(&tw->ring, &cqe, &ts);
 	}
+	if (tw->ring_fd)
+		io_uring_unregister_ring_fd(&tw->ring); /* this thread's: before it goes */
 }
 
 __u32 eng_tap_wait_fds(const struct eng_worker *w, int *fds, __u32 max)
@@ -507,10 +707,10 @@ void eng_tap_report(struct engine *e)
 		const struct eng_tap *t = e->taps[i];
 
 		if (e->cfg.json)
-			printf("{\"type\":\"host_tap\",\"tap\":\"%s\",\"port\":\"%s\",\"punted\":%llu,\"copied\":%llu,\"punt_dropped\":%llu,\"injected\":%llu,\"inject_dropped\":%llu,\"gone\":%s}\n",
-			       t->name, t->p->ifname, (unsigned long long)t->punted,
-			       (unsigned long long)t->copied, (unsigned long long)t->punt_dropped,
-			       (unsigned long long)t->injected,
+			printf("{\"type\":\"host_tap\",\"tap\":\"%s\",\"port\":\"%s\",\"inject_read\":\"%s\",\"punted\":%llu,\"copied\":%llu,\"punt_dropped\":%llu,\"injected\":%llu,\"inject_dropped\":%llu,\"gone\":%s}\n",
+			       t->name, t->p->ifname, t->mshot ? "multishot" : "fixed",
+			       (unsigned long long)t->punted, (unsigned long long)t->copied,
+			       (unsigned long long)t->punt_dropped, (unsigned long long)t->injected,
 			       (unsigned long long)t->inject_dropped, t->gone ? "true" : "false");
 		else
 			fprintf(stderr,
@@ -524,6 +724,10 @@ void eng_tap_report(struct engine *e)
 
 void eng_tap_destroy(struct engine *e)
 {
+	/* A buffer ring its worker did not take down (it never ran): no frame in it. */
+	for (__u32 i = 0; i < e->ntaps; i++)
+		if (e->taps[i]->br.br && e->taps[i]->inq->w->tapw)
+			eng_bufring_free(&e->taps[i]->inq->w->tapw->ring, &e->taps[i]->br);
 	for (__u32 i = 0; i < e->nworkers; i++) {
 		struct eng_tap_w *tw = e->workers[i].tapw;
 
@@ -537,7 +741,7 @@ void eng_tap_destroy(struct engine *e)
 	}
 	for (__u32 i = 0; i < e->ntaps; i++) {
 		if (e->taps[i]->fd >= 0)
-			close(e->taps[i]->fd); /* not persistent: the TAP goes with it */
+			close(e->taps[i]->fd); /* the TAP goes with it unless persistent */
 		if (e->taps[i]->p)
 			e->taps[i]->p->tap = NULL;
 		free(e->taps[i]);

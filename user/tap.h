@@ -14,7 +14,7 @@
  * queue's TX ring.
  * Never waits: with no room in the ring a punt is dropped and counted (punt_dropped);
  * an inject that finds the TX ring full is counted (inject_dropped). Frames in flight
- * in io_uring are "app" in the ledger (held by the engine) and all come back at exit.
+ * in io_uring have a ledger place of their own, "uring", and all come back at exit.
  * The TAPs a worker injects for are in its idle wait (uring_wait.c) with its sockets.
  */
 #ifndef XPILE_TAP_H
@@ -27,6 +27,8 @@
 struct engine;
 struct eng_worker;
 struct eng_q;
+
+enum eng_tap_read { ENG_TAP_READ_AUTO, ENG_TAP_READ_MSHOT, ENG_TAP_READ_FIXED };
 
 struct eng_tap; /* one per --host-tap port (tap.c) */
 struct eng_tap_w; /* a worker's TAP ring (tap.c) */

@@ -375,18 +375,26 @@ static void inject_fault(struct eng_worker *w)
  * wall time in 3 samples in a row (one is noise: a kernel thread passing by), the
  * worker stops spinning. Sleeping at once makes that sign vanish, so after 2 s it
  * spins again to look: still shared, and 150 ms later it stops again.
+ *
+ * Below 1 Mpps received per worker it does not spin either, and sleeps at its first
+ * idle turn: there the spin bought nothing but CPU. At 200 kpps in 1-frame bursts a
+ * 50 us spin never ended in a sleep (frames 5 us apart), so the worker ran at 100%
+ * for 20% of a core's work and the wait it never reached could not matter
+ * (docs/hybrid.md: idle wait). A worker that receives nothing (txonly) keeps the spin:
+ * its rate pacing needs it.
  */
 #define ENG_SPIN_NS 50000u
 #define ENG_SPIN_SAMPLE_NS 50000000ull
 #define ENG_SPIN_WAIT_PCT 5u
 #define ENG_SPIN_SAMPLES 3u
 #define ENG_SPIN_HOLD_NS 2000000000ull
+#define ENG_SPIN_MIN_PPS 1000000ull
 
 struct spin_policy {
 	int fd; /* /proc/thread-self/schedstat, -1 if the kernel has none */
-	__u64 at_ns, wait_ns, sleep_since;
+	__u64 at_ns, wait_ns, sleep_since, rx;
 	__u32 hits; /* samples in a row with the core contended */
-	bool shared;
+	bool shared, sparse;
 };
 
 static void spin_init(struct spin_policy *sp)
@@ -395,11 +403,11 @@ static void spin_init(struct spin_policy *sp)
 	sp->fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
 }
 
-static void spin_sample(struct spin_policy *sp, __u64 now)
+static void spin_shared(struct spin_policy *sp, __u64 now)
 {
 	unsigned long long run, wait;
 	char buf[96];
-	ssize_t n = pread(sp->fd, buf, sizeof(buf) - 1, 0);
+	ssize_t n = sp->fd >= 0 ? pread(sp->fd, buf, sizeof(buf) - 1, 0) : -1;
 
 	if (n <= 0)
 		return;
@@ -419,14 +427,27 @@ static void spin_sample(struct spin_policy *sp, __u64 now)
 		}
 	}
 	sp->wait_ns = wait;
+}
+
+static void spin_sample(struct spin_policy *sp, const struct eng_worker *w, __u64 now)
+{
+	__u64 rx = 0;
+
+	for (__u32 i = 0; i < w->nq; i++)
+		rx += w->q[i]->c.rx_packets;
+	spin_shared(sp, now);
+	if (sp->at_ns && w->e->cfg.mode->needs_rx)
+		sp->sparse = (rx - sp->rx) * 1000000000ull < ENG_SPIN_MIN_PPS * (now - sp->at_ns);
+	sp->rx = rx;
 	sp->at_ns = now;
 }
 
-static __u64 spin_window(struct spin_policy *sp, __u64 now)
+/* How long to spin idle before sleeping: 0 sleeps at once. */
+static __u64 spin_window(struct spin_policy *sp, const struct eng_worker *w, __u64 now)
 {
-	if (sp->fd >= 0 && now - sp->at_ns >= ENG_SPIN_SAMPLE_NS)
-		spin_sample(sp, now);
-	return sp->shared ? 0 : ENG_SPIN_NS;
+	if (now - sp->at_ns >= ENG_SPIN_SAMPLE_NS)
+		spin_sample(sp, w, now);
+	return sp->shared || sp->sparse ? 0 : ENG_SPIN_NS;
 }
 
 void *eng_worker_main(void *arg)
@@ -499,12 +520,13 @@ void *eng_worker_main(void *arg)
 		if (work) {
 			idle = 0;
 			idle_since = 0;
-		} else if (!e->cfg.spin && !(++idle & 15)) {
+		} else if (!e->cfg.spin && (sp.sparse || !(++idle & 15))) {
 			__u64 now = eng_now_ns();
+			__u64 win = spin_window(&sp, w, now);
 
-			if (!idle_since) {
+			if (!idle_since && win) {
 				idle_since = now;
-			} else if (now - idle_since >= spin_window(&sp, now)) {
+			} else if (!win || now - idle_since >= win) {
 				eng_uwait_sleep(w, 1);
 				idle_since = 0;
 			}

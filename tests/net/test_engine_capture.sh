@@ -4,7 +4,8 @@
 # of 60..9014 bytes (MTU 9000, 2048-byte UMEM frames: the big ones arrive as chains) give
 # exactly K pcapng records with their lengths, interface b0:0 and direction inbound, as
 # the real readers see them (capinfos, tshark -r, tcpdump -r); --snaplen cuts every record
-# and keeps the length; `--capture -` piped into tcpdump -r -; a full disk (a small tmpfs)
+# and keeps the length; --capture-size rotates files like tcpdump -C; `--capture -` piped
+# into tcpdump -r -; a full disk (a small tmpfs)
 # gives one line, capture stops and the engine goes on. The ledger is clean at every exit.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -94,6 +95,35 @@ all=$(capinfos -M -c "$XT_TMP/rule.pcapng" | awk -F': *' '/Number of packets/ {p
 rx=$(eng_sum "$XT_TMP/ENG.json" rx_packets)
 [ "$rx" = $((K + 5)) ] || xt_fail "engine received $rx frames, want $((K + 5))"
 echo "capture: --capture-rule 'udp dport 5555' kept 3 of $rx frames"
+
+# 2c. --capture-size 1: ~2.9 MB of records rotate over FILE, FILE1, FILE2..., like
+# tcpdump -C: each a whole file the readers take, at most ~1 MB (whole 256 KiB chunks),
+# every frame in exactly one of them.
+eng_start ENG "$B" --iface b0 --mode rxdrop --ledger-debug --capture "$XT_TMP/rot.pcapng" \
+	--capture-size 1 --capture-dir rx
+sleep 0.5 # the restart window, see send_frames
+ip netns exec "$A" ping -c 2000 -i 0.0005 -s 1400 -W 0.01 198.18.7.2 >/dev/null 2>&1
+eng_wait_sum 5 "$XT_TMP/ENG.json" rx_packets interval 2000 || true
+eng_stop "$ENG" || { rc=$?; cat "$XT_TMP/ENG.err"; xt_fail "engine (--capture-size) exited with status $rc"; }
+eng_ledger_ok "$XT_TMP/ENG.json" || xt_fail "ledger not clean (--capture-size)"
+line=$(grep '"type":"capture"' "$XT_TMP/ENG.json")
+files=$(grep -o '"files":[0-9]*' <<<"$line" | cut -d: -f2)
+frames=$(grep -o '"frames":[0-9]*' <<<"$line" | cut -d: -f2)
+[ "${files:-0}" -ge 3 ] || xt_fail "--capture-size 1: $files file(s) for ~2.9 MB: $line"
+sum=0
+for ((i = 0; i < files; i++)); do
+	f=$XT_TMP/rot.pcapng$([ "$i" = 0 ] || echo "$i")
+	[ -f "$f" ] || xt_fail "--capture-size: $f missing ($files files said)"
+	[ "$(stat -c %s "$f")" -le 1000000 ] || xt_fail "--capture-size 1: $f has $(stat -c %s "$f") bytes"
+	n=$(capinfos -M -c "$f" 2>/dev/null | awk -F': *' '/Number of packets/ {print $2}')
+	[ -n "$n" ] && [ "$n" -gt 0 ] || xt_fail "capinfos cannot read $f"
+	tcpdump -nn -r "$f" >/dev/null 2>&1 || xt_fail "tcpdump -r $f failed"
+	sum=$((sum + n))
+done
+[ ! -e "$XT_TMP/rot.pcapng$files" ] || xt_fail "--capture-size: a file beyond the $files said"
+[ "$sum" = "$frames" ] && [ "$sum" -ge 1990 ] ||
+	xt_fail "--capture-size: $sum records over $files files, the engine wrote $frames (of 2000 sent)"
+echo "capture: --capture-size 1 rotated $frames frames over $files files, each read by capinfos and tcpdump"
 
 # 3. stdout into tcpdump -r -.
 mkfifo "$XT_TMP/pipe"

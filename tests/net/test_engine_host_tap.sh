@@ -5,7 +5,9 @@
 # broadcast copy, the reply comes down by inject), an iperf3 TCP stream h1 -> host runs
 # while h1 <-> h2 pings through fwd keep working; the counters say what went up and
 # down; the TAP deleted under traffic is told once and fwd goes on; the ledger is clean
-# and the TAP is gone at exit.
+# and the TAP is gone at exit. The inject reads with multishot (the default here); then
+# with --host-tap-read fixed (the fallback) and --host-tap-keep: the TAP and the address
+# given to it stay at exit, the next start reuses them, and without the flag it goes.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
@@ -65,6 +67,12 @@ echo "host tap deleted: $(grep 'host TAP xp-e1:' "$XT_TMP/ENG.err" | head -c 200
 eng_stop "$ENG" || { rc=$?; cat "$XT_TMP/ENG.err"; xt_fail "engine exited with status $rc"; }
 eng_ledger_ok "$XT_TMP/ENG.json" || { grep ledger "$XT_TMP/ENG.json" | tail -3; xt_fail "ledger not clean"; }
 grep -q '"type":"ledger","when":"audit"' "$XT_TMP/ENG.json" || xt_fail "no audit ran"
+# Frames in io_uring (the inject's provided frames, punts being written) have their own
+# ledger place: the audits while running count them, and at exit every one is back.
+grep '"type":"ledger"' "$XT_TMP/ENG.json" | grep -v '"when":"exit"' | grep -q '"uring":[1-9]' ||
+	{ grep '"type":"ledger"' "$XT_TMP/ENG.json" | head -3; xt_fail "no audit counted frames in io_uring"; }
+grep '"type":"ledger","when":"exit"' "$XT_TMP/ENG.json" | grep -q '"uring":0,' ||
+	{ grep '"when":"exit"' "$XT_TMP/ENG.json"; xt_fail "frames still in io_uring at exit"; }
 line=$(grep '"type":"host_tap"' "$XT_TMP/ENG.json")
 for f in punted copied injected; do
 	v=$(grep -o "\"$f\":[0-9]*" <<<"$line" | cut -d: -f2)
@@ -72,5 +80,33 @@ for f in punted copied injected; do
 done
 ! ip -n "$E" link show xp-e1 >/dev/null 2>&1 || xt_fail "xp-e1 left behind"
 eng_no_xdp "$E" e1 && eng_no_xdp "$E" e2 || xt_fail "XDP program left attached"
+grep -q '"inject_read":"multishot"' <<<"$line" || xt_fail "the inject did not read with multishot: $line"
 echo "host tap: 10/10 pings to the host (avg rtt $rtt ms), iperf3 $got bytes to it, 40/40 pings through fwd meanwhile; $line"
+
+# host_ping NAME: 10 pings to the host answered, through a TAP of an engine started again.
+host_ping() {
+	xt_wait_for 5 ip netns exec "$H1" ping -c 1 -W 1 "$HOST" || xt_fail "$1: no answer from the host within 5 s"
+	ip netns exec "$H1" ping -c 10 -i 0.05 -W 2 "$HOST" >"$XT_TMP/ping_$1" 2>&1
+	grep -q '10 received' "$XT_TMP/ping_$1" || { cat "$XT_TMP/ping_$1"; xt_fail "$1: pings to the host lost"; }
+}
+host_exit_ok() { # NAME VAR READ
+	eng_stop "$2" || { rc=$?; cat "$XT_TMP/$1.err"; xt_fail "$1: exit status $rc"; }
+	eng_ledger_ok "$XT_TMP/$1.json" || { grep ledger "$XT_TMP/$1.json" | tail -3; xt_fail "$1: ledger not clean"; }
+	grep '"type":"host_tap"' "$XT_TMP/$1.json" | grep -q "\"inject_read\":\"$3\".*\"injected\":[1-9]" ||
+		{ grep host_tap "$XT_TMP/$1.json"; xt_fail "$1: no inject with $3"; }
+}
+eng_start KEEP "$E" --iface e1 --iface e2 --mode fwd --cores 0 --ledger-debug --host-tap e1 \
+	--host-tap-read fixed --host-tap-keep
+eng_quiet "$E" xp-e1
+ip -n "$E" addr add "$HOST/24" dev xp-e1
+# shellcheck disable=SC2153 # eng_start sets KEEP and AGAIN (printf -v)
+host_ping keep
+host_exit_ok KEEP "$KEEP" fixed
+ip -n "$E" -o addr show dev xp-e1 2>/dev/null | grep -q "$HOST/24" ||
+	xt_fail "--host-tap-keep: xp-e1 or its address did not stay at exit"
+eng_start AGAIN "$E" --iface e1 --iface e2 --mode fwd --cores 0 --ledger-debug --host-tap e1
+host_ping again
+host_exit_ok AGAIN "$AGAIN" multishot
+! ip -n "$E" link show xp-e1 >/dev/null 2>&1 || xt_fail "xp-e1 left behind after a start without --host-tap-keep"
+echo "host tap kept: 10/10 pings with READ_FIXED, the TAP and $HOST stayed at exit, 10/10 pings through it again after a restart (multishot), removed at the next exit"
 echo ok

@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * xpile-bench punt: what a punt to a host TAP costs per frame, the engine's way
- * (io_uring WRITE_FIXED from a registered buffer, registered file, one submit per batch
- * of 32, as user/tap.c does per loop turn) against write() per frame, alternating runs.
- * The TAP lives in a network namespace of the bench's own (unshare), so nothing is
- * left behind; the stack drops what it gets (no address), as in the prototypes.
+ * xpile-bench punt: what the host TAPs' I/O costs per frame, the engine's way against
+ * the per-frame syscall, alternating runs.
+ * - punt (engine -> host): io_uring WRITE_FIXED from a registered buffer, registered
+ *   file and ring fd, one submit per batch of 32 (user/tap.c, per loop turn) against
+ *   write() per frame; the stack drops what it gets (no address), as in the prototypes.
+ * - inject (host -> engine): the TAP's queue is filled by a packet socket on it, then
+ *   drained by read() per frame, by 32 READ_FIXED kept posted (the engine's fallback)
+ *   and by one multishot read over a ring of 64 provided buffers, each buffer given
+ *   back as soon as its frame is taken (the engine's inject, user/uring_buf.h).
+ * The TAP lives in a network namespace of the bench's own (unshare): nothing is left.
  */
 
 #include <errno.h>
@@ -20,18 +25,32 @@
 #include <unistd.h>
 #include <linux/if_tun.h>
 
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <poll.h>
+
 #include <liburing.h>
 
+#include "../../user/uring_buf.h"
 #include "bench.h"
 #include "benchutil.h"
 
 #define BATCH 32u
 #define SLOT ((size_t)2048)
+#define NSLOT 256u /* buffers: the punt uses BATCH, the inject's ring all */
+#define PREFILL 4096u /* frames queued on the TAP per inject round (its queue: 8192) */
 
 struct punt_args {
 	__u32 runs, pkt;
 	__u64 frames;
+	int dir;
 };
+
+static const struct cli_name dir_names[] = { CLI_NAME("both", 0),
+					     CLI_NAME("punt", 1),
+					     CLI_NAME("inject", 2),
+					     { 0 } };
 
 #define OPT(...) CLI_OPT(struct punt_args, __VA_ARGS__)
 
@@ -39,22 +58,30 @@ static const struct cli_opt opts[] = {
 	OPT("runs", NUM, runs, "N", "runs per variant and size (default 7)", .min = 1, .max = 1000),
 	OPT("pkt-size", NUM, pkt, "BYTES", "frame size, 60..1514 (default: 64 and 1500)", .min = 60,
 	    .max = 1514),
-	OPT("frames", NUM, frames, "N", "frames per run (default 300000)", .min = BATCH,
+	OPT("frames", NUM, frames, "N", "frames per run (default 300000)", .min = PREFILL,
 	    .max = 1ull << 32),
+	OPT("dir", ENUM, dir, "both|punt|inject", "which direction to time (default both)",
+	    .names = dir_names),
 	{ 0 },
 };
 
 const struct bench_cmd bench_punt_cmd = {
 	CLI_COMMAND(
-		"punt", NULL, "a punt to a host TAP: io_uring WRITE_FIXED vs write()", opts,
+		"punt", NULL, "host TAP I/O: io_uring against write() and read() per frame", opts,
 		.max_args = 0,
 		.description =
-			"Writes --frames Ethernet frames to a TAP in a namespace of its own, "
+			"Punt: writes --frames Ethernet frames to a TAP in a namespace of its own, "
 			"alternating write() per frame and io_uring WRITE_FIXED (registered "
-			"buffer and file, 32 per submit: the engine's punt), and prints per run\n"
+			"buffer, file and ring fd, 32 per submit: the engine's punt). Inject: "
+			"fills the TAP's queue with 4096 frames from a packet socket and drains "
+			"it, alternating read() per frame, 32 READ_FIXED kept posted and one "
+			"multishot read with a provided-buffer ring (the engine's inject), until "
+			"--frames were read. Prints per run\n"
 			"  punt pkt=B write_ns=X uring_ns=Y ratio=Y/X\n"
+			"  inject pkt=B read_ns=X fixed_ns=Y mshot_ns=Z ratio=Z/X\n"
 			"(wall ns per frame) and the medians. Needs root (CAP_NET_ADMIN).",
-		.examples = "xpile-bench punt --runs 11"),
+		.examples =
+			"xpile-bench punt --runs 11\nxpile-bench punt --dir inject --pkt-size 1500"),
 	bench_punt,
 };
 
@@ -67,14 +94,46 @@ static int tap_open(void)
 	fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
 	if (fd < 0 || ioctl(fd, TUNSETIFF, &ifr))
 		return -errno;
+	/* No IPv6: its router and listener messages would land in the queue being timed. */
+	s = open("/proc/sys/net/ipv6/conf/xpb0/disable_ipv6", O_WRONLY | O_CLOEXEC);
+	if (s >= 0) {
+		if (write(s, "1", 1) != 1)
+			return -errno;
+		close(s);
+	}
 	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr))
 		return -errno;
 	ifr.ifr_flags |= IFF_UP;
 	if (ioctl(s, SIOCSIFFLAGS, &ifr))
 		return -errno;
+	ifr.ifr_qlen = 2 * PREFILL; /* the queue a reader drains: holds a whole round */
+	if (ioctl(s, SIOCSIFTXQLEN, &ifr))
+		return -errno;
 	close(s);
 	return fd;
+}
+
+/* A packet socket on the TAP: what it sends lands in the TAP's queue for its reader. */
+static int host_open(void)
+{
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET };
+	int s = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0), one = 1;
+
+	sll.sll_ifindex = (int)if_nametoindex("xpb0");
+	if (s < 0 || !sll.sll_ifindex ||
+	    setsockopt(s, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one)) ||
+	    bind(s, (struct sockaddr *)&sll, sizeof(sll)))
+		return -errno;
+	return s;
+}
+
+static int prefill(int s, const __u8 *frame, __u32 len)
+{
+	for (__u32 i = 0; i < PREFILL; i++)
+		if (send(s, frame, len, 0) != (ssize_t)len)
+			return -errno;
+	return 0;
 }
 
 static double run_write(int fd, const __u8 *buf, __u32 len, __u64 n)
@@ -111,70 +170,237 @@ static double run_uring(struct io_uring *r, __u32 len, __u8 *buf, __u64 n)
 	return (bench_now_ns() - t0) / (double)n;
 }
 
+/* Each inject runner drains @rounds prefilled queues; the prefill is not timed. */
+static double run_read(int fd, int s, __u8 *buf, __u32 len, __u32 rounds)
+{
+	double t = 0;
+
+	for (__u32 r = 0; r < rounds; r++) {
+		if (prefill(s, buf + NSLOT * SLOT, len))
+			return -1;
+		double t0 = bench_now_ns();
+
+		for (__u32 i = 0; i < PREFILL; i++)
+			if (read(fd, buf + (i % NSLOT) * SLOT, SLOT) != (ssize_t)len)
+				return -1;
+		t += bench_now_ns() - t0;
+	}
+	return t / ((double)rounds * PREFILL);
+}
+
+/* Waits for @n completions (1 s at most: a lost frame must not hang the bench). */
+static int reap_n(struct io_uring *r, struct io_uring_cqe **cqe, __u32 n)
+{
+	struct __kernel_timespec ts = { .tv_sec = 1 };
+
+	return io_uring_wait_cqes(r, cqe, n, &ts, NULL);
+}
+
+static int reap_one(struct io_uring *r, struct io_uring_cqe **cqe)
+{
+	return reap_n(r, cqe, 1);
+}
+
+static double run_read_fixed(struct io_uring *r, int s, __u8 *buf, __u32 len, __u32 rounds)
+{
+	struct io_uring_cqe *cqe;
+	double t = 0;
+
+	for (__u32 k = 0; k < rounds; k++) {
+		__u32 got = 0, posted = 0;
+
+		if (prefill(s, buf + NSLOT * SLOT, len))
+			return -1;
+		double t0 = bench_now_ns();
+
+		while (got < PREFILL) {
+			while (posted - got < BATCH && posted < PREFILL) {
+				struct io_uring_sqe *sqe = io_uring_get_sqe(r);
+
+				io_uring_prep_read_fixed(sqe, 0, buf + (posted % NSLOT) * SLOT,
+							 SLOT, 0, 0);
+				sqe->flags |= IOSQE_FIXED_FILE;
+				posted++;
+			}
+			io_uring_submit(r);
+			if (reap_one(r, &cqe) || cqe->res != (int)len)
+				return -1;
+			io_uring_cqe_seen(r, cqe);
+			got++;
+		}
+		t += bench_now_ns() - t0;
+	}
+	return t / ((double)rounds * PREFILL);
+}
+
+static double run_mshot(struct io_uring *r, struct eng_bufring *b, int s, __u8 *buf, __u32 len,
+			__u32 rounds)
+{
+	struct io_uring_cqe *cqe;
+	double t = 0;
+
+	for (__u32 k = 0; k < rounds; k++) {
+		__u32 got = 0;
+		bool armed = false;
+
+		if (prefill(s, buf + NSLOT * SLOT, len))
+			return -1;
+		double t0 = bench_now_ns();
+
+		while (got < PREFILL) {
+			unsigned int head, seen = 0;
+
+			if (!armed) {
+				eng_prep_read_multishot(io_uring_get_sqe(r), 0, true, b->bgid);
+				io_uring_submit(r);
+				armed = true;
+			}
+			/* One wake-up per batch, as the engine reaps once per loop turn. */
+			if (reap_n(r, &cqe, PREFILL - got < BATCH ? PREFILL - got : BATCH))
+				return -1;
+			io_uring_for_each_cqe(r, head, cqe)
+			{
+				seen++;
+				if (!(cqe->flags & IORING_CQE_F_MORE))
+					armed = false; /* ended (a full CQ, no buffer): again */
+				if (cqe->res == -ENOBUFS)
+					continue;
+				if (cqe->res != (int)len || !(cqe->flags & IORING_CQE_F_BUFFER))
+					return -1;
+				__u16 bid = (__u16)(cqe->flags >> IORING_CQE_BUFFER_SHIFT);
+
+				eng_bufring_add(b, buf + (size_t)bid * SLOT, SLOT, bid, 0);
+				eng_bufring_publish(b, 1);
+				got++;
+			}
+			io_uring_cq_advance(r, seen);
+		}
+		t += bench_now_ns() - t0;
+		if (armed) { /* stop it, or it takes the next variant's frames */
+			struct io_uring_sqe *sqe = io_uring_get_sqe(r);
+
+			io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY);
+			io_uring_sqe_set_data64(sqe, 1);
+			io_uring_submit(r);
+			while (armed && !reap_one(r, &cqe)) {
+				if (cqe->user_data == 0 && !(cqe->flags & IORING_CQE_F_MORE))
+					armed = false;
+				io_uring_cqe_seen(r, cqe);
+			}
+		}
+	}
+	return t / ((double)rounds * PREFILL);
+}
+
+static void summary(const char *what, __u32 pkt, __u32 runs, double *base, double *v)
+{
+	double ratio[1000];
+
+	for (__u32 r = 0; r < runs; r++)
+		ratio[r] = v[r] / base[r];
+	printf("%s median pkt=%u runs=%u %s_ns=%.0f uring_ns=%.0f ratio=%.2f\n", what, pkt, runs,
+	       what[0] == 'p' ? "write" : "read", bench_median(base, runs), bench_median(v, runs),
+	       bench_median(ratio, runs));
+}
+
 int bench_punt(int argc, char **argv)
 {
 	struct punt_args a = { .runs = 7, .frames = 300000 };
-	__u32 sizes[2] = { 64, 1500 }, ns, s, r;
-	static double w[2][1000], u[2][1000];
+	__u32 sizes[2] = { 64, 1500 }, ns, s, r, rounds;
+	static double w[2][1000], u[2][1000], rd[2][1000], fx[2][1000], ms[2][1000];
+	struct eng_bufring b;
 	struct io_uring ring;
 	struct iovec iov;
 	__u8 *buf;
-	int rc = bench_parse(&bench_punt_cmd, argc, argv, &a), fd;
+	int rc = bench_parse(&bench_punt_cmd, argc, argv, &a), fd, hs;
 
 	if (rc != CLI_RUN)
 		return rc;
 	if (a.pkt)
 		sizes[0] = a.pkt;
 	ns = a.pkt ? 1 : 2;
+	rounds = (__u32)(a.frames / PREFILL);
 	if (unshare(CLONE_NEWNET)) {
 		fprintf(stderr, "xpile-bench punt: unshare(CLONE_NEWNET): %s; run as root\n",
 			strerror(errno));
 		return 1;
 	}
 	fd = tap_open();
-	buf = aligned_alloc(4096, BATCH * SLOT);
-	if (fd < 0 || !buf) {
-		fprintf(stderr, "xpile-bench punt: TAP: %s\n", strerror(fd < 0 ? -fd : ENOMEM));
+	hs = fd < 0 ? fd : host_open();
+	buf = aligned_alloc(4096, (NSLOT + 1) * SLOT);
+	if (fd < 0 || hs < 0 || !buf) {
+		fprintf(stderr, "xpile-bench punt: TAP: %s\n",
+			strerror(fd < 0 ? -fd :
+				 hs < 0 ? -hs :
+					  ENOMEM));
 		return 1;
 	}
-	/* Unicast to a MAC nobody has: the TAP's stack drops it early. */
-	for (__u32 i = 0; i < BATCH; i++) {
+	/* Unicast to a MAC nobody has: the TAP's stack drops it early. The last slot is
+	 * what the packet socket sends for the inject. */
+	for (__u32 i = 0; i <= NSLOT; i++) {
 		__u8 *f = buf + i * SLOT;
-
-		memset(f, 0, SLOT);
 		static const __u8 eth[14] = { 2, 0, 0, 0, 0, 0x99, 2, 0, 0, 0, 0, 1, 8, 0 };
 
+		memset(f, 0, SLOT);
 		memcpy(f, eth, sizeof(eth));
 	}
-	rc = io_uring_queue_init(2 * BATCH, &ring, 0);
-	iov = (struct iovec){ buf, BATCH * SLOT };
+	/* Default task-run mode: the inject's multishot read lost its gain with
+	 * DEFER_TASKRUN in the prototypes (1.07x read() instead of 0.82x). */
+	rc = io_uring_queue_init(4 * NSLOT, &ring, IORING_SETUP_SINGLE_ISSUER);
+	iov = (struct iovec){ buf, (NSLOT + 1) * SLOT };
 	if (rc || io_uring_register_buffers(&ring, &iov, 1) ||
 	    io_uring_register_files(&ring, &fd, 1)) {
 		fprintf(stderr, "xpile-bench punt: io_uring: %s\n", strerror(rc ? -rc : errno));
 		return 1;
 	}
+	io_uring_register_ring_fd(&ring); /* as tap.c: no fdget per enter; optional */
+	rc = eng_bufring_setup(&ring, &b, NSLOT, 0);
+	if (rc) {
+		fprintf(stderr, "xpile-bench punt: provided-buffer ring: %s (kernel 5.19+)\n",
+			strerror(-rc));
+		return 1;
+	}
+	for (__u32 i = 0; i < NSLOT; i++)
+		eng_bufring_add(&b, buf + i * SLOT, SLOT, (__u16)i, (int)i);
+	eng_bufring_publish(&b, (int)NSLOT);
 	for (r = 0; r < a.runs; r++)
 		for (s = 0; s < ns; s++) {
-			w[s][r] = run_write(fd, buf, sizes[s], a.frames);
-			u[s][r] = run_uring(&ring, sizes[s], buf, a.frames);
-			if (w[s][r] < 0 || u[s][r] < 0) {
-				fprintf(stderr, "xpile-bench punt: a write failed\n");
-				return 1;
+			if (a.dir != 2) {
+				w[s][r] = run_write(fd, buf, sizes[s], a.frames);
+				u[s][r] = run_uring(&ring, sizes[s], buf, a.frames);
+				if (w[s][r] < 0 || u[s][r] < 0) {
+					fprintf(stderr, "xpile-bench punt: a write failed\n");
+					return 1;
+				}
+				printf("punt pkt=%u write_ns=%.0f uring_ns=%.0f ratio=%.2f\n",
+				       sizes[s], w[s][r], u[s][r], u[s][r] / w[s][r]);
 			}
-			printf("punt pkt=%u write_ns=%.0f uring_ns=%.0f ratio=%.2f\n", sizes[s],
-			       w[s][r], u[s][r], u[s][r] / w[s][r]);
+			if (a.dir != 1) {
+				rd[s][r] = run_read(fd, hs, buf, sizes[s], rounds);
+				fx[s][r] = run_read_fixed(&ring, hs, buf, sizes[s], rounds);
+				ms[s][r] = run_mshot(&ring, &b, hs, buf, sizes[s], rounds);
+				if (rd[s][r] < 0 || fx[s][r] < 0 || ms[s][r] < 0) {
+					fprintf(stderr,
+						"xpile-bench punt: a read failed or lost a frame (read %.0f, fixed %.0f, multishot %.0f)\n",
+						rd[s][r], fx[s][r], ms[s][r]);
+					return 1;
+				}
+				printf("inject pkt=%u read_ns=%.0f fixed_ns=%.0f mshot_ns=%.0f ratio=%.2f\n",
+				       sizes[s], rd[s][r], fx[s][r], ms[s][r], ms[s][r] / rd[s][r]);
+			}
 			fflush(stdout);
 		}
 	for (s = 0; s < ns; s++) {
-		double ratio[1000];
-
-		for (r = 0; r < a.runs; r++)
-			ratio[r] = u[s][r] / w[s][r];
-		printf("punt median pkt=%u runs=%u write_ns=%.0f uring_ns=%.0f ratio=%.2f\n",
-		       sizes[s], a.runs, bench_median(w[s], a.runs), bench_median(u[s], a.runs),
-		       bench_median(ratio, a.runs));
+		if (a.dir != 2)
+			summary("punt", sizes[s], a.runs, w[s], u[s]);
+		if (a.dir != 1) {
+			summary("inject", sizes[s], a.runs, rd[s], ms[s]);
+			summary("inject-fixed", sizes[s], a.runs, rd[s], fx[s]);
+		}
 	}
+	eng_bufring_free(&ring, &b);
 	io_uring_queue_exit(&ring);
+	close(hs);
 	close(fd);
 	free(buf);
 	return 0;

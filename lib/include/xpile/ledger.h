@@ -7,6 +7,8 @@
  *   FILL  a fill ring, the kernel, an RX ring (posted for receive, not yet consumed)
  *   APP   the application                     (consumed from RX or allocated for TX)
  *   TX    a TX ring, the kernel, a completion ring (posted for transmit, not completed)
+ *   URING in flight in io_uring                (a write from the frame or a read into it
+ *                                               posted, not completed: a host TAP's I/O)
  *
  * Always on: one state byte per frame (enum xp_place), written by every move, and
  * per-thread counts. Each thread moves frames through its own account (struct
@@ -49,6 +51,7 @@ enum xp_place {
 	XP_PLACE_FILL,
 	XP_PLACE_APP,
 	XP_PLACE_TX,
+	XP_PLACE_URING,
 	XP_PLACE_MAX,
 };
 /* State byte of a slot that is no frame's. */
@@ -100,7 +103,7 @@ XP_API void xp_ledger_destroy(struct xp_ledger *l);
 /* A new account for one thread, owned by the ledger (lives as long as it): 0, or
  * -ENOSPC once max_accts accounts exist. */
 XP_API int xp_ledger_acct_new(struct xp_ledger *l, struct xp_ledger_acct **out);
-/* "free", "fill", "app", "tx", or "?" outside the enum (static strings). */
+/* "free", "fill", "app", "tx", "uring", or "?" outside the enum (static strings). */
 XP_API const char *xp_place_name(enum xp_place p);
 
 /* Cold part of xp_ledger_move (debug mode): checks and updates the state bytes of the
