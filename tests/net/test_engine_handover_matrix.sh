@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Handovers beyond the first suite: rxdrop and l2fwd, 1 and 2 queues, interleaved and
 # aligned layouts, 4 KiB and 2 MiB pages (reserved here, given back at exit), and fwd
-# over two UMEMs (--umem per-port). Three handovers
+# over two UMEMs (--umem per-port). Ten handovers in a row
 # per variant under a ping every 10 ms from the host: every packet is counted once by
 # some generation (rxdrop: received; l2fwd: sent back and received by the host), every
 # old engine exits 0 and the last one's ledger is clean.
@@ -19,7 +19,8 @@ echo $((nr0 + 64)) >/proc/sys/vm/nr_hugepages
 free=$(awk '/^HugePages_Free:/ {print $2}' /proc/meminfo)
 [ "$free" -ge 32 ] || xt_fail "could not reserve 2 MiB hugepages ($free free): memory too fragmented"
 
-PINGS=250
+PINGS=1000
+ROUNDS=10
 # The two hosts: A1 a0 <-> b0 B1 with one queue each way, A2 a0 <-> b0 B2 with two.
 for q in 1 2; do
 	eng_ns "A$q" "a$q"
@@ -48,22 +49,22 @@ variant() { # mode queues layout hugepages
 	local ping=$!
 	sleep 0.3
 	prev=$(eval echo "\$V${v}G0")
-	for g in 1 2 3; do
+	for ((g = 1; g <= ROUNDS; g++)); do
 		ho_next "V${v}G$g" "$prev" "$b" "${args[@]}" --take-over "$sock"
 		prev=$(eval echo "\$V${v}G$g")
 		sleep 0.3
 	done
 	wait "$ping"
 	sleep 0.2
-	eng_stop "$prev" || { rc=$?; cat "$XT_TMP/V${v}G3.err"; xt_fail "$mode $nq queue(s) $layout $huge: the last engine exited with status $rc"; }
-	eng_ledger_ok "$XT_TMP/V${v}G3.json" || xt_fail "$mode $nq queue(s) $layout $huge: ledger not clean"
+	eng_stop "$prev" || { rc=$?; cat "$XT_TMP/V${v}G$ROUNDS.err"; xt_fail "$mode $nq queue(s) $layout $huge: the last engine exited with status $rc"; }
+	eng_ledger_ok "$XT_TMP/V${v}G$ROUNDS.json" || xt_fail "$mode $nq queue(s) $layout $huge: ledger not clean"
 	field=rx_packets
 	[ "$mode" = l2fwd ] && field=tx_packets
 	got=0
-	for g in 0 1 2 3; do got=$((got + $(eng_sum "$XT_TMP/V${v}G$g.json" "$field"))); done
+	for ((g = 0; g <= ROUNDS; g++)); do got=$((got + $(eng_sum "$XT_TMP/V${v}G$g.json" "$field"))); done
 	want=$PINGS
 	[ "$mode" = l2fwd ] && want="$PINGS (host got $(($(a0_rx "$a") - rx0)))"
-	echo "$mode, $nq queue(s), $layout, hugepages $huge: $field over 4 generations: $got of $want; pages $(grep -o '"page_size":[0-9]*' "$XT_TMP/V${v}G0.json" | head -1)"
+	echo "$mode, $nq queue(s), $layout, hugepages $huge: $field over $((ROUNDS + 1)) generations: $got of $want; pages $(grep -o '"page_size":[0-9]*' "$XT_TMP/V${v}G0.json" | head -1)"
 	[ "$got" = "$PINGS" ] || xt_fail "$mode $nq queue(s) $layout $huge: $got of $PINGS packets"
 	if [ "$mode" = l2fwd ]; then
 		[ $(($(a0_rx "$a") - rx0)) = "$PINGS" ] || xt_fail "$mode: the host got $(($(a0_rx "$a") - rx0)) of $PINGS back"
