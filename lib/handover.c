@@ -138,20 +138,17 @@ int xp_ho_connect(const char *path, int timeout_ms, int *out, pid_t *pid)
 	return adopt(fd, timeout_ms, out, pid);
 }
 
-int xp_ho_send(int fd, __u16 type, __u16 version, const void *data, __u32 len, const int *fds,
-	       __u32 nfds)
+ssize_t xp_fd_send(int sock, const void *buf, size_t len, const int *fds, __u32 nfds, int flags)
 {
-	struct xp_ho_hdr h = { XP_HO_MAGIC, version ? version : XP_HO_VERSION, type, len, nfds };
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * XP_HO_MAX_FDS)];
 		struct cmsghdr align;
 	} cm;
-	struct iovec iov = { &h, sizeof(h) };
+	struct iovec iov = { (void *)buf, len };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	const char *p = data;
 	ssize_t n;
 
-	if (nfds > XP_HO_MAX_FDS || (len && !data) || (nfds && !fds))
+	if (nfds > XP_HO_MAX_FDS || (nfds && !fds) || (len && !buf))
 		return -EINVAL;
 	if (nfds) {
 		struct cmsghdr *c;
@@ -166,10 +163,23 @@ int xp_ho_send(int fd, __u16 type, __u16 version, const void *data, __u32 len, c
 		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
 	}
 	do
-		n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+		n = sendmsg(sock, &mh, flags | MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n;
+}
+
+int xp_ho_send(int fd, __u16 type, __u16 version, const void *data, __u32 len, const int *fds,
+	       __u32 nfds)
+{
+	struct xp_ho_hdr h = { XP_HO_MAGIC, version ? version : XP_HO_VERSION, type, len, nfds };
+	const char *p = data;
+	ssize_t n;
+
+	if (len && !data)
+		return -EINVAL;
+	n = xp_fd_send(fd, &h, sizeof(h), fds, nfds, 0);
 	if (n < 0)
-		return -errno;
+		return (int)n;
 	if ((size_t)n < sizeof(h)) /* the rest of the header, without the fds */
 		if (send(fd, (const char *)&h + n, sizeof(h) - n, MSG_NOSIGNAL) !=
 		    (ssize_t)(sizeof(h) - n))

@@ -24,6 +24,8 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <bpf/bpf.h>
+
+#include "xpile/handover.h"
 #include <linux/if_xdp.h>
 
 #ifndef AF_XDP
@@ -40,26 +42,7 @@ static double now(void)
 
 static int send_fd(int s, const char *msg, int fd)
 {
-	union {
-		char b[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { .iov_base = (void *)msg, .iov_len = strlen(msg) };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
-
-	if (fd >= 0) {
-		struct cmsghdr *cm;
-
-		memset(&u, 0, sizeof(u));
-		m.msg_control = u.b;
-		m.msg_controllen = sizeof(u.b);
-		cm = CMSG_FIRSTHDR(&m);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	}
-	return sendmsg(s, &m, MSG_NOSIGNAL) < 0 ? -1 : 0;
+	return xp_fd_send(s, msg, strlen(msg), &fd, fd >= 0, 0) < 0 ? -1 : 0;
 }
 
 /* One reply appended to @out as a line. */

@@ -27,6 +27,7 @@
 #include <sys/un.h>
 
 #include "agent.h"
+#include "xpile/handover.h"
 #include "xpile/text.h"
 
 #define DP_MSG_MAX 64 /* the device plugin's request buffer */
@@ -71,26 +72,7 @@ static void arm_recv(struct agent *a, struct ag_dp_conn *c)
  * a client that does not read gets its connection closed. */
 static void reply(struct ag_dp_conn *c, const char *msg, int fd)
 {
-	union {
-		char b[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { .iov_base = (void *)msg, .iov_len = strlen(msg) };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
-
-	if (fd >= 0) {
-		struct cmsghdr *cm;
-
-		memset(&u, 0, sizeof(u));
-		m.msg_control = u.b;
-		m.msg_controllen = sizeof(u.b);
-		cm = CMSG_FIRSTHDR(&m);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	}
-	if (sendmsg(c->conn.fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+	if (xp_fd_send(c->conn.fd, msg, strlen(msg), &fd, fd >= 0, MSG_DONTWAIT) < 0)
 		c->done = true;
 }
 

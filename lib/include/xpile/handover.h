@@ -112,6 +112,15 @@ XP_API int xp_ho_connect(const char *path, int timeout_ms, int *fd, pid_t *pid);
 XP_API __u64 xp_ho_path_ino(const char *path);
 
 /*
+ * One sendmsg() of @len bytes of @buf with @nfds fds (at most XP_HO_MAX_FDS) attached by
+ * SCM_RIGHTS, retried on EINTR; @flags as sendmsg()'s (MSG_NOSIGNAL is always added).
+ * Returns the bytes sent, -EINVAL, or sendmsg()'s negative errno. The one place fds are
+ * sent from: the handover channel, and the device-plugin replies of an agent.
+ */
+XP_API ssize_t xp_fd_send(int sock, const void *buf, size_t len, const int *fds, __u32 nfds,
+			  int flags);
+
+/*
  * Sends one message: the header (version @version, 0 meaning XP_HO_VERSION; a test may
  * send another) with @nfds fds (at most XP_HO_MAX_FDS) by SCM_RIGHTS, then @len bytes
  * of @data. 0, -EINVAL, or sendmsg()'s negative errno (-EPIPE: the peer is gone).
