@@ -85,7 +85,7 @@ struct eng_port {
 	bool steer_borrowed; /* found attached: not ours to remove */
 	int uds_map_fd; /* --uds: the XSKMAP the agent handed over (uds.c), else unused */
 	/* Main thread (watch.c): what was last seen, so each change is told once. */
-	bool link_up, gone, prog_lost, pins_told, registered;
+	bool link_up, gone, prog_lost, pins_told, half_seen, registered;
 };
 
 /* What a worker saw of one frame domain at its cut, between two loop turns

@@ -132,6 +132,14 @@ static int watch_steer(struct engine *e, struct eng_port *p)
 	 * it; register under the new id so `unload` still sees this engine. */
 	if (id != xp_steer_prog_id(p->steer) && p->registered)
 		xp_users_register(p->ifname, xp_steer_prog_id(p->steer), p->queues, p->nqueues);
+	/* `xpile-loader unload` detaches, then removes the pins: seen between the two, an
+	 * unload looks like `xdp off`. A half-changed state is judged one tick later. */
+	bool half = h.prog_gone != h.pins_gone && !(h.pins_gone && p->pins_told);
+	if (half && !p->half_seen) {
+		p->half_seen = true;
+		return 0;
+	}
+	p->half_seen = false;
 	if (h.prog_replaced && h.pins_replaced && e->cfg.reattach && !adopt(e, p)) {
 		eng_event(
 			e, p, "program_adopted",
