@@ -55,8 +55,71 @@ wait_line() { # file pattern seconds
 		sleep 0.02
 	done
 }
-txed() { ip -n "$H1" -s -j link show h1 | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["stats64"]["tx"]["packets"])'; }
-noports() { ip -n "$H2" -s -j link show h2 | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["stats64"]["rx"]["packets"])'; }
+# Every counter a lost packet can land in on this path, as KEY=VALUE words: the links'
+# drops (a veth counts a full peer backlog as its own tx drop), the per-CPU backlog
+# drops of /proc/net/softnet_stat, e1's steer verdicts, and the sockets' XDP_STATISTICS
+# and engine drops from an engine's last interval or summary line (cumulative per
+# socket: the sockets are the same ones in every generation; up to --interval old).
+where() { # summary-json-file
+	{
+		ip -n "$H1" -s -j link show h1
+		ip -n "$E" -s -j link show e1
+		ip -n "$E" -s -j link show e2
+		ip -n "$H2" -s -j link show h2
+	} | python3 -c '
+import json, sys
+dec = json.JSONDecoder(); text = sys.stdin.read(); i = 0; out = []
+while i < len(text):
+    if text[i].isspace(): i += 1; continue
+    o, i = dec.raw_decode(text, i)
+    s = o[0]["stats64"]
+    out.append("%s_rx_dropped=%d %s_tx_dropped=%d" % (o[0]["ifname"], s["rx"]["dropped"], o[0]["ifname"], s["tx"]["dropped"]))
+sn = sum(int(l.split()[1], 16) for l in open("/proc/net/softnet_stat"))
+out.append("softnet_dropped=%d" % sn)
+for w in sys.argv[2].split():
+    out.append("e1_" + w)
+keys = ("rx_dropped", "rx_ring_full", "rx_fill_ring_empty_descs", "tx_dropped", "fill_starved")
+last = {}
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r.get("type") in ("interval", "summary"):
+        last[r["port"], r["queue"]] = r
+tot = {k: sum(r.get(k, 0) for r in last.values()) for k in keys}
+out += ["xsk_%s=%d" % (k, v) for k, v in tot.items()]
+print(" ".join(out))' "${1:-/dev/null}" "$(verdicts)"
+}
+# e1's steer verdict counters (a packet the program passes to the kernel is lost here)
+verdicts() {
+	ip netns exec "$E" "$XT_BUILD/xpile-loader" stats --json e1 2>/dev/null | python3 -c '
+import json, sys
+o = json.load(sys.stdin)
+steered = ("xsk_packets", "default_packets") # the path itself, not a loss
+print(" ".join("%s=%d" % (k, v) for k, v in o.items()
+               if (k.endswith("_packets") and k not in steered) or k.startswith("err_")))' 2>/dev/null || true
+}
+# The packet counts along the path, as KEY=VALUE words: h1's transmitted, e1's received
+# and steered to AF_XDP, e2's transmitted, h2's received.
+path() {
+	{
+		ip -n "$H1" -s -j link show h1
+		ip -n "$E" -s -j link show e1
+		ip -n "$E" -s -j link show e2
+		ip -n "$H2" -s -j link show h2
+	} | python3 -c '
+import json, sys
+dec = json.JSONDecoder(); text = sys.stdin.read(); i = 0; out = []
+while i < len(text):
+    if text[i].isspace(): i += 1; continue
+    o, i = dec.raw_decode(text, i)
+    s = o[0]["stats64"]
+    out.append("%s_rx=%d %s_tx=%d" % (o[0]["ifname"], s["rx"]["packets"], o[0]["ifname"], s["tx"]["packets"]))
+print(" ".join(out))'
+}
+# KEY=VALUE words of two where() readings -> the non-zero differences
+where_delta() { python3 -c '
+import sys
+a = dict(w.split("=") for w in sys.argv[1].split()); b = dict(w.split("=") for w in sys.argv[2].split())
+print(" ".join("%s=%d" % (k, int(b[k]) - int(a.get(k, 0))) for k in b if int(b[k]) != int(a.get(k, 0))) or "none")' "$1" "$2"; }
 
 IFS=, read -ra list <<<"$rates"
 for rate in "${list[@]}"; do
@@ -64,6 +127,10 @@ for rate in "${list[@]}"; do
 	prev=$!
 	XT_PIDS+=("$prev")
 	wait_line "$TMP/g0.json" '"type":"ready"' 10 || { cat "$TMP/g0.err"; die "the engine did not start"; }
+	: >"$TMP/summaries"
+	# Counted from before the generator starts to after the path drained, so nothing is
+	# in flight at either reading: sent - received is exactly what was lost.
+	p0=$(path) w0=$(where "$TMP/g0.json")
 	gen=
 	if [ "$rate" -gt 0 ]; then
 		ip netns exec "$H1" "$xpile" run --iface h1 --mode txonly --cores "$gcore" --rate "$rate" \
@@ -72,13 +139,8 @@ for rate in "${list[@]}"; do
 		gen=$!
 		XT_PIDS+=("$gen")
 		wait_line "$TMP/gen.json" '"type":"ready"' 10 || { cat "$TMP/gen.err"; die "the generator did not start"; }
-		sleep 1
+		sleep 1 # a second of traffic through the first engine
 	fi
-	# The same path's loss without a handover, over the next second: the baseline.
-	t0=$(txed) np0=$(noports)
-	sleep 1
-	base_sent=$(($(txed) - t0)) base_got=$(($(noports) - np0))
-	t0=$(txed) np0=$(noports)
 	: >"$TMP/pauses"
 	for i in $(seq 1 "$n"); do
 		ip netns exec "$E" "$xpile" run "${args[@]}" --take-over "$SOCK" --json >"$TMP/g1.json" 2>"$TMP/g1.err" &
@@ -87,26 +149,41 @@ for rate in "${list[@]}"; do
 		wait_line "$TMP/g1.json" '"role":"new"' 10 || { cat "$TMP/g1.err"; die "handover $i at $rate pps did not happen"; }
 		wait "$prev" || die "the old engine exited $? at handover $i"
 		grep '"role":"new"' "$TMP/g1.json" >>"$TMP/pauses"
+		grep '"type":"summary"' "$TMP/g0.json" >>"$TMP/summaries"
 		mv "$TMP/g1.json" "$TMP/g0.json"
 		prev=$pid
 	done
-	sent=$(($(txed) - t0))
 	if [ -n "$gen" ]; then
 		kill -INT "$gen"
 		wait "$gen"
 	fi
 	sleep 0.3
-	got=$(($(noports) - np0))
+	p1=$(path) w1=$(where "$TMP/g0.json")
 	kill -INT "$prev"
 	wait "$prev"
-	python3 - "$TMP/pauses" "$rate" "$n" "$sent" "$got" "$(cut -d' ' -f1 /proc/loadavg)" "$base_sent" "$base_got" <<'PY'
-import json, sys
+	grep '"type":"summary"' "$TMP/g0.json" >>"$TMP/summaries"
+	w1="${w1%% xsk_rx_dropped=*} $(where "$TMP/g0.json" | grep -o 'xsk_rx_dropped=.*')"
+	[ "$rate" -gt 0 ] && echo "handover rate=$rate drops $(where_delta "$w0" "$w1")"
+	python3 - "$TMP/pauses" "$rate" "$n" "$(cut -d' ' -f1 /proc/loadavg)" "$p0" "$p1" \
+		"$TMP/summaries" "$TMP/gen.json" <<'PY'
+import json, os, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
+rate, n, load = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+a = dict(w.split("=") for w in sys.argv[5].split()); b = dict(w.split("=") for w in sys.argv[6].split())
+d = {k: int(b[k]) - int(a[k]) for k in b}
+if rate:
+    # Each stage's count: the first one short of the stage before it is where packets went.
+    eng = [json.loads(l) for l in open(sys.argv[7])]
+    esum = lambda port, k: sum(r[k] for r in eng if r["port"] == port)
+    gen = sum(json.loads(l)["tx_packets"] for l in open(sys.argv[8]) if '"summary"' in l)
+    print("handover rate=%d path gen=%d h1_tx=%d e1_rx=%d engine_rx=%d engine_tx=%d "
+          "engine_tx_dropped=%d e2_tx=%d h2_rx=%d"
+          % (rate, gen, d["h1_tx"], d["e1_rx"], esum("e1", "rx_packets"),
+             esum("e2", "tx_packets"), esum("e2", "tx_dropped"), d["e2_tx"], d["h2_rx"]))
 p = sorted(r['pause_ns'] / 1e3 for r in rows)
 g = sorted((r['first_work_ns'] - r['old_last_work_ns']) / 1e3 for r in rows
            if r['first_work_ns'] and r['old_last_work_ns'])
 q = lambda v, f: v[min(len(v) - 1, int(f * len(v)))] if v else 0
-rate, n, sent, got = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 p = p or [0]
 med = q(p, 0.5)
 # Where the median handover's pause goes: park -> STATE received -> OK sent -> COMMIT
@@ -116,10 +193,8 @@ print("handover rate=%d phases_us state=%.0f check=%.0f commit=%.0f resume=%.0f"
       % (rate, ph('old_park_ns', 'state_ns'), ph('state_ns', 'ok_ns'), ph('ok_ns', 'commit_ns'),
          ph('commit_ns', 'resume_ns')))
 print("handover rate=%d handovers=%d pause_us min=%.0f median=%.0f p99=%.0f max=%.0f "
-      "gap_us median=%.0f sent=%d lost=%d base_sent=%s base_lost=%d ring_pps=%.0f load=%s"
-      % (rate, n, p[0], med, q(p, 0.99), p[-1], q(g, 0.5), sent,
-         max(0, sent - got) if rate else 0, sys.argv[7],
-         max(0, int(sys.argv[7]) - int(sys.argv[8])) if rate else 0,
-         2048 / (med / 1e6) if med else 0, sys.argv[6]))
+      "gap_us median=%.0f sent=%d lost=%d ring_pps=%.0f load=%s"
+      % (rate, n, p[0], med, q(p, 0.99), p[-1], q(g, 0.5), d["h1_tx"] if rate else 0,
+         max(0, d["h1_tx"] - d["h2_rx"]) if rate else 0, 2048 / (med / 1e6) if med else 0, load))
 PY
 done
