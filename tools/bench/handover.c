@@ -37,7 +37,7 @@ const struct bench_cmd bench_handover_cmd = {
 		.description =
 			"Runs h1 <-> e1 [xpile fwd --handover] e2 <-> h2 in namespaces it creates "
 			"and removes (198.18.0.0/15 only) and hands the engine over --handovers times "
-			"in a row, each to a new process, per rate of --rates: 0 is a ping every "
+			"in a row, each to a new process, per rate of --rates: 0 is no traffic (the "
 			"pause alone), a rate R adds an xpile txonly generator on h1 sending R UDP "
 			"packets per second to h2. The pause is from the last old worker parking "
 			"(it stops polling) to the first new worker's first turn (it polls), both "
