@@ -236,6 +236,16 @@ static int assign_workers(struct engine *e)
 		fprintf(stderr,
 			"xpile: queue->core plans from `xpile-loader wire` for %u of %u ports\n",
 			nplans, c->nports);
+	/* The control thread, and the threads it starts (capture), keep off the workers'
+	 * cores where others are allowed: a successor preparing a handover, or an audit,
+	 * then never takes a core from a worker that serves (the workers pin themselves). */
+	cpu_set_t ctl = allowed;
+
+	for (k = 0; k < e->nworkers; k++)
+		CPU_CLR(e->workers[k].core, &ctl);
+	if (CPU_COUNT(&ctl) && sched_setaffinity(0, sizeof(ctl), &ctl) && c->verbose)
+		fprintf(stderr, "xpile: the control thread stays on the workers' cores: %s\n",
+			strerror(errno));
 	return 0;
 }
 

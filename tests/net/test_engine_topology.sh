@@ -3,7 +3,8 @@
 # Memory topology: `--channels 3 --ranks 2` reaches the layout (the ready line and JSON
 # carry 3 x 2 and a stride whose lines are odd and prime to 6), and without the options
 # the engine says what its probe looked at and found (on a VM: nothing, 4 x 1 assumed,
-# with the options that would fix it). Bad values are one line and exit 2.
+# with the options that would fix it). Bad values are one line and exit 2. The worker's
+# core is the worker's alone.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
@@ -82,5 +83,19 @@ for bad in "--channels 0" "--channels 65" "--ranks 17" "--ranks x"; do
 	[ "$(wc -l <"$XT_TMP/err")" = 1 ] || xt_fail "$bad: not one line"
 	grep -q -- "--${bad:2:5}" "$XT_TMP/err" || xt_fail "$bad: the line does not name the option"
 done
+
+# CPU topology: the worker is pinned to its core and every other thread keeps off it
+# where another core is allowed (a successor's start-up then never takes it).
+if [ "$(nproc)" -ge 2 ]; then
+	eng_start CPU "$B" --iface b0 --mode rxdrop --cores 0 --capture "$XT_TMP/cpu.pcapng"
+	for t in /proc/"$CPU"/task/*; do
+		echo "thread $(cat "$t/comm"): cores $(awk '/Cpus_allowed_list/ {print $2}' "$t/status")"
+	done >"$XT_TMP/cpu.threads"
+	cat "$XT_TMP/cpu.threads"
+	eng_stop "$CPU" || xt_fail "engine with --cores 0: exit status $?"
+	[ "$(grep -c 'cores 0$' "$XT_TMP/cpu.threads")" = 1 ] || xt_fail "want one thread (the worker) on core 0 alone"
+	! grep -E 'cores (0,|0-)' "$XT_TMP/cpu.threads" || xt_fail "a control thread may run on the worker's core"
+	[ "$(wc -l <"$XT_TMP/cpu.threads")" -ge 3 ] || xt_fail "want the control, capture and worker threads"
+fi
 eng_no_xdp "$B" b0 || xt_fail "XDP program left attached"
 echo ok

@@ -7,6 +7,7 @@
 #   XB_RATES     0,100000      generator rates (pps); 0: no traffic
 #   XB_CORE      0             the engine's core (the generator takes another if any)
 #   XB_XPILE     build/xpile   the engine binary
+#   XB_KEEP      (unset)       a directory to keep each rate's handover and summary lines in
 #
 # Topology (names unique to this run, 198.18.0.0/15, removed on exit):
 #   [H1] h1 <-veth-> e1 [E: xpile fwd --handover] e2 <-veth-> h2 [H2]
@@ -133,7 +134,8 @@ for rate in "${list[@]}"; do
 	p0=$(path) w0=$(where "$TMP/g0.json")
 	gen=
 	if [ "$rate" -gt 0 ]; then
-		ip netns exec "$H1" "$xpile" run --iface h1 --mode txonly --cores "$gcore" --rate "$rate" \
+		# all of the generator on its core, its start-up too: the engine owns the other
+		ip netns exec "$H1" taskset -c "$gcore" "$xpile" run --iface h1 --mode txonly --cores "$gcore" --rate "$rate" \
 			--dst-mac "$h2mac" --src-ip 198.18.9.1 --dst-ip 198.18.9.2 --quiet --json \
 			>"$TMP/gen.json" 2>"$TMP/gen.err" &
 		gen=$!
@@ -164,6 +166,10 @@ for rate in "${list[@]}"; do
 	grep '"type":"summary"' "$TMP/g0.json" >>"$TMP/summaries"
 	w1="${w1%% xsk_rx_dropped=*} $(where "$TMP/g0.json" | grep -o 'xsk_rx_dropped=.*')"
 	[ "$rate" -gt 0 ] && echo "handover rate=$rate drops $(where_delta "$w0" "$w1")"
+	if [ -n "${XB_KEEP:-}" ]; then # the raw lines, for a closer look
+		mkdir -p "$XB_KEEP" && cp "$TMP/pauses" "$XB_KEEP/pauses.$rate" &&
+			cp "$TMP/summaries" "$XB_KEEP/summaries.$rate"
+	fi
 	python3 - "$TMP/pauses" "$rate" "$n" "$(cut -d' ' -f1 /proc/loadavg)" "$p0" "$p1" \
 		"$TMP/summaries" "$TMP/gen.json" <<'PY'
 import json, os, sys
