@@ -56,12 +56,9 @@ wait_line() { # file pattern seconds
 		sleep 0.02
 	done
 }
-# Every counter a lost packet can land in on this path, as KEY=VALUE words: the links'
-# drops (a veth counts a full peer backlog as its own tx drop), the per-CPU backlog
-# drops of /proc/net/softnet_stat, e1's steer verdicts, and the sockets' XDP_STATISTICS
-# and engine drops from an engine's last interval or summary line (cumulative per
-# socket: the sockets are the same ones in every generation; up to --interval old).
-where() { # summary-json-file
+# The four links' counters as KEY=VALUE words: IF_rx, IF_tx (packets), IF_rx_dropped,
+# IF_tx_dropped (a veth counts a full peer backlog as its own tx drop).
+links() {
 	{
 		ip -n "$H1" -s -j link show h1
 		ip -n "$E" -s -j link show e1
@@ -73,12 +70,23 @@ dec = json.JSONDecoder(); text = sys.stdin.read(); i = 0; out = []
 while i < len(text):
     if text[i].isspace(): i += 1; continue
     o, i = dec.raw_decode(text, i)
-    s = o[0]["stats64"]
-    out.append("%s_rx_dropped=%d %s_tx_dropped=%d" % (o[0]["ifname"], s["rx"]["dropped"], o[0]["ifname"], s["tx"]["dropped"]))
+    n, s = o[0]["ifname"], o[0]["stats64"]
+    for d in ("rx", "tx"):
+        out.append("%s_%s=%d %s_%s_dropped=%d" % (n, d, s[d]["packets"], n, d, s[d]["dropped"]))
+print(" ".join(out))'
+}
+# Every counter a lost packet can land in on this path, as KEY=VALUE words: the links'
+# drops, the per-CPU backlog drops of /proc/net/softnet_stat, e1's steer verdicts other
+# than AF_XDP, and the sockets' XDP_STATISTICS and engine drops from an engine's last
+# interval or summary line (cumulative per socket: the sockets are the same ones in
+# every generation; up to --interval old).
+where() { # summary-json-file
+	python3 -c '
+import json, sys
+out = [w for w in sys.argv[2].split() if "_dropped=" in w]
 sn = sum(int(l.split()[1], 16) for l in open("/proc/net/softnet_stat"))
 out.append("softnet_dropped=%d" % sn)
-for w in sys.argv[2].split():
-    out.append("e1_" + w)
+out += ["e1_" + w for w in sys.argv[3].split()]
 keys = ("rx_dropped", "rx_ring_full", "rx_fill_ring_empty_descs", "tx_dropped", "fill_starved")
 last = {}
 for l in open(sys.argv[1]):
@@ -87,7 +95,7 @@ for l in open(sys.argv[1]):
         last[r["port"], r["queue"]] = r
 tot = {k: sum(r.get(k, 0) for r in last.values()) for k in keys}
 out += ["xsk_%s=%d" % (k, v) for k, v in tot.items()]
-print(" ".join(out))' "${1:-/dev/null}" "$(verdicts)"
+print(" ".join(out))' "${1:-/dev/null}" "$(links)" "$(verdicts)"
 }
 # e1's steer verdict counters (a packet the program passes to the kernel is lost here)
 verdicts() {
@@ -97,24 +105,6 @@ o = json.load(sys.stdin)
 steered = ("xsk_packets", "default_packets") # the path itself, not a loss
 print(" ".join("%s=%d" % (k, v) for k, v in o.items()
                if (k.endswith("_packets") and k not in steered) or k.startswith("err_")))' 2>/dev/null || true
-}
-# The packet counts along the path, as KEY=VALUE words: h1's transmitted, e1's received
-# and steered to AF_XDP, e2's transmitted, h2's received.
-path() {
-	{
-		ip -n "$H1" -s -j link show h1
-		ip -n "$E" -s -j link show e1
-		ip -n "$E" -s -j link show e2
-		ip -n "$H2" -s -j link show h2
-	} | python3 -c '
-import json, sys
-dec = json.JSONDecoder(); text = sys.stdin.read(); i = 0; out = []
-while i < len(text):
-    if text[i].isspace(): i += 1; continue
-    o, i = dec.raw_decode(text, i)
-    s = o[0]["stats64"]
-    out.append("%s_rx=%d %s_tx=%d" % (o[0]["ifname"], s["rx"]["packets"], o[0]["ifname"], s["tx"]["packets"]))
-print(" ".join(out))'
 }
 # KEY=VALUE words of two where() readings -> the non-zero differences
 where_delta() { python3 -c '
@@ -131,7 +121,7 @@ for rate in "${list[@]}"; do
 	: >"$TMP/summaries"
 	# Counted from before the generator starts to after the path drained, so nothing is
 	# in flight at either reading: sent - received is exactly what was lost.
-	p0=$(path) w0=$(where "$TMP/g0.json")
+	p0=$(links) w0=$(where "$TMP/g0.json")
 	gen=
 	if [ "$rate" -gt 0 ]; then
 		# all of the generator on its core, its start-up too: the engine owns the other
@@ -160,7 +150,7 @@ for rate in "${list[@]}"; do
 		wait "$gen"
 	fi
 	sleep 0.3
-	p1=$(path) w1=$(where "$TMP/g0.json")
+	p1=$(links) w1=$(where "$TMP/g0.json")
 	kill -INT "$prev"
 	wait "$prev"
 	grep '"type":"summary"' "$TMP/g0.json" >>"$TMP/summaries"
