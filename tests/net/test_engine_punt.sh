@@ -53,8 +53,11 @@ echo "punt: $K datagrams matching 'udp dport 5555' went up to xp-e1 only, the $M
 # counts below are exact).
 K=9 M=6
 VMAC=02:00:c6:12:03:09
-eng_start ENG "$E" --iface e1 --mode rxdrop --cores 0 --ledger-debug \
+# RXD, not ENG again: eng_start waits for the ready line in $XT_TMP/NAME.json, and the fwd
+# engine's file still holds one until the new engine opens it.
+eng_start RXD "$E" --iface e1 --mode rxdrop --cores 0 --ledger-debug \
 	--host-tap e1 --punt 'udp dport 5555'
+ip -n "$E" link show xp-e1 >/dev/null 2>&1 || { cat "$XT_TMP/RXD.err"; xt_fail "rxdrop: no xp-e1 after the ready line"; }
 eng_quiet "$E" xp-e1
 ip -n "$E" link add xpv link xp-e1 address "$VMAC" type macvlan mode bridge ||
 	xt_skip "macvlan on a TAP refused here"
@@ -91,14 +94,14 @@ ip netns exec "$H1" bash -c 'for ((i = 0; i < $2; i++)); do printf x >/dev/udp/1
 	for ((i = $2; i < $1; i++)); do printf x >/dev/udp/198.18.3.9/5555; done' _ "$K" "$M" 2>/dev/null
 wait "$U"
 read -r sock sock_other <"$XT_TMP/udp.out" || { cat "$XT_TMP/udp.err"; xt_fail "the UDP listener said nothing"; }
-eng_stop "$ENG" || { rc=$?; cat "$XT_TMP/ENG.err"; xt_fail "rxdrop engine exited with status $rc"; }
-eng_ledger_ok "$XT_TMP/ENG.json" || xt_fail "rxdrop: ledger not clean"
-rx=$(eng_sum "$XT_TMP/ENG.json" rx_packets)
-punted=$(eng_sum "$XT_TMP/ENG.json" punted host_tap)
-pdrop=$(eng_sum "$XT_TMP/ENG.json" punt_dropped host_tap)
+eng_stop "$RXD" || { rc=$?; cat "$XT_TMP/RXD.err"; xt_fail "rxdrop engine exited with status $rc"; }
+eng_ledger_ok "$XT_TMP/RXD.json" || xt_fail "rxdrop: ledger not clean"
+rx=$(eng_sum "$XT_TMP/RXD.json" rx_packets)
+punted=$(eng_sum "$XT_TMP/RXD.json" punted host_tap)
+pdrop=$(eng_sum "$XT_TMP/RXD.json" punt_dropped host_tap)
 [ "$sock" = "$K" ] && [ "$sock_other" = 0 ] ||
 	xt_fail "rxdrop: the socket behind the TAP got $sock datagrams to 5555 (want $K) and $sock_other to 5556 (want 0)"
 [ "$punted" = "$K" ] && [ "$pdrop" = 0 ] && [ $((rx - punted)) = "$M" ] ||
-	{ grep -E '"type":"(summary|host_tap)"' "$XT_TMP/ENG.json"; xt_fail "rxdrop: received $rx, punted $punted (want $K), punt_dropped $pdrop, dropped $((rx - punted)) (want $M)"; }
+	{ grep -E '"type":"(summary|host_tap)"' "$XT_TMP/RXD.json"; xt_fail "rxdrop: received $rx, punted $punted (want $K), punt_dropped $pdrop, dropped $((rx - punted)) (want $M)"; }
 echo "punt in rxdrop: $K of $rx datagrams matched 'udp dport 5555' and reached a UDP socket behind xp-e1, the $M others were dropped"
 echo ok
