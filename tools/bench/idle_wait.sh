@@ -84,6 +84,9 @@ for k in "${ks[@]}"; do
 	sleep 1
 	for ((r = 0; r < runs; r++)); do
 		for w in poll uring; do
+			# Emptied first: the last run's ready line would pass the wait below
+			# before this engine opened the file (its start-up in the window).
+			: >"$tmp/dut.out"
 			ip netns exec "$dns" "$xpile" run "${args_d[@]}" --mode rxdrop --cores "$dcore" \
 				--idle-wait "$w" --quiet >"$tmp/dut.out" 2>&1 &
 			dpid=$!
