@@ -14,7 +14,11 @@ command -v iperf3 >/dev/null || xt_skip "iperf3 missing: apt-get install iperf3"
 eng_wire_hosts 198.18.8 1500
 H2_ADDR=198.18.8.2
 for wait in uring poll auto; do
-	eng_start ENG "$E" --iface e1 --iface e2 --mode fwd --cores 0 --ledger-debug --idle-wait "$wait"
+	# A name of its own per start: eng_start waits for the ready line in $XT_TMP/NAME.json,
+	# and a file the last engine wrote still holds that line until the new one opens it.
+	v=ENG_$wait
+	eng_start "$v" "$E" --iface e1 --iface e2 --mode fwd --cores 0 --ledger-debug --idle-wait "$wait"
+	out=$XT_TMP/$v
 	want=io_uring
 	[ "$wait" = poll ] && want=poll
 	# An engine started again on the same veth may miss its first packets for a while
@@ -25,13 +29,13 @@ for wait in uring poll auto; do
 	grep -q '20 received' "$XT_TMP/ping" || { cat "$XT_TMP/ping"; xt_fail "--idle-wait $wait: pings lost"; }
 	rtt=$(grep -o 'rtt [^=]*= [0-9.]*/[0-9.]*' "$XT_TMP/ping" | cut -d/ -f5)
 	eng_iperf bytes 5210 2
-	eng_stop "$ENG" || { rc=$?; cat "$XT_TMP/ENG.err"; xt_fail "--idle-wait $wait: exit status $rc"; }
-	eng_ledger_ok "$XT_TMP/ENG.json" || xt_fail "--idle-wait $wait: ledger not clean"
+	eng_stop "${!v}" || { rc=$?; cat "$out.err"; xt_fail "--idle-wait $wait: exit status $rc"; }
+	eng_ledger_ok "$out.json" || xt_fail "--idle-wait $wait: ledger not clean"
 	# Said by the worker as it starts, which may be after the ready line on a busy machine.
-	n=$(grep -c '"type":"idle_wait"' "$XT_TMP/ENG.json")
-	[ "$n" = 1 ] || { cat "$XT_TMP/ENG.err"; xt_fail "--idle-wait $wait: $n idle_wait lines, want 1"; }
-	grep -q "\"type\":\"idle_wait\".*\"wait\":\"$want\"" "$XT_TMP/ENG.json" ||
-		{ grep idle_wait "$XT_TMP/ENG.json"; xt_fail "--idle-wait $wait: the engine does not say $want"; }
+	n=$(grep -c '"type":"idle_wait"' "$out.json")
+	[ "$n" = 1 ] || { cat "$out.err"; xt_fail "--idle-wait $wait: $n idle_wait lines, want 1"; }
+	grep -q "\"type\":\"idle_wait\".*\"wait\":\"$want\"" "$out.json" ||
+		{ grep idle_wait "$out.json"; xt_fail "--idle-wait $wait: the engine does not say $want"; }
 	# shellcheck disable=SC2154 # eng_iperf sets it (printf -v)
 	echo "idle wait $wait ($want): 20/20 pings, avg rtt ${rtt} ms, iperf3 $bytes bytes"
 done

@@ -4,6 +4,11 @@
 # --punt 'udp dport 5555'. Of h1's datagrams to h2, exactly the K to port 5555 reach a
 # packet socket on the TAP (tcpdump -i xp-e1) and none of them reaches h2; the M to port
 # 5556 are forwarded to h2 as before. Clean ledger.
+# Then rxdrop on e1 alone with the same rule: h1 sends K datagrams to port 5555 and M to
+# 5556 for 198.18.3.9, a second host behind the TAP (a macvlan on xp-e1 with a MAC of
+# its own, so only the rule, not the port's MAC, sends a frame up). Exactly K reach a
+# UDP socket bound there, none to 5556 does; the engine's counters say K punted and M
+# received and dropped as rxdrop drops everything; clean ledger.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
@@ -43,4 +48,60 @@ eng_ledger_ok "$XT_TMP/ENG.json" || xt_fail "ledger not clean"
 [ "$fwd" = "$M" ] && [ "$fwd_punted" = 0 ] ||
 	{ cat "$XT_TMP/h2.out"; xt_fail "h2 got $fwd to 5556 (want $M) and $fwd_punted to 5555 (want 0)"; }
 echo "punt: $K datagrams matching 'udp dport 5555' went up to xp-e1 only, the $M others were forwarded to h2"
+
+# rxdrop: a real socket on the TAP side. h1 knows the macvlan's MAC (no ARP, so the
+# counts below are exact).
+K=9 M=6
+VMAC=02:00:c6:12:03:09
+# RXD, not ENG again: eng_start waits for the ready line in $XT_TMP/NAME.json, and the fwd
+# engine's file still holds one until the new engine opens it.
+eng_start RXD "$E" --iface e1 --mode rxdrop --cores 0 --ledger-debug \
+	--host-tap e1 --punt 'udp dport 5555'
+ip -n "$E" link show xp-e1 >/dev/null 2>&1 || { cat "$XT_TMP/RXD.err"; xt_fail "rxdrop: no xp-e1 after the ready line"; }
+eng_quiet "$E" xp-e1
+ip -n "$E" link add xpv link xp-e1 address "$VMAC" type macvlan mode bridge ||
+	xt_skip "macvlan on a TAP refused here"
+eng_quiet "$E" xpv
+ip -n "$E" addr add 198.18.3.9/24 dev xpv
+ip -n "$E" link set xpv up
+ip -n "$H1" neigh replace 198.18.3.9 lladdr "$VMAC" dev h1
+sleep 0.5
+# Counts datagrams per port until 1 s passes without one (10 s at most).
+ip netns exec "$E" timeout 15 python3 -c '
+import select, socket, sys, time
+socks = {}
+for port in (5555, 5556):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("198.18.3.9", port))
+    socks[s] = port
+got = {5555: 0, 5556: 0}
+print("bound", file=sys.stderr, flush=True)
+end = time.monotonic() + 10
+while time.monotonic() < end:
+    r, _, _ = select.select(list(socks), [], [], 1.0 if sum(got.values()) else 0.2)
+    if not r and sum(got.values()):
+        break
+    for s in r:
+        s.recv(2048)
+        got[socks[s]] += 1
+print(got[5555], got[5556])
+' >"$XT_TMP/udp.out" 2>"$XT_TMP/udp.err" &
+U=$!
+XT_PIDS+=("$U")
+xt_wait_for 5 grep -q bound "$XT_TMP/udp.err" || { cat "$XT_TMP/udp.err"; xt_fail "the UDP listener did not start"; }
+# shellcheck disable=SC2016 # expanded by the inner bash
+ip netns exec "$H1" bash -c 'for ((i = 0; i < $2; i++)); do printf x >/dev/udp/198.18.3.9/5555; printf y >/dev/udp/198.18.3.9/5556; done
+	for ((i = $2; i < $1; i++)); do printf x >/dev/udp/198.18.3.9/5555; done' _ "$K" "$M" 2>/dev/null
+wait "$U"
+read -r sock sock_other <"$XT_TMP/udp.out" || { cat "$XT_TMP/udp.err"; xt_fail "the UDP listener said nothing"; }
+eng_stop "$RXD" || { rc=$?; cat "$XT_TMP/RXD.err"; xt_fail "rxdrop engine exited with status $rc"; }
+eng_ledger_ok "$XT_TMP/RXD.json" || xt_fail "rxdrop: ledger not clean"
+rx=$(eng_sum "$XT_TMP/RXD.json" rx_packets)
+punted=$(eng_sum "$XT_TMP/RXD.json" punted host_tap)
+pdrop=$(eng_sum "$XT_TMP/RXD.json" punt_dropped host_tap)
+[ "$sock" = "$K" ] && [ "$sock_other" = 0 ] ||
+	xt_fail "rxdrop: the socket behind the TAP got $sock datagrams to 5555 (want $K) and $sock_other to 5556 (want 0)"
+[ "$punted" = "$K" ] && [ "$pdrop" = 0 ] && [ $((rx - punted)) = "$M" ] ||
+	{ grep -E '"type":"(summary|host_tap)"' "$XT_TMP/RXD.json"; xt_fail "rxdrop: received $rx, punted $punted (want $K), punt_dropped $pdrop, dropped $((rx - punted)) (want $M)"; }
+echo "punt in rxdrop: $K of $rx datagrams matched 'udp dport 5555' and reached a UDP socket behind xp-e1, the $M others were dropped"
 echo ok
