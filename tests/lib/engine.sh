@@ -146,6 +146,9 @@ eng_host() {
 eng_start() {
 	local var=$1 ns=$2 pid
 	shift 2
+	# Emptied here, not by the background job's redirection: an earlier engine's ready
+	# line under the same name must not pass the wait below before this one is up.
+	: >"$XT_TMP/$var.json"
 	ip netns exec "$ns" "$XPILE" run "$@" --json >"$XT_TMP/$var.json" 2>"$XT_TMP/$var.err" &
 	pid=$!
 	XT_PIDS+=("$pid")
