@@ -522,8 +522,11 @@ static void bank_fetch_empty(struct pile *pl, __u32 s, struct bank *b, struct st
 			d = b->etop;
 		if (!d || lfs_pop(pl, f, d, 0, &cur.x, &got))
 			continue;
-		for (cur.left = got; cur.left;)
-			b->empty[--b->etop] = cursor_next(pl, &cur);
+		/* In the order popped: a contiguous chain becomes one run. */
+		b->etop -= got;
+		cur.left = got;
+		for (__u32 j = 0; j < got; j++)
+			b->empty[b->etop + j] = cursor_next(pl, &cur);
 		have += got;
 	}
 }
