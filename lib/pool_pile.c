@@ -24,6 +24,14 @@
  *   stay in its own cache lines; a get that home cannot meet gathers across the
  *   stripes (all or nothing), and a put whose home has too few empty nodes takes
  *   them from another stripe. The odd slot stays single (it is rarely touched).
+ * - In front of the stacks, each stripe has a bank (struct bank): its full and its
+ *   empty nodes as arrays of node indexes, taken by one exchange and never waited
+ *   for. A whole-bulk get or put (every cache refill and flush) first tries home's
+ *   bank: it moves a block of k indexes between the two arrays and copies the
+ *   handles, one memcpy per run of consecutive nodes, without reading or writing a
+ *   node header. A busy bank sends the caller to the stacks, which are lock-free, so
+ *   no call ever waits for another. A bank keeps at most ecap empty nodes, budgeted
+ *   in the node count, so the proof that nodes never run out is unchanged.
  */
 #include <errno.h>
 #include <sched.h>
