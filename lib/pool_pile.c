@@ -245,7 +245,8 @@ struct cursor {
 	int rw; /* prefetch for write */
 };
 
-static void prefetch_node(const struct pile *pl, __u32 x, int rw)
+/* The handle lines of node @x (a bank reads or writes nothing else of a node). */
+static inline void prefetch_objs(const struct pile *pl, __u32 x, int rw)
 {
 	const char *o = (const char *)nd_objs(pl, x);
 
@@ -255,6 +256,11 @@ static void prefetch_node(const struct pile *pl, __u32 x, int rw)
 		else
 			__builtin_prefetch(o + line, 0);
 	}
+}
+
+static void prefetch_node(const struct pile *pl, __u32 x, int rw)
+{
+	prefetch_objs(pl, x, rw);
 	if (rw)
 		__builtin_prefetch(nd(pl, x), 1);
 	else
@@ -441,7 +447,7 @@ static inline __attribute__((always_inline)) void blk_out(const struct pile *pl,
 	for (__u32 i = 0, j; i < k; i = j) {
 		j = blk_run(blk, i, k);
 		if (j < k)
-			prefetch_node(pl, blk[j], 0);
+			prefetch_objs(pl, blk[j], 0);
 		memcpy(dst + (size_t)i * B, nd_objs(pl, blk[i]),
 		       (size_t)(j - i) * B * sizeof(__u64));
 	}
@@ -454,7 +460,7 @@ static inline __attribute__((always_inline)) void blk_in(const struct pile *pl, 
 	for (__u32 i = 0, j; i < k; i = j) {
 		j = blk_run(blk, i, k);
 		if (j < k)
-			prefetch_node(pl, blk[j], 1);
+			prefetch_objs(pl, blk[j], 1);
 		memcpy(nd_objs(pl, blk[i]), src + (size_t)i * B,
 		       (size_t)(j - i) * B * sizeof(__u64));
 	}
