@@ -205,6 +205,7 @@ void xp_pool_destroy(struct xp_pool *p)
 	free(p->pile.nodes);
 	free(p->pile.objs);
 	free(p->pile.sp);
+	free(p->pile.bidx);
 	free(p->sorted);
 	free(p->state);
 	pthread_mutex_destroy(&p->lock);
@@ -362,8 +363,27 @@ int xp_pool_audit(struct xp_pool *p)
 		__u64 o = __atomic_load_n(&pl->odd.head, __ATOMIC_ACQUIRE);
 
 		for (__u32 s = 0; s < pl->nstripes; s++) {
+			const struct bank *b = &pl->sp[s].bank;
+
 			nodes += audit_stack(&a, &pl->sp[s].full, true);
 			nodes += audit_stack(&a, &pl->sp[s].free, false);
+			if (b->ftop > pl->nnodes || b->etop > pl->ecap ||
+			    bank_nfull(b) != pl->nnodes - b->ftop) {
+				xp_err("audit: stripe %u's bank is malformed\n", s);
+				a.err = -EUCLEAN;
+				break;
+			}
+			/* A bank's full nodes hold B handles whatever their count field says. */
+			for (__u32 i = b->ftop; i < pl->nnodes && !a.err; i++) {
+				if (b->full[i] >= pl->nnodes) {
+					xp_err("audit: stripe %u's bank holds node %u\n", s,
+					       b->full[i]);
+					a.err = -EUCLEAN;
+				} else {
+					audit_add(&a, nd_objs(pl, b->full[i]), B, "a bank");
+				}
+			}
+			nodes += pl->nnodes - b->ftop + pl->ecap - b->etop;
 		}
 		if (o && !a.err) {
 			struct node *O = nd(pl, (__u32)(o - 1));

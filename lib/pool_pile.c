@@ -24,6 +24,14 @@
  *   stay in its own cache lines; a get that home cannot meet gathers across the
  *   stripes (all or nothing), and a put whose home has too few empty nodes takes
  *   them from another stripe. The odd slot stays single (it is rarely touched).
+ * - In front of the stacks, each stripe has a bank (struct bank): its full and its
+ *   empty nodes as arrays of node indexes, taken by one exchange and never waited
+ *   for. A whole-bulk get or put (every cache refill and flush) first tries home's
+ *   bank: it moves a block of k indexes between the two arrays and copies the
+ *   handles, one memcpy per run of consecutive nodes, without reading or writing a
+ *   node header. A busy bank sends the caller to the stacks, which are lock-free, so
+ *   no call ever waits for another. A bank keeps at most ecap empty nodes, budgeted
+ *   in the node count, so the proof that nodes never run out is unchanged.
  */
 #include <errno.h>
 #include <sched.h>
@@ -35,6 +43,8 @@
 
 /* Nodes beyond need for partial nodes held in flight (<= 3 per concurrent op). */
 #define SPARE_NODES 96u
+/* Empty nodes a bank may keep beyond its share of the full ones (4 flushes of 1024). */
+#define BANK_EMPTY_EXTRA 128u
 /* Yields before a put that finds no empty node concludes the pool is over capacity. */
 #define NODE_RETRIES 1000
 
@@ -49,6 +59,22 @@ static inline __u64 mkhead(__u32 idx, __u64 old)
 static inline __u32 stripe_nth(const struct pile *pl, __u32 s, __u32 i)
 {
 	return s + i < pl->nstripes ? s + i : s + i - pl->nstripes;
+}
+
+/* Takes bank @b if nobody has it; never waits (the caller has a lock-free way). */
+static inline bool bank_take(struct bank *b)
+{
+	return !__atomic_load_n(&b->busy, __ATOMIC_RELAXED) &&
+	       !__atomic_exchange_n(&b->busy, 1, __ATOMIC_ACQUIRE);
+}
+
+/* Publishes the full count for avail (a new tag: see xp_pile_avail) and lets go. */
+static inline void bank_drop(const struct pile *pl, struct bank *b)
+{
+	__u64 v = __atomic_load_n(&b->ver, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&b->ver, ((v >> 32) + 1) << 32 | (pl->nnodes - b->ftop), __ATOMIC_RELEASE);
+	__atomic_store_n(&b->busy, 0, __ATOMIC_RELEASE);
 }
 
 /* Nodes in stack @s now (an estimate under load). */
@@ -219,7 +245,8 @@ struct cursor {
 	int rw; /* prefetch for write */
 };
 
-static void prefetch_node(const struct pile *pl, __u32 x, int rw)
+/* The handle lines of node @x (a bank reads or writes nothing else of a node). */
+static inline void prefetch_objs(const struct pile *pl, __u32 x, int rw)
 {
 	const char *o = (const char *)nd_objs(pl, x);
 
@@ -229,6 +256,11 @@ static void prefetch_node(const struct pile *pl, __u32 x, int rw)
 		else
 			__builtin_prefetch(o + line, 0);
 	}
+}
+
+static void prefetch_node(const struct pile *pl, __u32 x, int rw)
+{
+	prefetch_objs(pl, x, rw);
 	if (rw)
 		__builtin_prefetch(nd(pl, x), 1);
 	else
@@ -321,6 +353,16 @@ static __u32 node_gather(struct pile *pl, __u32 s, __u32 want)
 			chain_add(pl, &c, cursor_next(pl, &cur));
 		moved += got;
 	}
+	/* Then the banks' empty nodes, home's too (those not busy). */
+	for (__u32 i = 0; i < pl->nstripes && moved < want; i++) {
+		struct bank *b = &pl->sp[stripe_nth(pl, s, i)].bank;
+
+		if (!bank_take(b))
+			continue;
+		for (; b->etop < pl->ecap && moved < want; moved++)
+			chain_add(pl, &c, b->empty[b->etop++]);
+		bank_drop(pl, b);
+	}
 	if (c.k)
 		lfs_push(pl, &pl->sp[s].free, &c);
 	return moved;
@@ -382,6 +424,168 @@ static void push_one(struct pile *pl, __u32 s, __u32 x)
 	chain_begin(pl, &c, &pl->sp[s].full);
 	chain_add(pl, &c, x);
 	lfs_push(pl, &pl->sp[s].full, &c);
+}
+
+/* ---- the banks: a stripe's nodes as arrays of indexes (see struct bank) ---- */
+
+/*
+ * The end of the run of consecutive node indexes in @blk[] that starts at @i (< @k).
+ * A block pushed in order comes back in order, so most transfers are a few runs, and
+ * the handles of a run are one memcpy, copied like the slots of a ring.
+ */
+static inline __u32 blk_run(const __u32 *blk, __u32 i, __u32 k)
+{
+	while (++i < k && blk[i] == blk[i - 1] + 1)
+		;
+	return i;
+}
+
+/* Copies the handles of the @k nodes @blk[] to @dst, prefetching each next run. */
+static inline __attribute__((always_inline)) void blk_out(const struct pile *pl, __u64 *dst,
+							  const __u32 *blk, __u32 k)
+{
+	for (__u32 i = 0, j; i < k; i = j) {
+		j = blk_run(blk, i, k);
+		if (j < k)
+			prefetch_objs(pl, blk[j], 0);
+		memcpy(dst + (size_t)i * B, nd_objs(pl, blk[i]),
+		       (size_t)(j - i) * B * sizeof(__u64));
+	}
+}
+
+/* Copies @src into the @k nodes @blk[], prefetching each next run for write. */
+static inline __attribute__((always_inline)) void blk_in(const struct pile *pl, const __u64 *src,
+							 const __u32 *blk, __u32 k)
+{
+	for (__u32 i = 0, j; i < k; i = j) {
+		j = blk_run(blk, i, k);
+		if (j < k)
+			prefetch_objs(pl, blk[j], 1);
+		memcpy(nd_objs(pl, blk[i]), src + (size_t)i * B,
+		       (size_t)(j - i) * B * sizeof(__u64));
+	}
+}
+
+/*
+ * Takes up to @kmax full nodes (at least @kmin, else none) from stripe @t's bank into
+ * @dst; their nodes go to the same bank's empty array. Returns the nodes taken: 0
+ * also when the bank is busy.
+ */
+static __u32 bank_get(struct pile *pl, __u32 t, __u64 *dst, __u32 kmax, __u32 kmin)
+{
+	struct bank *b = &pl->sp[t].bank;
+	__u32 k, keep;
+
+	if (bank_nfull(b) < kmin || !bank_take(b))
+		return 0;
+	k = pl->nnodes - b->ftop;
+	if (k > kmax)
+		k = kmax;
+	if (k < kmin || !k) {
+		bank_drop(pl, b);
+		return 0;
+	}
+	blk_out(pl, dst, &b->full[b->ftop], k);
+	/* The emptied nodes stay in the bank up to its cap, the rest go to the free stack. */
+	keep = k < b->etop ? k : b->etop;
+	b->etop -= keep;
+	memcpy(&b->empty[b->etop], &b->full[b->ftop], keep * sizeof(__u32));
+	b->ftop += k;
+	if (keep < k)
+		xp_pile_release(pl, t, NULL, &b->full[b->ftop - (k - keep)], k - keep);
+	bank_drop(pl, b);
+	return k;
+}
+
+/*
+ * Home bank @b (taken) has fewer than @need (<= ecap) empty nodes: moves some in from
+ * the stash, the other banks (those not busy) and the free stacks, never beyond its
+ * cap (so the banks never hold more empty nodes than the node count budgets).
+ */
+static void bank_fetch_empty(struct pile *pl, __u32 s, struct bank *b, struct stash *st, __u32 need)
+{
+	__u32 have = pl->ecap - b->etop, i, got;
+
+	while (st && st->n && have < need) {
+		b->empty[--b->etop] = st->idx[--st->n];
+		have++;
+	}
+	for (i = 1; i < pl->nstripes && have < need; i++) {
+		struct bank *o = &pl->sp[stripe_nth(pl, s, i)].bank;
+		__u32 m;
+
+		if (!bank_take(o))
+			continue;
+		m = pl->ecap - o->etop;
+		if (m > b->etop)
+			m = b->etop;
+		b->etop -= m;
+		memcpy(&b->empty[b->etop], &o->empty[o->etop], m * sizeof(__u32));
+		o->etop += m;
+		have += m;
+		bank_drop(pl, o);
+	}
+	for (i = 0; i < pl->nstripes && have < need; i++) {
+		struct lfs *f = &pl->sp[stripe_nth(pl, s, i)].free;
+		__u32 d = lfs_depth(pl, f);
+		struct cursor cur = { .rw = 1 };
+
+		if (d > need - have + STASH_MAX)
+			d = need - have + STASH_MAX;
+		if (d > b->etop)
+			d = b->etop;
+		if (!d || lfs_pop(pl, f, d, 0, &cur.x, &got))
+			continue;
+		/* In the order popped: a contiguous chain becomes one run. */
+		b->etop -= got;
+		cur.left = got;
+		for (__u32 j = 0; j < got; j++)
+			b->empty[b->etop + j] = cursor_next(pl, &cur);
+		have += got;
+	}
+}
+
+/*
+ * Puts @k full bulks from @src into home bank @s: false (nothing done) when it is busy
+ * or no empty nodes are to be had without waiting.
+ */
+static bool bank_put(struct pile *pl, __u32 s, const __u64 *src, __u32 k, struct stash *st)
+{
+	struct bank *b = &pl->sp[s].bank;
+
+	if (k > pl->ecap || !bank_take(b))
+		return false;
+	if (pl->ecap - b->etop < k)
+		bank_fetch_empty(pl, s, b, st, k);
+	if (pl->ecap - b->etop < k) {
+		bank_drop(pl, b);
+		return false;
+	}
+	blk_in(pl, src, &b->empty[b->etop], k);
+	b->ftop -= k;
+	memcpy(&b->full[b->ftop], &b->empty[b->etop], k * sizeof(__u32));
+	b->etop += k;
+	bank_drop(pl, b);
+	return true;
+}
+
+/* Moves bank @t's top full node onto @t's full stack (for a get's remainder). */
+static bool bank_spill(struct pile *pl, __u32 t)
+{
+	struct bank *b = &pl->sp[t].bank;
+	__u32 x;
+
+	if (!bank_nfull(b) || !bank_take(b))
+		return false;
+	if (b->ftop == pl->nnodes) {
+		bank_drop(pl, b);
+		return false;
+	}
+	x = b->full[b->ftop++];
+	bank_drop(pl, b);
+	ST(nd(pl, x)->count, B);
+	push_one(pl, t, x);
+	return true;
 }
 
 /*
@@ -631,18 +835,36 @@ static int pile_get(struct pile *pl, __u32 s, __u64 *dst, __u32 n, struct stash 
 	__u32 got = 0, i, t, k, d;
 	int err = stripe_get(pl, s, dst, n, st, s);
 
-	if (!err || pl->nstripes == 1)
+	/* Even with one stripe: home's bank, not its stack, holds most nodes. */
+	if (!err)
 		return err;
 	for (i = 0; i < pl->nstripes; i++) {
 		t = stripe_nth(pl, s, i);
-		/* A pop that loses a race re-reads the depth; an empty stripe ends it. */
-		while ((k = (n - got) / B) && (d = lfs_depth(pl, &pl->sp[t].full)))
+		/*
+		 * The bank, then the stack. A pop that loses a race re-reads the depth; a
+		 * stripe whose bank is empty or busy and whose stack is empty ends it.
+		 */
+		while ((k = (n - got) / B)) {
+			__u32 m = bank_get(pl, t, dst + got, k, 1);
+
+			if (m) {
+				got += m * B;
+				continue;
+			}
+			d = lfs_depth(pl, &pl->sp[t].full);
+			if (!d)
+				break;
 			if (!stripe_get(pl, t, dst + got, (k < d ? k : d) * B, st, NIL))
 				got += (k < d ? k : d) * B;
+		}
 	}
-	for (i = 0; got < n && n - got < B && i < pl->nstripes; i++)
-		if (!stripe_get(pl, stripe_nth(pl, s, i), dst + got, n - got, st, NIL))
+	/* The remainder: the odd node, or one more node (from a bank: through its stack). */
+	for (i = 0; got < n && n - got < B && i < pl->nstripes; i++) {
+		t = stripe_nth(pl, s, i);
+		if (!stripe_get(pl, t, dst + got, n - got, st, NIL) ||
+		    (bank_spill(pl, t) && !stripe_get(pl, t, dst + got, n - got, st, NIL)))
 			got = n;
+	}
 	if (got == n) {
 		room_give(pl, s, n);
 		return 0;
@@ -663,20 +885,23 @@ static int pile_get(struct pile *pl, __u32 s, __u64 *dst, __u32 n, struct stash 
  */
 __u32 xp_pile_avail(const struct pile *pl)
 {
-	__u64 h[XP_PILE_STRIPES_MAX], o;
+	__u64 h[XP_PILE_STRIPES_MAX], v[XP_PILE_STRIPES_MAX], o;
 	__u32 n, s;
 
 	for (;;) {
 		for (n = 0, s = 0; s < pl->nstripes; s++) {
 			h[s] = __atomic_load_n(&pl->sp[s].full.head, __ATOMIC_ACQUIRE);
-			n += nd_depth(pl, (__u32)h[s]) * B;
+			v[s] = __atomic_load_n(&pl->sp[s].bank.ver, __ATOMIC_ACQUIRE);
+			n += (nd_depth(pl, (__u32)h[s]) + (__u32)v[s]) * B;
 		}
 		o = __atomic_load_n(&pl->odd.head, __ATOMIC_ACQUIRE);
 		n += o ? LD(nd(pl, (__u32)(o - 1))->count) : 0;
 		/* nstripes is fixed at create: h[0..nstripes) was filled above */
 		for (s = 0; s < pl->nstripes; s++)
 			/* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult) */
-			if (__atomic_load_n(&pl->sp[s].full.head, __ATOMIC_ACQUIRE) != h[s])
+			if (__atomic_load_n(&pl->sp[s].full.head, __ATOMIC_ACQUIRE) != h[s] ||
+			    /* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult) */
+			    __atomic_load_n(&pl->sp[s].bank.ver, __ATOMIC_ACQUIRE) != v[s])
 				break;
 		if (s == pl->nstripes && __atomic_load_n(&pl->odd.head, __ATOMIC_ACQUIRE) == o)
 			return n;
@@ -689,49 +914,79 @@ __u32 xp_pile_avail(const struct pile *pl)
  */
 int xp_pile_put(struct pile *pl, __u32 s, const __u64 *src, __u32 n, struct stash *st)
 {
-	return pile_put(pl, s, src, n, st, true);
+	int err;
+
+	if (!n || n % B)
+		return pile_put(pl, s, src, n, st, true);
+	/* Whole bulks (every cache flush): room first, then home's bank if free. */
+	err = room_take(pl, s, n);
+	if (err || bank_put(pl, s, src, n / B, st))
+		return err;
+	err = pile_put(pl, s, src, n, st, false);
+	if (err)
+		room_give(pl, s, n);
+	return err;
 }
 
-/* Room comes back as soon as the handles left the stacks (see stripe_get). */
+/* Room comes back as soon as the handles left the bank or the stacks (see stripe_get). */
 int xp_pile_get(struct pile *pl, __u32 s, __u64 *dst, __u32 n, struct stash *st)
 {
+	/* Whole bulks (every cache refill) that home's bank holds: its fast path. */
+	if (n && !(n % B) && bank_get(pl, s, dst, n / B, n / B)) {
+		room_give(pl, s, n);
+		return 0;
+	}
 	return pile_get(pl, s, dst, n, st);
 }
 
 int xp_pile_init(struct pile *pl, const __u64 *handles, __u32 n, __u32 max_caches, __u32 nstripes)
 {
 	__u32 q = n / B, r = n % B, f = q + (r != 0), i, s;
-	struct chain full, free;
+	struct chain free;
 
-	pl->nnodes = q + 1 + SPARE_NODES + max_caches * STASH_MAX;
+	/*
+	 * Each bank keeps up to twice its share of the nodes empty (on 2 stripes: all of
+	 * them, so one core can drain the pool and fill it again without the free stacks),
+	 * plus a few flushes' worth; nnodes budgets them all (docs/pile.md, "The bank").
+	 */
+	pl->ecap = (2 * q + nstripes - 1) / nstripes;
+	pl->ecap = (pl->ecap < q ? pl->ecap : q) + BANK_EMPTY_EXTRA;
+	pl->nnodes = q + 1 + SPARE_NODES + max_caches * STASH_MAX + nstripes * pl->ecap;
 	pl->nstripes = nstripes;
 	pl->n = n;
 	pl->room_lock = 0;
 	if (posix_memalign((void **)&pl->nodes, 64, (size_t)pl->nnodes * sizeof(struct node)) ||
 	    posix_memalign((void **)&pl->objs, 64, (size_t)pl->nnodes * sizeof(*pl->objs)) ||
-	    posix_memalign((void **)&pl->sp, 64, nstripes * sizeof(struct stripe)))
+	    posix_memalign((void **)&pl->sp, 64, nstripes * sizeof(struct stripe)) ||
+	    !(pl->bidx = malloc((size_t)nstripes * (pl->nnodes + pl->ecap) * sizeof(__u32))))
 		return -ENOMEM;
 	memset(pl->nodes, 0, (size_t)pl->nnodes * sizeof(struct node));
 	for (s = 0; s < nstripes; s++) {
+		struct bank *b = &pl->sp[s].bank;
+
 		pl->sp[s].full.head = pl->sp[s].free.head = NIL;
 		pl->sp[s].room = 0; /* full: no room anywhere */
+		*b = (struct bank){ .ftop = pl->nnodes, .etop = pl->ecap };
+		b->full = pl->bidx + (size_t)s * (pl->nnodes + pl->ecap);
+		b->empty = b->full + pl->nnodes;
 	}
 	pl->odd.head = 0;
 	chain_begin(pl, &free, &pl->sp[0].free);
 	/*
-	 * Node i holds handles[32i..32i+31]; stripe s gets nodes [q*s/S, q*(s+1)/S) as
-	 * one contiguous chain, lowest on top, so stripe 0 (uncached calls) hands out the
-	 * first handles first and a larger get continues into stripe 1, 2, ...
+	 * Node i holds handles[32i..32i+31]; stripe s's bank gets nodes [q*s/S, q*(s+1)/S)
+	 * in order, lowest on top, so stripe 0 (uncached calls) hands out the first
+	 * handles first and a larger get continues into stripe 1, 2, ... The empty nodes
+	 * start on stripe 0's free stack; banks take them from there as they need them.
 	 */
 	for (s = nstripes; s-- > 0;) {
-		chain_begin(pl, &full, &pl->sp[s].full);
+		struct bank *b = &pl->sp[s].bank;
+
 		for (i = (__u32)((__u64)q * (s + 1) / nstripes); i-- > (__u64)q * s / nstripes;) {
 			memcpy(nd_objs(pl, i), handles + (size_t)i * B, B * sizeof(__u64));
 			ST(nd(pl, i)->count, B);
-			chain_add(pl, &full, i);
+			b->full[--b->ftop] = i;
 		}
-		if (full.k)
-			lfs_push(pl, &pl->sp[s].full, &full);
+		b->ver = pl->nnodes - b->ftop;
 	}
 	if (r) {
 		memcpy(nd_objs(pl, q), handles + (size_t)q * B, r * sizeof(__u64));

@@ -40,6 +40,26 @@ struct lfs {
 } __attribute__((aligned(64)));
 
 /*
+ * A stripe's bank: its full and its empty nodes as two arrays of node indexes, each
+ * a stack growing down (full[ftop..nnodes) hold full nodes, full[ftop] on top).
+ * Whoever takes the bank (busy: 0 -> 1 by exchange) moves a block of k indexes
+ * between them and copies the handles of those k nodes, with no header to read or
+ * write and no link to follow; a block keeps its order, so nodes that were
+ * consecutive stay so and their handles move as one memcpy. Nobody waits for a
+ * busy bank: the caller uses the lock-free stacks of the same stripe instead (see
+ * docs/pile.md, "The bank").
+ */
+struct bank {
+	__u32 busy; /* atomic: 1 while taken */
+	/* Read and written only by the taker: full[ftop..nnodes), empty[etop..ecap). */
+	__u32 ftop, etop;
+	__u32 pad_;
+	__u64 ver; /* atomic: tag << 32 | full nodes, written by the taker on drop */
+	__u32 *full; /* [nnodes] */
+	__u32 *empty; /* [ecap]: at most ecap empty nodes, budgeted in nnodes */
+};
+
+/*
  * Each written word has a line of its own, away from the read-mostly ones. The
  * full nodes live in one stack per stripe: with a single stack two cores pushing
  * and popping the same head measured 0.57x DPDK's ring at 2 cores (every CAS and
@@ -56,12 +76,15 @@ struct stripe {
 	 * only its own line and the pile never holds more than N (see room_take).
 	 */
 	__u64 room __attribute__((aligned(64)));
+	struct bank bank __attribute__((aligned(64)));
 };
 
 struct pile { // NOLINT(clang-analyzer-optin.performance.Padding): stripes and room counters sit on their own cache lines on purpose
 	struct node *nodes;
 	__u64 (*objs)[B]; /* [nnodes]: node i's handles, 64-byte aligned */
 	struct stripe *sp; /* [nstripes] */
+	__u32 *bidx; /* the banks' index arrays, nnodes + ecap per stripe */
+	__u32 ecap; /* empty nodes a bank may hold */
 	__u32 nnodes;
 	__u32 nstripes;
 	__u32 next_home; /* creation counter for homes (atomic) */
@@ -87,6 +110,12 @@ static inline struct node *nd(const struct pile *pl, __u32 i)
 static inline __u64 *nd_objs(const struct pile *pl, __u32 i)
 {
 	return pl->objs[i];
+}
+
+/* Full nodes in bank @b at its last drop. */
+static inline __u32 bank_nfull(const struct bank *b)
+{
+	return (__u32)__atomic_load_n(&b->ver, __ATOMIC_ACQUIRE);
 }
 
 /* Nodes from @x to the bottom; may read garbage if @x is concurrently popped. */

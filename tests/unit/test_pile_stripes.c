@@ -2,8 +2,8 @@
 /*
  * The pile's stripes (xp_pool_opts.stripes): gets that steal across stripes keep
  * the all-or-nothing contract and the creation order, puts whose home has no empty
- * nodes gather them from other stripes, and a walk over several homes matches a
- * model after every call.
+ * nodes gather them from other stripes, a walk over several homes matches a model
+ * after every call, and the stripes' banks keep every node and handle accounted for.
  */
 #include "pile_check.h"
 
@@ -153,6 +153,74 @@ static void walk_homes(void)
 	free(buf);
 }
 
+/*
+ * The banks (docs/pile.md, "The bank"): a cache drains the whole pool in bulks and
+ * fills it again, so whole-bulk refills and flushes run through its home's bank and
+ * steal from the others' banks; then caches homed elsewhere do the same (their
+ * banks fetch the empty nodes from the first one's), and uncached calls that are not
+ * whole bulks split a bank's node through its stack. avail and the audit (every
+ * node, in every bank) stay exact after each step.
+ */
+static void bank_drain_refill(void)
+{
+	const __u32 stripes[] = { 1, 2, 4 }, n = 32 * 500 + 7;
+
+	for (size_t t = 0; t < sizeof(stripes) / sizeof(stripes[0]); t++) {
+		struct xp_pool *p = mk(n, stripes[t], 0);
+		struct xp_cache *c[3] = { NULL };
+		__u64 *buf = malloc((n + 64) * sizeof(*buf));
+		struct pc_held h;
+		__u32 got;
+
+		XT_REQUIRE(p && buf);
+		pc_held_init(&h, n);
+		for (int i = 0; i < 3; i++)
+			XT_EQ(xp_cache_create(p, 512, &c[i]), 0);
+		for (int round = 0; round < 6; round++) {
+			struct xp_cache *who = c[round % 3];
+
+			for (int i = 0; i < 3; i++)
+				XT_EQ(xp_cache_flush(c[i]), 0);
+			for (got = 0; got + 64 <= n; got += 64)
+				if (!XT_EQ(xp_cache_get(who, buf + got, 64), 0))
+					break;
+			XT_CHECK(pc_took(&h, buf, got));
+			XT_EQ(xp_pool_avail(p) + xp_pool_cached(p), n - got);
+			XT_EQ(xp_pool_audit(p), 0);
+			XT_EQ(xp_cache_get(who, buf + got, 64), -ENOBUFS);
+			pc_give_random(&h, buf, got, &(unsigned int){ 11 + round });
+			for (__u32 i = 0; i < got; i += 64)
+				XT_EQ(xp_cache_put(who, buf + i, 64), 0);
+			XT_EQ(xp_pool_avail(p) + xp_pool_cached(p), n);
+			XT_EQ(xp_pool_audit(p), 0);
+		}
+		for (int i = 0; i < 3; i++)
+			XT_EQ(xp_cache_flush(c[i]), 0);
+		XT_EQ(xp_pool_avail(p), n);
+		/* Uncached: 40 takes a bank's node apart; 33 + 31 + 64 and back. */
+		XT_EQ(xp_pool_get(p, buf, 40), 0);
+		XT_EQ(xp_pool_get(p, buf + 40, 33), 0);
+		XT_EQ(xp_pool_get(p, buf + 73, 31), 0);
+		XT_EQ(xp_pool_get(p, buf + 104, 64), 0);
+		XT_CHECK(pc_took(&h, buf, 168));
+		XT_EQ(xp_pool_avail(p), n - 168);
+		XT_EQ(xp_pool_audit(p), 0);
+		pc_give(&h, buf, 168);
+		XT_EQ(xp_pool_put(p, buf, 168), 0);
+		XT_EQ(xp_pool_put(p, buf, 32), -ENOSPC); /* one bulk beyond N */
+		XT_EQ(xp_pool_avail(p), n);
+		XT_EQ(xp_pool_get(p, buf, n), 0);
+		XT_EQ(xp_pool_put(p, buf, n), 0);
+		for (int i = 0; i < 3; i++)
+			xp_cache_destroy(c[i]);
+		XT_EQ(xp_pool_avail(p), n);
+		XT_EQ(xp_pool_audit(p), 0);
+		pc_held_fini(&h);
+		free(buf);
+		xp_pool_destroy(p);
+	}
+}
+
 int main(void)
 {
 	pc_log_capture();
@@ -160,5 +228,6 @@ int main(void)
 	XT_RUN(fresh_order_across);
 	XT_RUN(steal_and_gather);
 	XT_RUN(walk_homes);
+	XT_RUN(bank_drain_refill);
 	return xt_done();
 }

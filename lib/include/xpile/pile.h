@@ -7,8 +7,9 @@
  *   xp_cache (one per thread, LIFO array, no atomics on a hit)
  *        | whole bulks of XP_PILE_BULK, with hysteresis
  *   xp_pool (shared), backend
- *     "pile" (XP_POOL_PILE, default): lock-free stacks of bulks, one per stripe (a
- *            cache's home; others are stolen from only when home is short);
+ *     "pile" (XP_POOL_PILE, default): stacks of bulks, one per stripe (a cache's
+ *            home; others are stolen from only when home is short): an array of
+ *            bulks that no call ever waits for, in front of lock-free stacks;
  *     "ring" (XP_POOL_RING): a bounded MPMC ring of handles, DPDK's classic design.
  *
  * So "the pool" is the allocator and "the pile" one of its backends (the project's
@@ -70,7 +71,7 @@ extern "C" {
 #define XP_PILE_STRIPES_MAX 64u
 
 enum xp_pool_backend {
-	XP_POOL_PILE = 0, /* lock-free stack of bulks of XP_PILE_BULK (default) */
+	XP_POOL_PILE = 0, /* per-stripe stacks of bulks of XP_PILE_BULK, non-blocking (default) */
 	XP_POOL_RING = 1, /* bounded MPMC ring of handles (DPDK ring_mp_mc style) */
 };
 
