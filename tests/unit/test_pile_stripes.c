@@ -3,9 +3,11 @@
  * The pile's stripes (xp_pool_opts.stripes): gets that steal across stripes keep
  * the all-or-nothing contract and the creation order, puts whose home has no empty
  * nodes gather them from other stripes, a walk over several homes matches a model
- * after every call, and the stripes' banks keep every node and handle accounted for.
+ * after every call, and the stripes' banks keep every node and handle accounted for,
+ * also while a stalled thread holds them all.
  */
 #include "pile_check.h"
+#include "pool_internal.h"
 
 static struct xp_pool *mk(__u32 n, __u32 stripes, __u32 max_caches)
 {
@@ -221,6 +223,125 @@ static void bank_drain_refill(void)
 	}
 }
 
+/* Every bank held, as by threads stalled inside them (their nodes stay theirs). */
+static void banks_hold(struct xp_pool *p, __u32 busy)
+{
+	for (__u32 s = 0; s < p->pile.nstripes; s++)
+		__atomic_store_n(&p->pile.sp[s].bank.busy, busy, __ATOMIC_RELEASE);
+}
+
+/* Handles in full nodes of banks held: out of reach until their holders let go. */
+static __u32 banks_hidden(const struct xp_pool *p)
+{
+	__u32 n = 0;
+
+	for (__u32 s = 0; s < p->pile.nstripes; s++)
+		n += bank_nfull(&p->pile.sp[s].bank) * B;
+	return n;
+}
+
+/*
+ * With every bank held (threads stalled in them) nobody waits: refills and flushes go
+ * to the stripes' lock-free stacks and steal across stripes. (node_gather, which
+ * collects empty nodes from several stripes' stacks, needs every stack short at once,
+ * which the banks' node budget now makes rare; this does not reach it.) Exactly what
+ * lies outside the held banks can be taken,
+ * by any home, in bulks and odd sizes, and all of it put back through another home;
+ * released, the banks serve again and the whole pool can be taken. avail and the
+ * audit are exact throughout.
+ */
+static void banks_stalled(void)
+{
+	const __u32 stripes[] = { 1, 2, 4 }, n = 32 * 400 + 5;
+	unsigned int seed = 99;
+
+	for (size_t t = 0; t < sizeof(stripes) / sizeof(stripes[0]); t++) {
+		struct xp_pool *p = mk(n, stripes[t], 0);
+		struct xp_cache *c[4] = { NULL };
+		__u64 *buf = malloc((n + 64) * sizeof(*buf));
+		struct pc_held h;
+		__u32 got, hidden;
+
+		XT_REQUIRE(p && buf);
+		pc_held_init(&h, n);
+		for (int i = 0; i < 4; i++)
+			XT_EQ(xp_cache_create(p, i % 2 ? 0 : 256, &c[i]), 0);
+		/* Every full node out of the banks, then every bank stalls (empty nodes in
+		 * them stay there), and all of it goes back to the stripes' stacks. */
+		XT_EQ(xp_cache_get(c[0], buf, n), 0);
+		XT_CHECK(pc_took(&h, buf, n));
+		banks_hold(p, 1);
+		hidden = banks_hidden(p);
+		XT_EQ(hidden, 0);
+		pc_give_random(&h, buf, n, &seed);
+		for (got = 0; got < n;) {
+			__u32 k = 1 + (__u32)rand_r(&seed) % 200;
+
+			k = k < n - got ? k : n - got;
+			XT_EQ(xp_cache_put(c[got % 4], buf + got, k), 0);
+			got += k;
+		}
+		for (int i = 0; i < 4; i++)
+			XT_EQ(xp_cache_flush(c[i]), 0);
+		XT_EQ(xp_pool_avail(p), n);
+		XT_EQ(xp_pool_audit(p), 0);
+		for (int round = 0; round < 8; round++) {
+			struct xp_cache *who = c[round % 4];
+
+			/* Everything within reach, in random sizes, halving a refused one. */
+			for (got = 0;;) {
+				__u32 k = 1 + (__u32)rand_r(&seed) % 97;
+
+				while (k && xp_cache_get(who, buf + got, k))
+					k /= 2;
+				if (!k)
+					break;
+				got += k;
+			}
+			XT_CHECK(pc_took(&h, buf, got));
+			XT_EQ(got, n - hidden);
+			XT_EQ(xp_pool_audit(p), 0);
+			/* Back through another home, whose stripe may have no empty nodes. */
+			pc_give_random(&h, buf, got, &seed);
+			XT_EQ(xp_cache_put(c[(round + 1) % 4], buf, got), 0);
+			for (int i = 0; i < 4; i++)
+				XT_EQ(xp_cache_flush(c[i]), 0);
+			XT_EQ(xp_pool_avail(p), n);
+			XT_EQ(xp_pool_audit(p), 0);
+			XT_EQ(banks_hidden(p), hidden); /* nobody touched a held bank */
+		}
+		/* Each home takes a share, so the empty nodes lie on every stripe's stack,
+		 * then one put of all of it through a home without a stash. */
+		for (got = 0; got < n - hidden;) {
+			__u32 k = (n - hidden) / 4 + 1;
+
+			k = k < n - hidden - got ? k : n - hidden - got;
+			if (!XT_EQ(xp_cache_get(c[got * 4 / (n - hidden)], buf + got, k), 0))
+				break;
+			got += k;
+		}
+		XT_CHECK(pc_took(&h, buf, got));
+		pc_give(&h, buf, got);
+		XT_EQ(xp_cache_put(c[1], buf, got), 0);
+		for (int i = 0; i < 4; i++)
+			XT_EQ(xp_cache_flush(c[i]), 0);
+		XT_EQ(xp_pool_avail(p), n);
+		XT_EQ(xp_pool_audit(p), 0);
+		banks_hold(p, 0);
+		XT_EQ(xp_cache_get(c[2], buf, n), 0);
+		XT_CHECK(pc_took(&h, buf, n));
+		pc_give(&h, buf, n);
+		XT_EQ(xp_cache_put(c[3], buf, n), 0);
+		for (int i = 0; i < 4; i++)
+			xp_cache_destroy(c[i]);
+		XT_EQ(xp_pool_avail(p), n);
+		XT_EQ(xp_pool_audit(p), 0);
+		pc_held_fini(&h);
+		free(buf);
+		xp_pool_destroy(p);
+	}
+}
+
 int main(void)
 {
 	pc_log_capture();
@@ -229,5 +350,6 @@ int main(void)
 	XT_RUN(steal_and_gather);
 	XT_RUN(walk_homes);
 	XT_RUN(bank_drain_refill);
+	XT_RUN(banks_stalled);
 	return xt_done();
 }
