@@ -160,6 +160,32 @@ static void *state_build(struct engine *e, __u32 *len)
 	return st;
 }
 
+/* Our --handover socket file removed while still ours (the inode says so). */
+static void path_release(struct engine *e)
+{
+	struct eng_ho *h = e->ho;
+
+	if (h->lino && xp_ho_path_ino(e->cfg.handover) == h->lino)
+		unlink(e->cfg.handover);
+	h->lino = 0;
+}
+
+/* The commit failed: listen on the path again, or go on without (said). */
+static void path_take_back(struct engine *e)
+{
+	struct eng_ho *h = e->ho;
+	int fd;
+
+	if (xp_ho_listen(e->cfg.handover, &fd)) {
+		fprintf(stderr, "xpile: --handover %s: serving without a handover socket\n",
+			e->cfg.handover);
+		return;
+	}
+	close(h->lfd);
+	h->lfd = fd;
+	h->lino = xp_ho_path_ino(e->cfg.handover);
+}
+
 static void old_said(const struct engine *e, pid_t peer, const char *what)
 {
 	fprintf(stderr, "xpile: handover to pid %d: %s\n", (int)peer, what);
@@ -237,12 +263,16 @@ static int serve(struct engine *e, int fd, pid_t peer)
 		snprintf(why, sizeof(why), "failed at the state: %s; resumed after %.0f us",
 			 ho_recv_why(err), (eng_now_ns() - t0) / 1e3);
 	}
-	/* Committed only once the successor can know it: it polls on COMMIT alone. */
+	/* Committed only once the successor can know it: it polls on COMMIT alone. Our
+	 * socket file goes first: a successor binds the same path on COMMIT, and an
+	 * unlink of ours after that could remove its file. */
 	if (!err) {
 		e->hands_off = 1;
+		path_release(e);
 		err = xp_ho_send(fd, HO_COMMIT, 0, NULL, 0, NULL, 0);
 		if (err) {
 			e->hands_off = 0;
+			path_take_back(e);
 			snprintf(why, sizeof(why), "gone before the commit (%s); resumed",
 				 strerror(-err));
 		}
