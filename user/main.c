@@ -279,7 +279,7 @@ static const struct cli_opt opts[] = {
 	OPT("cache", NUM, c.cache, "N", "Per-core pile cache size (0..4096, default 256).",
 	    .min = 0, .max = XP_CACHE_SIZE_MAX),
 	OPT("pool", ENUM, c.pool_backend, "KIND",
-	    "pile (default: lock-free stack of bulks) | ring (MPMC ring).", .names = pool_names),
+	    "pile (default: per-core stripes of bulks, banks in front of lock-free stacks) | ring (MPMC ring).", .names = pool_names),
 	OPT("ledger-debug", FLAG, c.ledger_debug, NULL,
 	    "Check every move against the frame's state byte (kept anyway) and report a bad one where it happens; debug allocator.",
 	    .section = "Ledger"),
