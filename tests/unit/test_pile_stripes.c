@@ -155,6 +155,19 @@ static void walk_homes(void)
 	free(buf);
 }
 
+/* The end of a case: the caches go, the pool holds all @n and passes its audit. */
+static void all_back(struct xp_pool *p, struct xp_cache **c, int nc, __u32 n, struct pc_held *h,
+		     __u64 *buf)
+{
+	for (int i = 0; i < nc; i++)
+		xp_cache_destroy(c[i]);
+	XT_EQ(xp_pool_avail(p), n);
+	XT_EQ(xp_pool_audit(p), 0);
+	pc_held_fini(h);
+	free(buf);
+	xp_pool_destroy(p);
+}
+
 /*
  * The banks (docs/pile.md, "The bank"): a cache drains the whole pool in bulks and
  * fills it again, so whole-bulk refills and flushes run through its home's bank and
@@ -213,13 +226,7 @@ static void bank_drain_refill(void)
 		XT_EQ(xp_pool_avail(p), n);
 		XT_EQ(xp_pool_get(p, buf, n), 0);
 		XT_EQ(xp_pool_put(p, buf, n), 0);
-		for (int i = 0; i < 3; i++)
-			xp_cache_destroy(c[i]);
-		XT_EQ(xp_pool_avail(p), n);
-		XT_EQ(xp_pool_audit(p), 0);
-		pc_held_fini(&h);
-		free(buf);
-		xp_pool_destroy(p);
+		all_back(p, c, 3, n, &h, buf);
 	}
 }
 
@@ -332,13 +339,7 @@ static void banks_stalled(void)
 		XT_CHECK(pc_took(&h, buf, n));
 		pc_give(&h, buf, n);
 		XT_EQ(xp_cache_put(c[3], buf, n), 0);
-		for (int i = 0; i < 4; i++)
-			xp_cache_destroy(c[i]);
-		XT_EQ(xp_pool_avail(p), n);
-		XT_EQ(xp_pool_audit(p), 0);
-		pc_held_fini(&h);
-		free(buf);
-		xp_pool_destroy(p);
+		all_back(p, c, 4, n, &h, buf);
 	}
 }
 
