@@ -34,15 +34,7 @@ eng_require() {
 	command -v ethtool >/dev/null || xt_skip "ethtool missing: apt-get install ethtool"
 }
 
-eng_ns() {
-	local ino
-	xt_ns "$2" >/dev/null || xt_fail "cannot create namespace $2"
-	printf -v "$1" '%s' "${XT_NS[-1]}"
-	# An engine killed with -9 cannot remove its pins (bpffs keys them by netns inode);
-	# a wiring plan lives under /run/xpile the same way.
-	ino=$(stat -L -c %i "/run/netns/${XT_NS[-1]}" 2>/dev/null) &&
-		xt_on_exit "rm -rf /sys/fs/bpf/xpile/ns$ino /run/xpile/ns$ino; rmdir /sys/fs/bpf/xpile"
-}
+eng_ns() { xt_ns_var "$@"; }
 
 # Polls until the sum of FIELD over TYPE lines of FILE is >= MIN (bounded by SECONDS).
 eng_wait_sum() { # seconds file field type min

@@ -27,14 +27,7 @@ st_require() {
 
 st_ns_ino() { stat -L -c %i "/run/netns/$1"; }
 
-st_ns() {
-	local ino
-	xt_ns "$2" >/dev/null || xt_fail "cannot create namespace $2"
-	printf -v "$1" '%s' "${XT_NS[-1]}"
-	ino=$(st_ns_ino "${XT_NS[-1]}")
-	# A failed run must not leave pins behind (bpffs keys them by netns inode).
-	xt_on_exit "rm -rf $BPFFS/xpile/ns$ino /run/xpile/ns$ino; rmdir $BPFFS/xpile /run/xpile"
-}
+st_ns() { xt_ns_var "$@"; }
 
 st_loader() {
 	local ns=$1

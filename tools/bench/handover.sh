@@ -29,11 +29,9 @@ gcore=$(((core + 1) % $(nproc)))
 
 TMP=$(mktemp -d /tmp/xpile-bench-ho.XXXXXX)
 xt_on_exit rm -rf "$TMP"
-xt_ns h1 >/dev/null; H1=${XT_NS[-1]}
-xt_ns h2 >/dev/null; H2=${XT_NS[-1]}
-xt_ns e >/dev/null; E=${XT_NS[-1]}
-# A killed engine cannot remove its pins (bpffs keys them by netns inode).
-ino=$(stat -L -c %i "/run/netns/$E") && xt_on_exit "rm -rf /sys/fs/bpf/xpile/ns$ino /run/xpile/ns$ino"
+xt_ns_var H1 h1
+xt_ns_var H2 h2
+xt_ns_var E e
 xt_veth "$H1" h1 "$E" e1
 xt_veth "$H2" h2 "$E" e2
 for p in "$H1 h1 198.18.9.1" "$H2 h2 198.18.9.2"; do

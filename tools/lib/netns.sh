@@ -5,10 +5,12 @@
 #
 # Every namespace and veth gets a name unique to this run (prefix xp<pid>), both veth
 # ends always live in namespaces we created, addresses come from 198.18.0.0/15 only,
-# and one EXIT trap removes everything (namespaces, processes, pins) even on failure.
+# and one EXIT trap removes everything (namespaces, processes, pins, run files) even on
+# failure.
 #
 #   xt_require_root
 #   xt_ns NAME            -> creates namespace, prints its real name (safe in $(...))
+#   xt_ns_var VAR NAME    the same, its name in VAR
 #   xt_veth NS_A IF_A NS_B IF_B   veth pair with ends renamed inside each namespace
 #   xt_bg CMD...          start a background process that cleanup kills
 #   xt_on_exit CMD...     run CMD at cleanup (before namespaces go)
@@ -23,16 +25,21 @@ XT_EXIT_CMDS=()
 XT_BUILD=${XPILE_BUILD:-build}
 
 xt_cleanup() {
-	local c p n
+	local c p n ino
 	for c in "${XT_EXIT_CMDS[@]}"; do eval "$c" >/dev/null 2>&1; done
 	for p in "${XT_PIDS[@]}"; do kill "$p" 2>/dev/null; done
 	sleep 0.1
 	for p in "${XT_PIDS[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 	# Namespaces made in a subshell ($(xt_ns x)) never reach XT_NS: find them by prefix.
+	# A process killed with -9 leaves what xpile keys by the namespace's inode: pins in
+	# bpffs, wiring plans and engine records under /run/xpile. They go with it.
 	for n in "${XT_NS[@]}" $(ip netns list 2>/dev/null | awk -v p="${XT_ID}-" 'index($1, p) == 1 { print $1 }'); do
 		ip netns pids "$n" 2>/dev/null | xargs -r kill -9 2>/dev/null
+		ino=$(stat -L -c %i "/run/netns/$n" 2>/dev/null) &&
+			rm -rf "${XPILE_BPFFS:-/sys/fs/bpf}/xpile/ns$ino" "/run/xpile/ns$ino"
 		ip netns del "$n" 2>/dev/null
 	done
+	rmdir "${XPILE_BPFFS:-/sys/fs/bpf}/xpile" /run/xpile 2>/dev/null
 	return 0
 }
 trap xt_cleanup EXIT
@@ -52,6 +59,12 @@ xt_ns() {
 	XT_NS+=("$n")
 	ip -n "$n" link set lo up
 	echo "$n"
+}
+
+# xt_ns into a variable of the caller's, without the subshell that $(...) would be.
+xt_ns_var() { # VAR NAME
+	xt_ns "$2" >/dev/null || xt_fail "cannot create namespace $2"
+	printf -v "$1" '%s' "${XT_NS[-1]}"
 }
 
 # The pair is created with throwaway names in the root namespace and moved at once, so
