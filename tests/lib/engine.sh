@@ -135,17 +135,25 @@ eng_host() {
 	return 0
 }
 
-eng_start() {
-	local var=$1 ns=$2 pid
-	shift 2
-	# Emptied here, not by the background job's redirection: an earlier engine's ready
-	# line under the same name must not pass the wait below before this one is up.
+# Starts `xpile run ARGS --json` in NS as VAR (pid in VAR, output in $XT_TMP/VAR.json
+# and .err) and waits up to 10 s for a line matching PATTERN: 1 if none came.
+eng_launch() { # var ns pattern args...
+	local var=$1 ns=$2 pattern=$3 pid
+	shift 3
+	# Emptied here, not by the background job's redirection: an earlier engine's line
+	# under the same name must not pass the wait below before this one is up.
 	: >"$XT_TMP/$var.json"
 	ip netns exec "$ns" "$XPILE" run "$@" --json >"$XT_TMP/$var.json" 2>"$XT_TMP/$var.err" &
 	pid=$!
 	XT_PIDS+=("$pid")
 	printf -v "$var" '%s' "$pid"
-	if ! xt_wait_for 10 grep -q '"type":"ready"' "$XT_TMP/$var.json"; then
+	xt_wait_for 10 grep -q "$pattern" "$XT_TMP/$var.json"
+}
+
+eng_start() {
+	local var=$1 ns=$2
+	shift 2
+	if ! eng_launch "$var" "$ns" '"type":"ready"' "$@"; then
 		cat "$XT_TMP/$var.err" >&2
 		xt_fail "engine ($*) did not become ready"
 	fi

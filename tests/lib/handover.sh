@@ -11,13 +11,9 @@
 #   ho_pause FILE                the pause (ns) the new engine's handover line reports
 
 ho_next() { # var old ns args...
-	local var=$1 old=$2 ns=$3 pid rc
+	local var=$1 old=$2 ns=$3 rc
 	shift 3
-	ip netns exec "$ns" "$XPILE" run "$@" --json >"$XT_TMP/$var.json" 2>"$XT_TMP/$var.err" &
-	pid=$!
-	XT_PIDS+=("$pid")
-	printf -v "$var" '%s' "$pid"
-	if ! xt_wait_for 10 grep -q '"role":"new"' "$XT_TMP/$var.json"; then
+	if ! eng_launch "$var" "$ns" '"role":"new"' "$@"; then
 		cat "$XT_TMP/$var.err" >&2
 		grep -v '"interval"\|"live"' "$XT_TMP/$var.json" | tail -3 >&2
 		xt_fail "the new engine ($*) did not take over from pid $old"
