@@ -343,7 +343,9 @@ int eng_ho_take(struct engine *e)
 	eng_resume(e);
 	close(h->conn);
 	h->conn = -1;
-	/* Now ours to serve on: the same path (the old engine's file goes) or another. */
+	/* Now ours to serve on: the same path or another. The old engine removed its file
+	 * before COMMIT; one that predates that (an older xpile) still has it, and it must
+	 * go before a bind, which would find the old listener and refuse. */
 	if (e->cfg.handover) {
 		if (!strcmp(e->cfg.handover, path))
 			unlink(path);
