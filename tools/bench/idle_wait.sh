@@ -10,7 +10,9 @@
 #   default of 64 gives the receiver one wake-up per 64 frames), IW_GEN_CORE 0,
 #   IW_DUT_CORE 1, IW_STRACE 0 (1: count the receiver's syscalls per packet over each
 #   window with strace -c -f instead; strace slows it, so the CPU figures of such runs
-#   are not comparable)
+#   are not comparable), IW_NAPI softirq (threaded: the receiving veths' NAPI runs in
+#   kernel threads pinned to the dut core, as a NIC queue's interrupt on its worker's
+#   core: the worker is woken from its own core, not by an interrupt from the other)
 #
 # Topology: [gen] g0..gK-1 <-veth-> d0..dK-1 [dut], one xpile txonly sending on all K at
 # IW_RATE from the gen core, one xpile rxdrop on the dut core. Packets are the kernel's
@@ -30,6 +32,7 @@ gbatch=${IW_GEN_BATCH:-1}
 gcore=${IW_GEN_CORE:-0}
 dcore=${IW_DUT_CORE:-1}
 trace=${IW_STRACE:-0}
+napi=${IW_NAPI:-softirq}
 xpile=${IW_XPILE:-$XT_BUILD/xpile}
 ks=("$@")
 [ ${#ks[@]} -gt 0 ] || ks=(1 4 8)
@@ -74,6 +77,8 @@ for k in "${ks[@]}"; do
 		xt_veth "$gns" "g$i" "$dns" "d$i"
 		ip netns exec "$gns" sysctl -qw "net.ipv6.conf.g$i.disable_ipv6=1"
 		ip netns exec "$dns" sysctl -qw "net.ipv6.conf.d$i.disable_ipv6=1"
+		# GRO gives a veth its NAPI before any XDP program, so it can be made threaded.
+		[ "$napi" = threaded ] && ip netns exec "$dns" sh -c "ethtool -K d$i gro on && echo 1 >/sys/class/net/d$i/threaded"
 		args_g+=(--iface "g$i")
 		args_d+=(--iface "d$i")
 	done
@@ -92,6 +97,9 @@ for k in "${ks[@]}"; do
 			dpid=$!
 			XT_PIDS+=("$dpid")
 			xt_wait_for 10 grep -q 'ready' "$tmp/dut.out" || { cat "$tmp/dut.out" >&2; exit 1; }
+			if [ "$napi" = threaded ]; then # the NAPI threads come with the XDP program
+				for t in $(pgrep '^napi/d[0-9]+-'); do taskset -pc "$dcore" "$t" >/dev/null; done
+			fi
 			sleep 1
 			[ "$trace" = 1 ] && { strace -c -f -o "$tmp/st" -p "$dpid" 2>/dev/null & spid=$!; sleep 0.5; }
 			p0=$(redirects "$dns" "$k") c0=$(cpu_ns "$dpid") s0=$(ctx_sw "$dpid") i0=$(ctx_inv "$dpid") q0=$(wcpu_ns "$dpid")

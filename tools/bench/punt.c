@@ -5,6 +5,8 @@
  * - punt (engine -> host): io_uring WRITE_FIXED from a registered buffer, registered
  *   file and ring fd, one submit per batch of 32 (user/tap.c, per loop turn) against
  *   write() per frame; the stack drops what it gets (no address), as in the prototypes.
+ *   A third variant posts no completion for a write that succeeded (measured, not in
+ *   the engine: docs/hybrid.md).
  * - inject (host -> engine): the TAP's queue is filled by a packet socket on it, then
  *   drained by read() per frame, by 32 READ_FIXED kept posted (the engine's fallback)
  *   and by one multishot read over a ring of --bufs provided buffers, given back once
@@ -98,14 +100,16 @@ const struct bench_cmd bench_punt_cmd = {
 		.max_args = 0,
 		.description =
 			"Punt: writes --frames Ethernet frames to a TAP in a namespace of its own, "
-			"alternating write() per frame and io_uring WRITE_FIXED (registered "
-			"buffer, file and ring fd, 32 per submit: the engine's punt). Inject: "
+			"alternating write() per frame, io_uring WRITE_FIXED (registered "
+			"buffer, file and ring fd, 32 per submit: the engine's punt) and the "
+			"same with RWF_NOWAIT and IOSQE_CQE_SKIP_SUCCESS (no completion but a "
+			"failed write's: a lever measured, not taken). Inject: "
 			"fills the TAP's queue with --prefill frames from a packet socket and "
 			"drains it, alternating read() per frame, 32 READ_FIXED kept posted and "
 			"one multishot read with a provided-buffer ring of --bufs (the engine's "
 			"inject), until --frames were read; the variants alternate every "
 			"--prefill frames. Prints per run\n"
-			"  punt pkt=B write_ns=X uring_ns=Y ratio=Y/X\n"
+			"  punt pkt=B write_ns=X uring_ns=Y skip_ns=Z ratio=Y/X skip_ratio=Z/X\n"
 			"  inject pkt=B read_ns=X fixed_ns=Y mshot_ns=Z ratio=Z/X\n"
 			"(wall ns per frame), the medians and how often the multishot read "
 			"ended (a full CQ, no buffer left). Needs root (CAP_NET_ADMIN).",
@@ -195,6 +199,29 @@ static double run_uring(struct io_uring *r, __u32 len, __u8 *buf, __u64 n)
 			io_uring_cqe_seen(r, cqe);
 		}
 		done += BATCH;
+	}
+	return (bench_now_ns() - t0) / (double)n;
+}
+
+/* The punt without completions: RWF_NOWAIT keeps every write inline (a write that
+ * would wait fails with -EAGAIN instead of going to io-wq or a poll), so each write
+ * the submit consumed is done when it returns, and IOSQE_CQE_SKIP_SUCCESS leaves a
+ * completion only for a failed one. */
+static double run_uring_skip(struct io_uring *r, __u32 len, __u8 *buf, __u64 n)
+{
+	struct io_uring_cqe *cqe;
+	double t0 = bench_now_ns();
+
+	for (__u64 done = 0; done < n; done += BATCH) {
+		for (__u32 i = 0; i < BATCH; i++) {
+			struct io_uring_sqe *sqe = io_uring_get_sqe(r);
+
+			io_uring_prep_write_fixed(sqe, 0, buf + i * SLOT, len, 0, 0);
+			sqe->rw_flags = RWF_NOWAIT;
+			sqe->flags |= IOSQE_FIXED_FILE | IOSQE_CQE_SKIP_SUCCESS;
+		}
+		if (io_uring_submit(r) != (int)BATCH || !io_uring_peek_cqe(r, &cqe))
+			return -1;
 	}
 	return (bench_now_ns() - t0) / (double)n;
 }
@@ -358,7 +385,7 @@ int bench_punt(int argc, char **argv)
 	};
 	struct io_uring_params par;
 	__u32 sizes[2] = { 64, 1500 }, ns, s, r, rounds;
-	static double w[2][1000], u[2][1000], rd[2][1000], fx[2][1000], ms[2][1000];
+	static double w[2][1000], u[2][1000], sk[2][1000], rd[2][1000], fx[2][1000], ms[2][1000];
 	struct eng_bufring b;
 	struct io_uring ring;
 	struct iovec iov;
@@ -430,26 +457,31 @@ int bench_punt(int argc, char **argv)
 			 * every other round), so a change of the machine's load in a run hits
 			 * them alike. */
 			if (a.dir != 2) {
-				double tw = 0, tu = 0, x, y;
+				double t3[3] = { 0 }, x[3];
 
 				for (__u32 k = 0; k < rounds; k++) {
-					if (k & 1)
-						y = run_uring(&ring, sizes[s], buf, prefill_n);
-					x = run_write(fd, buf, sizes[s], prefill_n);
-					if (!(k & 1))
-						y = run_uring(&ring, sizes[s], buf, prefill_n);
-					if (x < 0 || y < 0) {
+					for (int v0 = 0; v0 < 3; v0++) {
+						int v = k & 1 ? 2 - v0 : v0;
+
+						x[v] = v == 0 ? run_write(fd, buf, sizes[s], prefill_n) :
+						       v == 1 ? run_uring(&ring, sizes[s], buf, prefill_n) :
+								run_uring_skip(&ring, sizes[s], buf,
+									       prefill_n);
+					}
+					if (x[0] < 0 || x[1] < 0 || x[2] < 0) {
 						fprintf(stderr,
 							"xpile-bench punt: a write failed\n");
 						return 1;
 					}
-					tw += x;
-					tu += y;
+					for (int v = 0; v < 3; v++)
+						t3[v] += x[v];
 				}
-				w[s][r] = tw / rounds;
-				u[s][r] = tu / rounds;
-				printf("punt pkt=%u write_ns=%.0f uring_ns=%.0f ratio=%.2f\n",
-				       sizes[s], w[s][r], u[s][r], u[s][r] / w[s][r]);
+				w[s][r] = t3[0] / rounds;
+				u[s][r] = t3[1] / rounds;
+				sk[s][r] = t3[2] / rounds;
+				printf("punt pkt=%u write_ns=%.0f uring_ns=%.0f skip_ns=%.0f ratio=%.2f skip_ratio=%.2f\n",
+				       sizes[s], w[s][r], u[s][r], sk[s][r], u[s][r] / w[s][r],
+				       sk[s][r] / w[s][r]);
 			}
 			if (a.dir != 1) {
 				double t3[3] = { 0 }, x[3];
@@ -485,8 +517,10 @@ int bench_punt(int argc, char **argv)
 			fflush(stdout);
 		}
 	for (s = 0; s < ns; s++) {
-		if (a.dir != 2)
+		if (a.dir != 2) {
 			summary("punt", sizes[s], a.runs, w[s], u[s]);
+			summary("punt-skip", sizes[s], a.runs, w[s], sk[s]);
+		}
 		if (a.dir != 1) {
 			summary("inject", sizes[s], a.runs, rd[s], ms[s]);
 			summary("inject-fixed", sizes[s], a.runs, rd[s], fx[s]);
