@@ -14,7 +14,7 @@ struct bench_cmd {
 extern const struct cli_prog bench_prog;
 extern const struct bench_cmd bench_alloc_cmd, bench_layout_cmd, bench_deal_cmd, bench_region_cmd,
 	bench_xdp_cmd, bench_engine_cmd, bench_gen_cmd, bench_capture_cmd, bench_punt_cmd,
-	bench_handover_cmd;
+	bench_handover_cmd, bench_wake_cmd;
 
 /* Parses @c's options into @cfg: CLI_RUN, or the exit status (help, a usage error). */
 int bench_parse(const struct bench_cmd *c, int argc, char **argv, void *cfg);

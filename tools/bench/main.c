@@ -20,6 +20,7 @@ static const struct cli_cmd *const cmds[] = {
 	&bench_capture_cmd.cli,
 	&bench_punt_cmd.cli,
 	&bench_handover_cmd.cli,
+	&bench_wake_cmd.cli,
 	NULL,
 };
 
