@@ -10,18 +10,9 @@
 #include "bench.h"
 
 static const struct cli_cmd *const cmds[] = {
-	&bench_alloc_cmd.cli,
-	&bench_layout_cmd.cli,
-	&bench_deal_cmd.cli,
-	&bench_region_cmd.cli,
-	&bench_xdp_cmd.cli,
-	&bench_engine_cmd.cli,
-	&bench_gen_cmd.cli,
-	&bench_capture_cmd.cli,
-	&bench_punt_cmd.cli,
-	&bench_handover_cmd.cli,
-	&bench_wake_cmd.cli,
-	NULL,
+	&bench_alloc_cmd.cli, &bench_layout_cmd.cli,   &bench_deal_cmd.cli, &bench_region_cmd.cli,
+	&bench_xdp_cmd.cli,   &bench_engine_cmd.cli,   &bench_gen_cmd.cli,  &bench_capture_cmd.cli,
+	&bench_punt_cmd.cli,  &bench_handover_cmd.cli, &bench_wake_cmd.cli, NULL,
 };
 
 const struct cli_prog bench_prog = {

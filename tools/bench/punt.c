@@ -463,8 +463,10 @@ int bench_punt(int argc, char **argv)
 					for (int v0 = 0; v0 < 3; v0++) {
 						int v = k & 1 ? 2 - v0 : v0;
 
-						x[v] = v == 0 ? run_write(fd, buf, sizes[s], prefill_n) :
-						       v == 1 ? run_uring(&ring, sizes[s], buf, prefill_n) :
+						x[v] = v == 0 ? run_write(fd, buf, sizes[s],
+									  prefill_n) :
+						       v == 1 ? run_uring(&ring, sizes[s], buf,
+									  prefill_n) :
 								run_uring_skip(&ring, sizes[s], buf,
 									       prefill_n);
 					}

@@ -93,7 +93,7 @@ static unsigned long long run_ns(pid_t tid)
 	if (f) {
 		if (fscanf(f, "%llu", &v) != 1)
 			v = 0;
-		fclose(f);
+		(void)fclose(f); /* read only: nothing to lose */
 	}
 	return v;
 }
