@@ -361,6 +361,47 @@ static double run_mshot(struct io_uring *r, struct eng_bufring *b, int s, __u8 *
 	return t / ((double)rounds * prefill_n);
 }
 
+/* What a round's variants need. */
+struct punt_ctx {
+	int fd, hs, only;
+	struct io_uring *ring;
+	struct eng_bufring *b;
+	__u8 *buf;
+};
+
+/* Variant @v (0 the per-frame syscall) of direction @dir (1 punt, 2 inject): ns per
+ * frame over one round of prefill_n frames; 1 for an inject variant --only leaves out. */
+static double variant(const struct punt_ctx *c, int dir, int v, __u32 pkt)
+{
+	if (dir == 1)
+		return v == 0 ? run_write(c->fd, c->buf, pkt, prefill_n) :
+		       v == 1 ? run_uring(c->ring, pkt, c->buf, prefill_n) :
+				run_uring_skip(c->ring, pkt, c->buf, prefill_n);
+	if (v == 0)
+		return run_read(c->fd, c->hs, c->buf, pkt, 1);
+	if (v == 1)
+		return c->only != 2 ? run_read_fixed(c->ring, c->hs, c->buf, pkt, 1) : 1;
+	return c->only != 1 ? run_mshot(c->ring, c->b, c->hs, c->buf, pkt, 1) : 1;
+}
+
+/* Round @k of direction @dir: its three variants in turned order every other round, so
+ * a change of the machine's load in a run hits them alike; adds each one's figure to @t. */
+static int round3(const struct punt_ctx *c, int dir, __u32 k, __u32 pkt, double t[3])
+{
+	double x[3];
+
+	for (int v0 = 0; v0 < 3; v0++) {
+		int v = k & 1 ? 2 - v0 : v0;
+
+		x[v] = variant(c, dir, v, pkt);
+		if (x[v] < 0)
+			return -1;
+	}
+	for (int v = 0; v < 3; v++)
+		t[v] += x[v];
+	return 0;
+}
+
 static void summary(const char *what, __u32 pkt, __u32 runs, double *base, double *v)
 {
 	double ratio[1000];
@@ -388,6 +429,7 @@ int bench_punt(int argc, char **argv)
 	static double w[2][1000], u[2][1000], sk[2][1000], rd[2][1000], fx[2][1000], ms[2][1000];
 	struct eng_bufring b;
 	struct io_uring ring;
+	struct punt_ctx c;
 	struct iovec iov;
 	__u8 *buf;
 	int rc = bench_parse(&bench_punt_cmd, argc, argv, &a), fd, hs;
@@ -451,68 +493,39 @@ int bench_punt(int argc, char **argv)
 	for (__u32 i = 0; i < nslot; i++)
 		eng_bufring_add(&b, buf + i * SLOT, SLOT, (__u16)i, (int)i);
 	eng_bufring_publish(&b, (int)nslot);
+	c = (struct punt_ctx){
+		.fd = fd, .hs = hs, .only = a.only, .ring = &ring, .b = &b, .buf = buf
+	};
 	for (r = 0; r < a.runs; r++)
 		for (s = 0; s < ns; s++) {
-			/* The variants alternate every round of prefill_n frames (in turned order
-			 * every other round), so a change of the machine's load in a run hits
-			 * them alike. */
 			if (a.dir != 2) {
-				double t3[3] = { 0 }, x[3];
+				double t[3] = { 0 };
 
-				for (__u32 k = 0; k < rounds; k++) {
-					for (int v0 = 0; v0 < 3; v0++) {
-						int v = k & 1 ? 2 - v0 : v0;
-
-						x[v] = v == 0 ? run_write(fd, buf, sizes[s],
-									  prefill_n) :
-						       v == 1 ? run_uring(&ring, sizes[s], buf,
-									  prefill_n) :
-								run_uring_skip(&ring, sizes[s], buf,
-									       prefill_n);
-					}
-					if (x[0] < 0 || x[1] < 0 || x[2] < 0) {
+				for (__u32 k = 0; k < rounds; k++)
+					if (round3(&c, 1, k, sizes[s], t)) {
 						fprintf(stderr,
 							"xpile-bench punt: a write failed\n");
 						return 1;
 					}
-					for (int v = 0; v < 3; v++)
-						t3[v] += x[v];
-				}
-				w[s][r] = t3[0] / rounds;
-				u[s][r] = t3[1] / rounds;
-				sk[s][r] = t3[2] / rounds;
+				w[s][r] = t[0] / rounds;
+				u[s][r] = t[1] / rounds;
+				sk[s][r] = t[2] / rounds;
 				printf("punt pkt=%u write_ns=%.0f uring_ns=%.0f skip_ns=%.0f ratio=%.2f skip_ratio=%.2f\n",
 				       sizes[s], w[s][r], u[s][r], sk[s][r], u[s][r] / w[s][r],
 				       sk[s][r] / w[s][r]);
 			}
 			if (a.dir != 1) {
-				double t3[3] = { 0 }, x[3];
+				double t[3] = { 0 };
 
-				for (__u32 k = 0; k < rounds; k++) {
-					for (int v0 = 0; v0 < 3; v0++) {
-						int v = k & 1 ? 2 - v0 : v0;
-
-						x[v] = v == 0 ? run_read(fd, hs, buf, sizes[s], 1) :
-						       v == 1 && a.only != 2 ?
-								run_read_fixed(&ring, hs, buf,
-									       sizes[s], 1) :
-						       v == 2 && a.only != 1 ?
-								run_mshot(&ring, &b, hs, buf,
-									  sizes[s], 1) :
-								1;
-					}
-					if (x[0] < 0 || x[1] < 0 || x[2] < 0) {
+				for (__u32 k = 0; k < rounds; k++)
+					if (round3(&c, 2, k, sizes[s], t)) {
 						fprintf(stderr,
-							"xpile-bench punt: a read failed or lost a frame (read %.0f, fixed %.0f, multishot %.0f)\n",
-							x[0], x[1], x[2]);
+							"xpile-bench punt: a read failed or lost a frame\n");
 						return 1;
 					}
-					for (int v = 0; v < 3; v++)
-						t3[v] += x[v];
-				}
-				rd[s][r] = t3[0] / rounds;
-				fx[s][r] = t3[1] / rounds;
-				ms[s][r] = t3[2] / rounds;
+				rd[s][r] = t[0] / rounds;
+				fx[s][r] = t[1] / rounds;
+				ms[s][r] = t[2] / rounds;
 				printf("inject pkt=%u read_ns=%.0f fixed_ns=%.0f mshot_ns=%.0f ratio=%.2f\n",
 				       sizes[s], rd[s][r], fx[s][r], ms[s][r], ms[s][r] / rd[s][r]);
 			}
