@@ -107,10 +107,12 @@ const struct bench_cmd bench_punt_cmd = {
 			"fills the TAP's queue with --prefill frames from a packet socket and "
 			"drains it, alternating read() per frame, 32 READ_FIXED kept posted and "
 			"one multishot read with a provided-buffer ring of --bufs (the engine's "
-			"inject), until --frames were read; the variants alternate every "
+			"inject), and batches of 32 READ_FIXED with RWF_NOWAIT in one submit "
+			"(measured, not taken), until --frames were read; the variants alternate every "
 			"--prefill frames. Prints per run\n"
 			"  punt pkt=B write_ns=X uring_ns=Y skip_ns=Z ratio=Y/X skip_ratio=Z/X\n"
-			"  inject pkt=B read_ns=X fixed_ns=Y mshot_ns=Z ratio=Z/X\n"
+			"  inject pkt=B read_ns=X fixed_ns=Y mshot_ns=Z batch_ns=W ratio=Z/X "
+			"batch_ratio=W/X\n"
 			"(wall ns per frame), the medians and how often the multishot read "
 			"ended (a full CQ, no buffer left). Needs root (CAP_NET_ADMIN).",
 		.examples =
@@ -291,6 +293,42 @@ static double run_read_fixed(struct io_uring *r, int s, __u8 *buf, __u32 len, __
 	return t / ((double)rounds * prefill_n);
 }
 
+/* Reads the way the punt writes: 32 READ_FIXED with RWF_NOWAIT in one submit, each done
+ * inline (a read that finds the queue empty fails with -EAGAIN instead of arming a
+ * poll), then their completions: no poll and no task work per frame (measured for
+ * docs/hybrid.md; the engine reads with the multishot). */
+static double run_read_batch(struct io_uring *r, int s, __u8 *buf, __u32 len, __u32 rounds)
+{
+	struct io_uring_cqe *cqe;
+	double t = 0;
+
+	for (__u32 k = 0; k < rounds; k++) {
+		if (prefill(s, buf + nslot * SLOT, len))
+			return -1;
+		double t0 = bench_now_ns();
+
+		for (__u32 got = 0; got < prefill_n; got += BATCH) {
+			for (__u32 i = 0; i < BATCH; i++) {
+				struct io_uring_sqe *sqe = io_uring_get_sqe(r);
+
+				io_uring_prep_read_fixed(sqe, 0, buf + ((got + i) % nslot) * SLOT,
+							 SLOT, 0, 0);
+				sqe->rw_flags = RWF_NOWAIT;
+				sqe->flags |= IOSQE_FIXED_FILE;
+			}
+			if (io_uring_submit_and_wait(r, BATCH) != (int)BATCH)
+				return -1;
+			for (__u32 i = 0; i < BATCH; i++) {
+				if (reap_one(r, &cqe) || cqe->res != (int)len)
+					return -1;
+				io_uring_cqe_seen(r, cqe);
+			}
+		}
+		t += bench_now_ns() - t0;
+	}
+	return t / ((double)rounds * prefill_n);
+}
+
 static double run_mshot(struct io_uring *r, struct eng_bufring *b, int s, __u8 *buf, __u32 len,
 			__u32 rounds)
 {
@@ -381,23 +419,25 @@ static double variant(const struct punt_ctx *c, int dir, int v, __u32 pkt)
 		return run_read(c->fd, c->hs, c->buf, pkt, 1);
 	if (v == 1)
 		return c->only != 2 ? run_read_fixed(c->ring, c->hs, c->buf, pkt, 1) : 1;
-	return c->only != 1 ? run_mshot(c->ring, c->b, c->hs, c->buf, pkt, 1) : 1;
+	if (v == 2)
+		return c->only != 1 ? run_mshot(c->ring, c->b, c->hs, c->buf, pkt, 1) : 1;
+	return c->only ? 1 : run_read_batch(c->ring, c->hs, c->buf, pkt, 1);
 }
 
-/* Round @k of direction @dir: its three variants in turned order every other round, so
- * a change of the machine's load in a run hits them alike; adds each one's figure to @t. */
-static int round3(const struct punt_ctx *c, int dir, __u32 k, __u32 pkt, double t[3])
+/* Round @k of direction @dir: its @n variants in turned order every other round, so a
+ * change of the machine's load in a run hits them alike; adds each one's figure to @t. */
+static int round_n(const struct punt_ctx *c, int dir, int n, __u32 k, __u32 pkt, double *t)
 {
-	double x[3];
+	double x[4];
 
-	for (int v0 = 0; v0 < 3; v0++) {
-		int v = k & 1 ? 2 - v0 : v0;
+	for (int v0 = 0; v0 < n; v0++) {
+		int v = k & 1 ? n - 1 - v0 : v0;
 
 		x[v] = variant(c, dir, v, pkt);
 		if (x[v] < 0)
 			return -1;
 	}
-	for (int v = 0; v < 3; v++)
+	for (int v = 0; v < n; v++)
 		t[v] += x[v];
 	return 0;
 }
@@ -426,7 +466,8 @@ int bench_punt(int argc, char **argv)
 	};
 	struct io_uring_params par;
 	__u32 sizes[2] = { 64, 1500 }, ns, s, r, rounds;
-	static double w[2][1000], u[2][1000], sk[2][1000], rd[2][1000], fx[2][1000], ms[2][1000];
+	static double w[2][1000], u[2][1000], sk[2][1000], rd[2][1000], fx[2][1000], ms[2][1000],
+		bt[2][1000];
 	struct eng_bufring b;
 	struct io_uring ring;
 	struct punt_ctx c;
@@ -502,7 +543,7 @@ int bench_punt(int argc, char **argv)
 				double t[3] = { 0 };
 
 				for (__u32 k = 0; k < rounds; k++)
-					if (round3(&c, 1, k, sizes[s], t)) {
+					if (round_n(&c, 1, 3, k, sizes[s], t)) {
 						fprintf(stderr,
 							"xpile-bench punt: a write failed\n");
 						return 1;
@@ -515,10 +556,10 @@ int bench_punt(int argc, char **argv)
 				       sk[s][r] / w[s][r]);
 			}
 			if (a.dir != 1) {
-				double t[3] = { 0 };
+				double t[4] = { 0 };
 
 				for (__u32 k = 0; k < rounds; k++)
-					if (round3(&c, 2, k, sizes[s], t)) {
+					if (round_n(&c, 2, 4, k, sizes[s], t)) {
 						fprintf(stderr,
 							"xpile-bench punt: a read failed or lost a frame\n");
 						return 1;
@@ -526,8 +567,10 @@ int bench_punt(int argc, char **argv)
 				rd[s][r] = t[0] / rounds;
 				fx[s][r] = t[1] / rounds;
 				ms[s][r] = t[2] / rounds;
-				printf("inject pkt=%u read_ns=%.0f fixed_ns=%.0f mshot_ns=%.0f ratio=%.2f\n",
-				       sizes[s], rd[s][r], fx[s][r], ms[s][r], ms[s][r] / rd[s][r]);
+				bt[s][r] = t[3] / rounds;
+				printf("inject pkt=%u read_ns=%.0f fixed_ns=%.0f mshot_ns=%.0f batch_ns=%.0f ratio=%.2f batch_ratio=%.2f\n",
+				       sizes[s], rd[s][r], fx[s][r], ms[s][r], bt[s][r],
+				       ms[s][r] / rd[s][r], bt[s][r] / rd[s][r]);
 			}
 			fflush(stdout);
 		}
@@ -539,6 +582,8 @@ int bench_punt(int argc, char **argv)
 		if (a.dir != 1) {
 			summary("inject", sizes[s], a.runs, rd[s], ms[s]);
 			summary("inject-fixed", sizes[s], a.runs, rd[s], fx[s]);
+			if (!a.only)
+				summary("inject-batch", sizes[s], a.runs, rd[s], bt[s]);
 		}
 	}
 	if (a.dir != 1 && a.only != 1)
