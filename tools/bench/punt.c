@@ -44,7 +44,7 @@
 #define SLOT ((size_t)2048)
 
 struct punt_args {
-	__u32 runs, pkt, bufs, prefill, cq;
+	__u32 runs, pkt, bufs, prefill, cq, read_bufs;
 	__u64 frames;
 	int dir, only, ring;
 };
@@ -84,6 +84,11 @@ static const struct cli_opt opts[] = {
 	    "frames queued on the TAP per inject round (default 4096; --frames rounds down to it)",
 	    .min = 32, .max = 65536),
 	OPT("cq", NUM, cq, "N", "completion queue entries (default 2048)", .min = 64, .max = 65536),
+	OPT("read-bufs", NUM, read_bufs, "N",
+	    "buffers read() cycles through, apart from the io_uring variants' (default: the "
+	    "same --bufs); 8192 with --bufs 2048 --prefill 8192 is the prototypes' shape, "
+	    "read() into colder memory than the multishot's",
+	    .min = 32, .max = 65536),
 	OPT("only", ENUM, only, "all|fixed|mshot",
 	    "inject: read() and only this io_uring variant (default all; for profiles)",
 	    .names = only_names),
@@ -230,19 +235,33 @@ static double run_uring_skip(struct io_uring *r, __u32 len, __u8 *buf, __u64 n)
 
 static __u64 mshot_ends; /* completions without F_MORE: the read armed again */
 
-/* Each inject runner drains @rounds prefilled queues; the prefill is not timed. */
-static double run_read(int fd, int s, __u8 *buf, __u32 len, __u32 rounds)
+/* What a round's variants need. */
+struct punt_ctx {
+	int fd, hs, only;
+	struct io_uring *ring;
+	struct eng_bufring *b;
+	__u8 *buf;
+	__u8 *rbuf; /* read()'s own buffers, --read-bufs of them, or buf */
+	__u32 nrbuf, rnext;
+};
+
+/* Each inject runner drains @rounds prefilled queues; the prefill is not timed. read()
+ * goes on through its buffers from round to round. */
+static double run_read(struct punt_ctx *c, __u32 len, __u32 rounds)
 {
 	double t = 0;
 
 	for (__u32 r = 0; r < rounds; r++) {
-		if (prefill(s, buf + nslot * SLOT, len))
+		if (prefill(c->hs, c->buf + nslot * SLOT, len))
 			return -1;
 		double t0 = bench_now_ns();
 
-		for (__u32 i = 0; i < prefill_n; i++)
-			if (read(fd, buf + (i % nslot) * SLOT, SLOT) != (ssize_t)len)
+		for (__u32 i = 0; i < prefill_n; i++) {
+			if (read(c->fd, c->rbuf + (size_t)c->rnext * SLOT, SLOT) != (ssize_t)len)
 				return -1;
+			if (++c->rnext >= c->nrbuf)
+				c->rnext = 0;
+		}
 		t += bench_now_ns() - t0;
 	}
 	return t / ((double)rounds * prefill_n);
@@ -399,24 +418,16 @@ static double run_mshot(struct io_uring *r, struct eng_bufring *b, int s, __u8 *
 	return t / ((double)rounds * prefill_n);
 }
 
-/* What a round's variants need. */
-struct punt_ctx {
-	int fd, hs, only;
-	struct io_uring *ring;
-	struct eng_bufring *b;
-	__u8 *buf;
-};
-
 /* Variant @v (0 the per-frame syscall) of direction @dir (1 punt, 2 inject): ns per
  * frame over one round of prefill_n frames; 1 for an inject variant --only leaves out. */
-static double variant(const struct punt_ctx *c, int dir, int v, __u32 pkt)
+static double variant(struct punt_ctx *c, int dir, int v, __u32 pkt)
 {
 	if (dir == 1)
 		return v == 0 ? run_write(c->fd, c->buf, pkt, prefill_n) :
 		       v == 1 ? run_uring(c->ring, pkt, c->buf, prefill_n) :
 				run_uring_skip(c->ring, pkt, c->buf, prefill_n);
 	if (v == 0)
-		return run_read(c->fd, c->hs, c->buf, pkt, 1);
+		return run_read(c, pkt, 1);
 	if (v == 1)
 		return c->only != 2 ? run_read_fixed(c->ring, c->hs, c->buf, pkt, 1) : 1;
 	if (v == 2)
@@ -426,7 +437,7 @@ static double variant(const struct punt_ctx *c, int dir, int v, __u32 pkt)
 
 /* Round @k of direction @dir: its @n variants in turned order every other round, so a
  * change of the machine's load in a run hits them alike; adds each one's figure to @t. */
-static int round_n(const struct punt_ctx *c, int dir, int n, __u32 k, __u32 pkt, double *t)
+static int round_n(struct punt_ctx *c, int dir, int n, __u32 k, __u32 pkt, double *t)
 {
 	double x[4];
 
@@ -534,9 +545,23 @@ int bench_punt(int argc, char **argv)
 	for (__u32 i = 0; i < nslot; i++)
 		eng_bufring_add(&b, buf + i * SLOT, SLOT, (__u16)i, (int)i);
 	eng_bufring_publish(&b, (int)nslot);
-	c = (struct punt_ctx){
-		.fd = fd, .hs = hs, .only = a.only, .ring = &ring, .b = &b, .buf = buf
-	};
+	c = (struct punt_ctx){ .fd = fd,
+			       .hs = hs,
+			       .only = a.only,
+			       .ring = &ring,
+			       .b = &b,
+			       .buf = buf,
+			       .rbuf = buf,
+			       .nrbuf = nslot };
+	if (a.read_bufs && a.read_bufs != nslot) {
+		c.nrbuf = a.read_bufs;
+		c.rbuf = aligned_alloc(4096, (size_t)c.nrbuf * SLOT);
+		if (!c.rbuf) {
+			fprintf(stderr, "xpile-bench punt: --read-bufs %u: out of memory\n",
+				a.read_bufs);
+			return 1;
+		}
+	}
 	for (r = 0; r < a.runs; r++)
 		for (s = 0; s < ns; s++) {
 			if (a.dir != 2) {
@@ -593,6 +618,8 @@ int bench_punt(int argc, char **argv)
 	io_uring_queue_exit(&ring);
 	close(hs);
 	close(fd);
+	if (c.rbuf != buf)
+		free(c.rbuf);
 	free(buf);
 	return 0;
 }
