@@ -14,6 +14,10 @@
  * The variants alternate every round (--prefill frames), so a change of load in a run
  * hits them alike; the ring is set up as the engine's TAP ring unless --ring says.
  * The TAP lives in a network namespace of the bench's own (unshare): nothing is left.
+ * A second thread sleeps through the runs: the engine is a process of several threads,
+ * where read() and write() cost more than in one of one (glibc's cancellation points,
+ * the kernel's reference on a shared file table's file), and io_uring's registered
+ * files do not.
  */
 
 #include <errno.h>
@@ -33,12 +37,14 @@
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <poll.h>
+#include <pthread.h>
 
 #include <liburing.h>
 
 #include "../../user/uring_buf.h"
 #include "bench.h"
 #include "benchutil.h"
+#include "punt_thread.h"
 
 #define BATCH 32u
 #define SLOT ((size_t)2048)
@@ -47,6 +53,7 @@ struct punt_args {
 	__u32 runs, pkt, bufs, prefill, cq, read_bufs;
 	__u64 frames;
 	int dir, only, ring;
+	bool single;
 };
 
 /* Set from the options once: the buffers (the punt uses BATCH, the inject's ring
@@ -84,6 +91,11 @@ static const struct cli_opt opts[] = {
 	    "frames queued on the TAP per inject round (default 4096; --frames rounds down to it)",
 	    .min = 32, .max = 65536),
 	OPT("cq", NUM, cq, "N", "completion queue entries (default 2048)", .min = 64, .max = 65536),
+	OPT("single-threaded", FLAG, single, NULL,
+	    "time in a process of one thread (by default a second thread sleeps through the "
+	    "runs: the engine's workers are threads, and in a process of several glibc's "
+	    "read() and write() mark themselves cancellation points and the kernel takes a "
+	    "reference on the file per call, which io_uring's registered files do not)"),
 	OPT("read-bufs", NUM, read_bufs, "N",
 	    "buffers read() cycles through, apart from the io_uring variants' (default: the "
 	    "same --bufs); 8192 with --bufs 2048 --prefill 8192 is the prototypes' shape, "
@@ -108,14 +120,20 @@ const struct bench_cmd bench_punt_cmd = {
 			"alternating write() per frame, io_uring WRITE_FIXED (registered "
 			"buffer, file and ring fd, 32 per submit: the engine's punt) and the "
 			"same with RWF_NOWAIT and IOSQE_CQE_SKIP_SUCCESS (no completion but a "
-			"failed write's: a lever measured, not taken). Inject: "
+			"failed write's: a lever measured, not taken), and a slow-path thread on "
+			"another core that the worker hands each frame to over a ring (the "
+			"design not taken: thread_ns is its cost per frame, handoff_ns the "
+			"worker's). Inject: "
 			"fills the TAP's queue with --prefill frames from a packet socket and "
 			"drains it, alternating read() per frame, 32 READ_FIXED kept posted and "
 			"one multishot read with a provided-buffer ring of --bufs (the engine's "
 			"inject), and batches of 32 READ_FIXED with RWF_NOWAIT in one submit "
 			"(measured, not taken), until --frames were read; the variants alternate every "
-			"--prefill frames. Prints per run\n"
-			"  punt pkt=B write_ns=X uring_ns=Y skip_ns=Z ratio=Y/X skip_ratio=Z/X\n"
+			"--prefill frames. The process keeps a second thread asleep, as the "
+			"engine is never single-threaded (--single-threaded: without it and "
+			"without the slow-path thread). Prints per run\n"
+			"  punt pkt=B write_ns=X uring_ns=Y skip_ns=Z thread_ns=T handoff_ns=H "
+			"ratio=Y/X skip_ratio=Z/X\n"
 			"  inject pkt=B read_ns=X fixed_ns=Y mshot_ns=Z batch_ns=W ratio=Z/X "
 			"batch_ratio=W/X\n"
 			"(wall ns per frame), the medians and how often the multishot read "
@@ -243,6 +261,8 @@ struct punt_ctx {
 	__u8 *buf;
 	__u8 *rbuf; /* read()'s own buffers, --read-bufs of them, or buf */
 	__u32 nrbuf, rnext;
+	struct punt_thread *pt; /* the shared slow-path thread's variant */
+	double handoff; /* what its handoff cost the worker, summed over rounds */
 };
 
 /* Each inject runner drains @rounds prefilled queues; the prefill is not timed. read()
@@ -422,6 +442,12 @@ static double run_mshot(struct io_uring *r, struct eng_bufring *b, int s, __u8 *
  * frame over one round of prefill_n frames; 1 for an inject variant --only leaves out. */
 static double variant(struct punt_ctx *c, int dir, int v, __u32 pkt)
 {
+	if (dir == 1 && v == 3) {
+		double ho, x = punt_thread_run(c->pt, pkt, nslot, prefill_n, &ho);
+
+		c->handoff += ho;
+		return x;
+	}
 	if (dir == 1)
 		return v == 0 ? run_write(c->fd, c->buf, pkt, prefill_n) :
 		       v == 1 ? run_uring(c->ring, pkt, c->buf, prefill_n) :
@@ -453,6 +479,17 @@ static int round_n(struct punt_ctx *c, int dir, int n, __u32 k, __u32 pkt, doubl
 	return 0;
 }
 
+/* The second thread of a process that must not be single-threaded: it waits on @arg
+ * (a pipe's read end) until the bench closes the other end. */
+static void *sleeper_main(void *arg)
+{
+	char c;
+
+	while (read(*(int *)arg, &c, 1) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
 static void summary(const char *what, __u32 pkt, __u32 runs, double *base, double *v)
 {
 	double ratio[1000];
@@ -477,11 +514,13 @@ int bench_punt(int argc, char **argv)
 	};
 	struct io_uring_params par;
 	__u32 sizes[2] = { 64, 1500 }, ns, s, r, rounds;
-	static double w[2][1000], u[2][1000], sk[2][1000], rd[2][1000], fx[2][1000], ms[2][1000],
-		bt[2][1000];
+	static double w[2][1000], u[2][1000], sk[2][1000], th[2][1000], ho[2][1000], rd[2][1000],
+		fx[2][1000], ms[2][1000], bt[2][1000];
 	struct eng_bufring b;
 	struct io_uring ring;
 	struct punt_ctx c;
+	pthread_t sleeper;
+	int sleep_pipe[2];
 	struct iovec iov;
 	__u8 *buf;
 	int rc = bench_parse(&bench_punt_cmd, argc, argv, &a), fd, hs;
@@ -562,13 +601,27 @@ int bench_punt(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (!a.single && (pipe2(sleep_pipe, O_CLOEXEC) ||
+			  pthread_create(&sleeper, NULL, sleeper_main, &sleep_pipe[0]))) {
+		fprintf(stderr, "xpile-bench punt: a second thread: %s\n", strerror(errno));
+		return 1;
+	}
+	/* Not with --single-threaded: its thread would make the process one of several. */
+	rc = a.dir == 2 || a.single ? 0 :
+				      punt_thread_start(&c.pt, fd, buf, (nslot + 1) * SLOT, SLOT);
+	if (rc) {
+		fprintf(stderr, "xpile-bench punt: slow-path thread: %s (needs 2 cores)\n",
+			strerror(-rc));
+		return 1;
+	}
 	for (r = 0; r < a.runs; r++)
 		for (s = 0; s < ns; s++) {
 			if (a.dir != 2) {
-				double t[3] = { 0 };
+				double t[4] = { 0 };
 
+				c.handoff = 0;
 				for (__u32 k = 0; k < rounds; k++)
-					if (round_n(&c, 1, 3, k, sizes[s], t)) {
+					if (round_n(&c, 1, c.pt ? 4 : 3, k, sizes[s], t)) {
 						fprintf(stderr,
 							"xpile-bench punt: a write failed\n");
 						return 1;
@@ -576,9 +629,11 @@ int bench_punt(int argc, char **argv)
 				w[s][r] = t[0] / rounds;
 				u[s][r] = t[1] / rounds;
 				sk[s][r] = t[2] / rounds;
-				printf("punt pkt=%u write_ns=%.0f uring_ns=%.0f skip_ns=%.0f ratio=%.2f skip_ratio=%.2f\n",
-				       sizes[s], w[s][r], u[s][r], sk[s][r], u[s][r] / w[s][r],
-				       sk[s][r] / w[s][r]);
+				th[s][r] = t[3] / rounds;
+				ho[s][r] = c.handoff / rounds;
+				printf("punt pkt=%u write_ns=%.0f uring_ns=%.0f skip_ns=%.0f thread_ns=%.0f handoff_ns=%.1f ratio=%.2f skip_ratio=%.2f\n",
+				       sizes[s], w[s][r], u[s][r], sk[s][r], th[s][r], ho[s][r],
+				       u[s][r] / w[s][r], sk[s][r] / w[s][r]);
 			}
 			if (a.dir != 1) {
 				double t[4] = { 0 };
@@ -603,6 +658,10 @@ int bench_punt(int argc, char **argv)
 		if (a.dir != 2) {
 			summary("punt", sizes[s], a.runs, w[s], u[s]);
 			summary("punt-skip", sizes[s], a.runs, w[s], sk[s]);
+			if (c.pt)
+				printf("punt-thread median pkt=%u runs=%u thread_ns=%.0f handoff_ns=%.1f uring_ns=%.0f (a slow-path thread's ns per frame, the handoff's to the worker, the worker's own io_uring punt)\n",
+				       sizes[s], a.runs, bench_median(th[s], a.runs),
+				       bench_median(ho[s], a.runs), bench_median(u[s], a.runs));
 		}
 		if (a.dir != 1) {
 			summary("inject", sizes[s], a.runs, rd[s], ms[s]);
@@ -618,6 +677,12 @@ int bench_punt(int argc, char **argv)
 	io_uring_queue_exit(&ring);
 	close(hs);
 	close(fd);
+	punt_thread_stop(c.pt);
+	if (!a.single) {
+		close(sleep_pipe[1]);
+		pthread_join(sleeper, NULL);
+		close(sleep_pipe[0]);
+	}
 	if (c.rbuf != buf)
 		free(c.rbuf);
 	free(buf);
