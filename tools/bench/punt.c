@@ -204,35 +204,14 @@ static double run_write(int fd, const __u8 *buf, __u32 len, __u64 n)
 	return (bench_now_ns() - t0) / (double)n;
 }
 
-static double run_uring(struct io_uring *r, __u32 len, __u8 *buf, __u64 n)
-{
-	struct io_uring_cqe *cqe;
-	double t0 = bench_now_ns();
-	__u64 done = 0;
-
-	while (done < n) {
-		for (__u32 i = 0; i < BATCH; i++) {
-			struct io_uring_sqe *sqe = io_uring_get_sqe(r);
-
-			io_uring_prep_write_fixed(sqe, 0, buf + i * SLOT, len, 0, 0);
-			sqe->flags |= IOSQE_FIXED_FILE;
-		}
-		io_uring_submit_and_wait(r, BATCH);
-		for (__u32 i = 0; i < BATCH; i++) {
-			if (io_uring_wait_cqe(r, &cqe) || cqe->res != (int)len)
-				return -1;
-			io_uring_cqe_seen(r, cqe);
-		}
-		done += BATCH;
-	}
-	return (bench_now_ns() - t0) / (double)n;
-}
-
-/* The punt without completions: RWF_NOWAIT keeps every write inline (a write that
- * would wait fails with -EAGAIN instead of going to io-wq or a poll), so each write
- * the submit consumed is done when it returns, and IOSQE_CQE_SKIP_SUCCESS leaves a
- * completion only for a failed one. */
-static double run_uring_skip(struct io_uring *r, __u32 len, __u8 *buf, __u64 n)
+/*
+ * The engine's punt: WRITE_FIXED, one submit per BATCH, then the completions. With
+ * @skip, the punt without completions: RWF_NOWAIT keeps every write inline (a write
+ * that would wait fails with -EAGAIN instead of going to io-wq or a poll), so each
+ * write the submit consumed is done when it returns, and IOSQE_CQE_SKIP_SUCCESS
+ * leaves a completion only for a failed one.
+ */
+static double run_uring(struct io_uring *r, __u32 len, __u8 *buf, __u64 n, bool skip)
 {
 	struct io_uring_cqe *cqe;
 	double t0 = bench_now_ns();
@@ -242,11 +221,23 @@ static double run_uring_skip(struct io_uring *r, __u32 len, __u8 *buf, __u64 n)
 			struct io_uring_sqe *sqe = io_uring_get_sqe(r);
 
 			io_uring_prep_write_fixed(sqe, 0, buf + i * SLOT, len, 0, 0);
-			sqe->rw_flags = RWF_NOWAIT;
-			sqe->flags |= IOSQE_FIXED_FILE | IOSQE_CQE_SKIP_SUCCESS;
+			sqe->flags |= IOSQE_FIXED_FILE;
+			if (skip) {
+				sqe->rw_flags = RWF_NOWAIT;
+				sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+			}
 		}
-		if (io_uring_submit(r) != (int)BATCH || !io_uring_peek_cqe(r, &cqe))
-			return -1;
+		if (skip) {
+			if (io_uring_submit(r) != (int)BATCH || !io_uring_peek_cqe(r, &cqe))
+				return -1;
+			continue;
+		}
+		io_uring_submit_and_wait(r, BATCH);
+		for (__u32 i = 0; i < BATCH; i++) {
+			if (io_uring_wait_cqe(r, &cqe) || cqe->res != (int)len)
+				return -1;
+			io_uring_cqe_seen(r, cqe);
+		}
 	}
 	return (bench_now_ns() - t0) / (double)n;
 }
@@ -450,8 +441,7 @@ static double variant(struct punt_ctx *c, int dir, int v, __u32 pkt)
 	}
 	if (dir == 1)
 		return v == 0 ? run_write(c->fd, c->buf, pkt, prefill_n) :
-		       v == 1 ? run_uring(c->ring, pkt, c->buf, prefill_n) :
-				run_uring_skip(c->ring, pkt, c->buf, prefill_n);
+				run_uring(c->ring, pkt, c->buf, prefill_n, v == 2);
 	if (v == 0)
 		return run_read(c, pkt, 1);
 	if (v == 1)

@@ -31,8 +31,9 @@ struct punt_thread {
 	__u32 len;
 	struct io_uring ring;
 	__u32 req[PT_RING], done[PT_RING];
-	/* Producer and consumer indexes, each written by one side only. */
-	__u32 req_tail, req_head, done_tail, done_head;
+	/* Producer indexes, shared; each consumer's own (the rings never fill: no side
+	 * needs to see the other's consumer index). */
+	__u32 req_tail, done_tail, req_head, done_head;
 	int stop;
 };
 
@@ -67,7 +68,7 @@ static void *slow_main(void *arg)
 			io_uring_cqe_seen(&p->ring, cqe);
 			p->done[(dt + i) % PT_RING] = p->req[(h + i) % PT_RING];
 		}
-		__atomic_store_n(&p->req_head, h + n, __ATOMIC_RELEASE);
+		p->req_head = h + n;
 		__atomic_store_n(&p->done_tail, dt + n, __ATOMIC_RELEASE);
 	}
 	return NULL;

@@ -215,8 +215,7 @@ static double local(int b, __u32 secs, double *wall, long *n)
 	*wall = (bench_now_ns() - t0) / (double)*n / 2; /* two wake-ups a round */
 	double rt = (double)(run_ns(s.tid) - r0);
 
-	s.stop = 1;
-	s.wr = -1;
+	s.wr = -1; /* the last byte goes unanswered */
 	finish(&s, t, to[1]);
 	close(to[0]);
 	close(to[1]);
