@@ -31,18 +31,85 @@ struct xp_vlan_hdr {
 	__be16 proto;
 };
 
-/* What the classifier reads. The addresses go straight into the flow key (a u64 store
- * per word); the caller packs the rest into it (xp_fcache_l4(), xp_fcache_misc()). */
+/* What the classifier reads: the flow key, each word stored once and whole as the parse
+ * goes (the caller adds the RX queue to k.misc), and the IP family. xp_parsed_*() read
+ * the fields back out of the key. */
 struct xp_parsed {
-	struct xp_fcache_key k;
-	__u16 vlan; /* outer VLAN id, XP_STEER_VLAN_NONE when untagged */
-	__u16 ethertype; /* after the VLAN tags, host order */
-	__u32 ports; /* xp_ports(): one store, read back whole by the key */
-	__u8 family; /* 4, 6 or 0 */
-	__u8 has_l4; /* l4proto is known (any IP packet) */
-	__u8 has_ports; /* TCP/UDP header present (not a later fragment) */
-	__u8 l4proto;
+	struct xp_fcache_key k; /* k.l4: xp_fcache_l4(); k.misc: xp_fcache_misc(0, ...) */
+	__u64 ha; /* xp_fcache_hash_addr() of k.addr, summed while the words are at hand */
+	__u8 family; /* 4, 6 or 0 (not IP: no L4 protocol either) */
 };
+
+/* The source and destination address bytes (network order): IPv6 in addr[0..1] and
+ * addr[2..3], IPv4 in addr[0]'s first and last four bytes. */
+static __always_inline const __u8 *xp_parsed_src(const struct xp_parsed *p)
+{
+	return (const __u8 *)&p->k.addr[0];
+}
+
+static __always_inline const __u8 *xp_parsed_dst(const struct xp_parsed *p)
+{
+	const __u8 *a = (const __u8 *)p->k.addr;
+
+	/* Hides the key's alignment: clang would make a + 4 into a | 4, which the verifier
+	 * refuses on a pointer. */
+	asm volatile("" : "+r"(a));
+	return a + (p->family == 6 ? 16 : 4);
+}
+
+static __always_inline __u16 xp_parsed_sport(const struct xp_parsed *p)
+{
+	return p->k.l4;
+}
+
+static __always_inline __u16 xp_parsed_dport(const struct xp_parsed *p)
+{
+	return p->k.l4 >> 16;
+}
+
+/* The outer VLAN id, XP_STEER_VLAN_NONE when untagged. */
+static __always_inline __u16 xp_parsed_vlan(const struct xp_parsed *p)
+{
+	return p->k.l4 >> 32;
+}
+
+/* After the VLAN tags, host order. */
+static __always_inline __u16 xp_parsed_ethertype(const struct xp_parsed *p)
+{
+	return p->k.l4 >> 48;
+}
+
+/* Known for every IP packet (family != 0). */
+static __always_inline __u8 xp_parsed_l4proto(const struct xp_parsed *p)
+{
+	return p->k.misc >> 16;
+}
+
+/* A TCP/UDP header is present (not a later fragment). */
+static __always_inline __u8 xp_parsed_has_ports(const struct xp_parsed *p)
+{
+	return p->k.misc >> 24 & 1;
+}
+
+/* The 8 bytes at @p as one word, in memory order. In BPF one load even where the frame
+ * puts them off an 8-byte boundary, which the verifier allows where the kernel has
+ * efficient unaligned access (x86-64, arm64, ...; the Makefile sets XP_BPF_ALIGNED
+ * elsewhere: two 4-byte loads); in C a memcpy, which is the same. */
+static __always_inline __u64 xp_load64(const void *p)
+{
+#if defined(__bpf__) && !defined(XP_BPF_ALIGNED)
+	return *(const __u64 *)(long)p; /* through long: clang forgets the 4-byte alignment */
+#elif defined(__bpf__)
+	const __u32 *w = p;
+
+	return w[0] | (__u64)w[1] << 32; /* little-endian BPF */
+#else
+	__u64 v;
+
+	__builtin_memcpy(&v, p, sizeof(v));
+	return v;
+#endif
+}
 
 /* The source and destination port at @l4 (TCP and UDP alike) as sport | dport << 16,
  * host order: one 4-byte load, each half byte-swapped. */
@@ -53,41 +120,52 @@ static __always_inline __u32 xp_ports(const void *l4)
 	return bpf_ntohl(v) >> 16 | (__u32)bpf_ntohs(v >> 16) << 16;
 }
 
-/* Checks the L4 header of protocol @proto at @l4; with @key also reads its ports. */
-static __always_inline int xp_parse_ports(void *l4, void *end, struct xp_parsed *p, __u8 proto,
-					  const int key)
+/* The key's L4 words: @base holds the VLAN id and EtherType (xp_fcache_l4()). */
+static __always_inline void xp_key_l4(struct xp_parsed *p, __u64 base, __u32 ports, __u8 proto,
+				      __u8 has_ports)
+{
+	p->k.l4 = base | ports;
+	p->k.misc = xp_fcache_misc(0, proto, has_ports);
+}
+
+/* Checks the L4 header of protocol @proto at @l4; with @key also fills the key's L4
+ * words (its ports for TCP and UDP). */
+static __always_inline int xp_parse_l4(void *l4, void *end, struct xp_parsed *p, __u8 proto,
+				       __u64 base, const int key)
 {
 	if (proto == IPPROTO_TCP) {
 		struct tcphdr *th = l4;
+		__u8 b;
 
 		if ((void *)(th + 1) > end)
 			return XP_PERR_TCP_TRUNC;
-		if (th->doff < 5 || l4 + (__u64)th->doff * 4 > end)
+		/* The data offset is byte 12's high nibble: doff < 5 is the byte below 0x50,
+		 * doff * 4 its top six bits shifted down two. */
+		b = *((const __u8 *)th + 12);
+		if (b < 0x50 || l4 + (b >> 2 & 0x3c) > end)
 			return XP_PERR_TCP_HDR;
 	} else if (proto == IPPROTO_UDP) {
 		struct udphdr *uh = l4;
 
 		if ((void *)(uh + 1) > end)
 			return XP_PERR_UDP_TRUNC;
-	} else if (proto == IPPROTO_ICMP) {
-		if (l4 + 8 > end)
-			return XP_PERR_ICMP_TRUNC;
-		return XP_PARSE_OK;
-	} else if (proto == IPPROTO_ICMPV6) {
-		if (l4 + 8 > end)
-			return XP_PERR_ICMP6_TRUNC;
-		return XP_PARSE_OK;
 	} else {
+		if (proto == IPPROTO_ICMP && l4 + 8 > end)
+			return XP_PERR_ICMP_TRUNC;
+		if (proto == IPPROTO_ICMPV6 && l4 + 8 > end)
+			return XP_PERR_ICMP6_TRUNC;
+		if (key)
+			xp_key_l4(p, base, 0, proto, 0);
 		return XP_PARSE_OK;
 	}
-	if (key) {
-		p->ports = xp_ports(l4);
-		p->has_ports = 1;
-	}
+	if (key)
+		xp_key_l4(p, base, xp_ports(l4), proto, 1);
 	return XP_PARSE_OK;
 }
 
-static __always_inline int xp_parse_ip4(void *l3, void *end, struct xp_parsed *p, const int key)
+/* @base: the VLAN id and EtherType part of the key's l4 word. */
+static __always_inline int xp_parse_ip4(void *l3, void *end, struct xp_parsed *p, __u64 base,
+					const int key)
 {
 	struct iphdr *ih = l3;
 	__u32 hlen;
@@ -99,20 +177,34 @@ static __always_inline int xp_parse_ip4(void *l3, void *end, struct xp_parsed *p
 	hlen = ih->ihl * 4;
 	if (l3 + hlen > end)
 		return XP_PERR_IP4_OPT_TRUNC;
-	p->family = 4;
 	if (key) {
-		p->k.addr[0] = ih->saddr;
-		p->k.addr[2] = ih->daddr;
+		p->family = 4;
+		p->k.addr[0] = xp_load64(&ih->saddr); /* saddr, daddr: adjacent */
+		p->ha = xp_fcache_hash_addr(p->k.addr, 0);
 	}
-	p->l4proto = ih->protocol;
-	p->has_l4 = 1;
 	/* Later fragments carry no L4 header: they match on addresses and protocol. */
-	if (ih->frag_off & bpf_htons(0x1fff))
+	if (ih->frag_off & bpf_htons(0x1fff)) {
+		if (key)
+			xp_key_l4(p, base, 0, ih->protocol, 0);
 		return XP_PARSE_OK;
-	return xp_parse_ports(l3 + hlen, end, p, p->l4proto, key);
+	}
+	return xp_parse_l4(l3 + hlen, end, p, ih->protocol, base, key);
 }
 
-static __always_inline int xp_parse_ip6(void *l3, void *end, struct xp_parsed *p, const int key)
+/* The four key words of an IPv6 header's addresses. */
+static __always_inline void xp_key_ip6(struct xp_parsed *p, const struct ipv6hdr *ih)
+{
+	const __u8 *a = (const __u8 *)&ih->saddr;
+
+	p->k.addr[0] = xp_load64(a);
+	p->k.addr[1] = xp_load64(a + 8);
+	p->k.addr[2] = xp_load64(a + 16);
+	p->k.addr[3] = xp_load64(a + 24);
+	p->ha = xp_fcache_hash_addr(p->k.addr, 1);
+}
+
+static __always_inline int xp_parse_ip6(void *l3, void *end, struct xp_parsed *p, __u64 base,
+					const int key)
 {
 	struct ipv6hdr *ih = l3;
 	void *cur = (void *)(ih + 1);
@@ -120,18 +212,11 @@ static __always_inline int xp_parse_ip6(void *l3, void *end, struct xp_parsed *p
 
 	if (cur > end)
 		return XP_PERR_IP6_TRUNC;
-	p->family = 6;
 	if (key) {
-		const __u32 *a = (const __u32 *)&ih->saddr;
-
-		/* Four-byte aligned in the header: two loads per word. */
-		p->k.addr[0] = a[0] | (__u64)a[1] << 32;
-		p->k.addr[1] = a[2] | (__u64)a[3] << 32;
-		p->k.addr[2] = a[4] | (__u64)a[5] << 32;
-		p->k.addr[3] = a[6] | (__u64)a[7] << 32;
+		p->family = 6;
+		xp_key_ip6(p, ih);
 	}
 	nh = ih->nexthdr;
-	p->has_l4 = 1;
 	/* One pass per extension header and one for the upper-layer header after the
 	 * last of them: six headers before TCP/UDP take seven passes. */
 #pragma unroll
@@ -172,16 +257,16 @@ static __always_inline int xp_parse_ip6(void *l3, void *end, struct xp_parsed *p
 			nh = fh->nexthdr;
 			cur += sizeof(*fh);
 			if (fh->frag_off & bpf_htons(0xfff8)) { /* not the first fragment */
-				p->l4proto = nh;
+				if (key)
+					xp_key_l4(p, base, 0, nh, 0);
 				return XP_PARSE_OK;
 			}
 			break;
 		}
 		default:
-			p->l4proto = nh;
 			if (cur > end)
 				return XP_PERR_IP6_EXT_TRUNC;
-			return xp_parse_ports(cur, end, p, nh, key);
+			return xp_parse_l4(cur, end, p, nh, base, key);
 		}
 	}
 	return XP_PERR_IP6_EXT_DEPTH;
@@ -190,25 +275,14 @@ static __always_inline int xp_parse_ip6(void *l3, void *end, struct xp_parsed *p
 /* The frames most traffic is: IPv4 without options, IPv6 straight to TCP or UDP, untagged
  * or with one 802.1Q tag. No loops and no per-option branches; the L4 checks are the
  * general ones. Returns XP_PARSE_SLOW for any other frame, which the general walk then
- * reads from the start, so both give the same fields and the same error. */
+ * reads from the start, so both give the same key and the same error. */
 #define XP_PARSE_SLOW (-2)
-
-static __always_inline void xp_parsed_ip(struct xp_parsed *p, __u8 family, __u16 ethertype,
-					 __u8 l4proto, __u16 vlan)
-{
-	p->family = family;
-	p->ethertype = ethertype;
-	p->l4proto = l4proto;
-	p->vlan = vlan;
-	p->has_l4 = 1;
-	p->has_ports = 0;
-	p->ports = 0;
-}
 
 static __always_inline int xp_parse_fast(void *data, void *end, struct xp_parsed *p, const int key)
 {
 	void *l3 = data + ETH_HLEN;
-	__u16 proto, vlan = XP_STEER_VLAN_NONE;
+	__u64 base = (__u64)XP_STEER_VLAN_NONE << 32;
+	__u16 proto;
 
 	if (l3 > end)
 		return XP_PARSE_SLOW;
@@ -218,7 +292,7 @@ static __always_inline int xp_parse_fast(void *data, void *end, struct xp_parsed
 
 		if ((void *)(vh + 1) > end)
 			return XP_PARSE_SLOW;
-		vlan = bpf_ntohs(vh->tci) & 0x0fff;
+		base = (__u64)(bpf_ntohs(vh->tci) & 0x0fff) << 32;
 		proto = vh->proto;
 		l3 = vh + 1;
 	}
@@ -228,16 +302,21 @@ static __always_inline int xp_parse_fast(void *data, void *end, struct xp_parsed
 		if ((void *)(ih + 1) > end || *(__u8 *)ih != 0x45) /* version 4, IHL 5 */
 			return XP_PARSE_SLOW;
 		if (key) {
-			p->k.addr[0] = ih->saddr;
+			p->family = 4;
+			p->k.addr[0] = xp_load64(&ih->saddr); /* saddr, daddr: adjacent */
 			p->k.addr[1] = 0;
-			p->k.addr[2] = ih->daddr;
+			p->k.addr[2] = 0;
 			p->k.addr[3] = 0;
-			xp_parsed_ip(p, 4, ETH_P_IP, ih->protocol, vlan);
+			p->ha = xp_fcache_hash_addr(p->k.addr, 0);
 		}
+		base |= (__u64)ETH_P_IP << 48;
 		/* Later fragments carry no L4 header: they match on addresses and protocol. */
-		if (ih->frag_off & bpf_htons(0x1fff))
+		if (ih->frag_off & bpf_htons(0x1fff)) {
+			if (key)
+				xp_key_l4(p, base, 0, ih->protocol, 0);
 			return XP_PARSE_OK;
-		return xp_parse_ports(ih + 1, end, p, ih->protocol, key);
+		}
+		return xp_parse_l4(ih + 1, end, p, ih->protocol, base, key);
 	}
 	if (proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ih = l3;
@@ -246,40 +325,33 @@ static __always_inline int xp_parse_fast(void *data, void *end, struct xp_parsed
 		    (ih->nexthdr != IPPROTO_TCP && ih->nexthdr != IPPROTO_UDP))
 			return XP_PARSE_SLOW;
 		if (key) {
-			const __u32 *a = (const __u32 *)&ih->saddr;
-
-			p->k.addr[0] = a[0] | (__u64)a[1] << 32;
-			p->k.addr[1] = a[2] | (__u64)a[3] << 32;
-			p->k.addr[2] = a[4] | (__u64)a[5] << 32;
-			p->k.addr[3] = a[6] | (__u64)a[7] << 32;
-			xp_parsed_ip(p, 6, ETH_P_IPV6, ih->nexthdr, vlan);
+			p->family = 6;
+			xp_key_ip6(p, ih);
 		}
-		return xp_parse_ports(ih + 1, end, p, ih->nexthdr, key);
+		return xp_parse_l4(ih + 1, end, p, ih->nexthdr, base | (__u64)ETH_P_IPV6 << 48,
+				   key);
 	}
 	return XP_PARSE_SLOW;
 }
 
-/* Returns XP_PARSE_OK or an enum xp_perr. Without @key (a constant) the fast path fills
- * nothing and the addresses and ports are not read: the checks, and so the errors, are
- * the same. */
+/* Returns XP_PARSE_OK or an enum xp_perr. With @key (a constant) the key and family are
+ * filled; without it nothing is stored and the addresses and ports are not read: the
+ * checks, and so the errors, are the same. */
 static __always_inline int xp_parse(void *data, void *end, struct xp_parsed *p, const int key)
 {
 	struct ethhdr *eth = data;
 	void *cur = (void *)(eth + 1);
-	__u16 proto;
+	__u16 proto, vlan = XP_STEER_VLAN_NONE;
+	__u64 base;
 	int err = xp_parse_fast(data, end, p, key);
 
 	if (err != XP_PARSE_SLOW)
 		return err;
 	if (key) {
 		p->k.addr[0] = p->k.addr[1] = p->k.addr[2] = p->k.addr[3] = 0;
-		p->ports = 0;
+		p->ha = 0;
+		p->family = 0;
 	}
-	p->vlan = XP_STEER_VLAN_NONE;
-	p->family = 0;
-	p->has_l4 = 0;
-	p->has_ports = 0;
-	p->l4proto = 0;
 	if (cur > end)
 		return XP_PERR_ETH_TRUNC;
 	proto = bpf_ntohs(eth->h_proto);
@@ -294,15 +366,17 @@ static __always_inline int xp_parse(void *data, void *end, struct xp_parsed *p, 
 		if ((void *)(vh + 1) > end)
 			return XP_PERR_VLAN_TRUNC;
 		if (i == 0)
-			p->vlan = bpf_ntohs(vh->tci) & 0x0fff;
+			vlan = bpf_ntohs(vh->tci) & 0x0fff;
 		proto = bpf_ntohs(vh->proto);
 		cur = vh + 1;
 	}
-	p->ethertype = proto;
+	base = (__u64)vlan << 32 | (__u64)proto << 48;
 	if (proto == ETH_P_IP)
-		return xp_parse_ip4(cur, end, p, key);
+		return xp_parse_ip4(cur, end, p, base, key);
 	if (proto == ETH_P_IPV6)
-		return xp_parse_ip6(cur, end, p, key);
+		return xp_parse_ip6(cur, end, p, base, key);
+	if (key)
+		xp_key_l4(p, base, 0, 0, 0);
 	return XP_PARSE_OK;
 }
 

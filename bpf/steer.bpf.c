@@ -6,9 +6,16 @@
  * words the anchored classes name (see steer_abi.h), so its cost barely grows with the
  * number of rules. Lookups for fields no rule uses are skipped. A per-CPU flow cache
  * in front of it gives a flow's later packets the same rule without the tables; with
- * no rules the frame is only checked. Two entry points: xp_steer for frames in one buffer, and
- * xp_steer_frags (xdp.frags) for multi-buffer jumbo frames, which classifies from the
- * first buffer and counts the whole frame.
+ * no rules the frame is only checked. Two entry points: xp_steer for frames in one
+ * buffer, and xp_steer_frags (xdp.frags) for multi-buffer jumbo frames, which classifies
+ * from the first buffer and counts the whole frame.
+ *
+ * Per packet, in the order they happen (docs/steer.md, "What a packet costs"): the
+ * config entry (its set's rule count, defaults and generation are in it), the per-CPU
+ * counters, the parse; with rules the rule counters and the flow cache slot, and only on
+ * a cache miss the rule set itself. Every lookup is of an array the verifier inlines;
+ * the one helper call is the verdict's (bpf_redirect_map() for xsk, as in the minimal
+ * program), and each packet moves one verdict counter, plus its rule's.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -21,12 +28,8 @@
 #define SETS XP_STEER_SETS
 #define READ_ONCE(x) (*(volatile typeof(x) *)&(x))
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct xp_cfg);
-} xp_cfg SEC(".maps");
+/* A global: its address is a constant in the code, no lookup (steer_abi.h). */
+struct xp_cfg xp_cfg SEC(XP_CFG_SECTION);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -56,13 +59,6 @@ struct {
 	__type(value, struct xp_set);
 } xp_sets SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct xp_stats);
-} xp_stats SEC(".maps");
-
 /* Only the program reads and writes it: not pinned, nothing in userspace to keep. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -82,44 +78,48 @@ struct {
 	__uint(XDP_PASS, 1);
 } XDP_RUN_CONFIG(xp_steer_frags);
 
-static __always_inline void count(struct xp_stats *st, __u32 what, __u64 bytes)
-{
-	st->verdict[what].packets++;
-	st->verdict[what].bytes += bytes;
-}
+/* An action's kind and flags as one 16-bit load sees them. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define KIND_FLAGS(kind, flags) ((kind) | (flags) << 8)
+#else
+#define KIND_FLAGS(kind, flags) ((kind) << 8 | (flags))
+#endif
 
-static __always_inline int act(struct xdp_md *ctx, struct xp_stats *st, const struct xp_action *a,
+/* Applies @a and counts the packet under the verdict it got in @path (one of
+ * xp_stats.path): one counter per packet. The socket of the packet's own queue
+ * (@rxq: ctx->rx_queue_index) first, the common case, known by one compare of kind and
+ * flags together. */
+static __always_inline int act(__u32 rxq, struct xp_counter *path, const struct xp_action *a,
 			       __u64 bytes)
 {
-	__u32 key;
-	int ret;
+	__u32 kind = a->kind, v;
+	long ret;
 
-	switch (a->kind) {
-	case XP_ACT_DROP:
-		count(st, XP_CNT_DROP, bytes);
-		return XDP_DROP;
-	case XP_ACT_TX:
-		count(st, XP_CNT_TX, bytes);
-		return XDP_TX;
-	case XP_ACT_REDIRECT:
-		count(st, XP_CNT_REDIRECT, bytes);
-		return bpf_redirect(a->ifindex, 0);
-	case XP_ACT_XSK:
-		key = a->flags & XP_ACT_F_SLOT ? XP_STEER_MAX_QUEUES + a->slot :
-						 ctx->rx_queue_index;
+	if (__builtin_expect(*(const __u16 *)a == KIND_FLAGS(XP_ACT_XSK, 0), 1)) {
 		/* No socket on that queue: the kernel gets it, never a black hole. */
-		ret = bpf_redirect_map(&xp_xsks, key, XDP_PASS);
-		if (ret == XDP_REDIRECT) {
-			count(st, XP_CNT_XSK, bytes);
-		} else {
-			count(st, XP_CNT_XSK_NOSOCK, bytes);
-			count(st, XP_CNT_PASS, bytes);
-		}
-		return ret;
-	default:
-		count(st, XP_CNT_PASS, bytes);
-		return XDP_PASS;
+		ret = bpf_redirect_map(&xp_xsks, rxq, XDP_PASS);
+		v = ret == XDP_REDIRECT ? XP_CNT_XSK : XP_CNT_XSK_NOSOCK;
+	} else if (kind == XP_ACT_XSK) {
+		ret = bpf_redirect_map(
+			&xp_xsks, a->flags & XP_ACT_F_SLOT ? XP_STEER_MAX_QUEUES + a->slot : rxq,
+			XDP_PASS);
+		v = ret == XDP_REDIRECT ? XP_CNT_XSK : XP_CNT_XSK_NOSOCK;
+	} else if (kind == XP_ACT_DROP) {
+		ret = XDP_DROP;
+		v = XP_CNT_DROP;
+	} else if (kind == XP_ACT_TX) {
+		ret = XDP_TX;
+		v = XP_CNT_TX;
+	} else if (kind == XP_ACT_REDIRECT) {
+		ret = bpf_redirect(a->ifindex, 0);
+		v = XP_CNT_REDIRECT;
+	} else {
+		ret = XDP_PASS;
+		v = XP_CNT_PASS;
 	}
+	path[v].packets++;
+	path[v].bytes += bytes;
+	return ret;
 }
 
 /* de Bruijn: the lowest set bit times the sequence puts a unique pattern in the top six
@@ -137,18 +137,41 @@ static __always_inline __u32 ctz64(__u64 x)
 	return ctz_tab[((x & -x) * 0x03f79d71b4cb0a89ULL) >> 58];
 }
 
-/* Walks the prefix trie: one load per address byte past the second, and only as deep
- * as the longest prefix on this address's path. */
-static __always_inline __u32 prefix_class(const struct xp_set *t, const struct xp_parsed *p,
-					  __u32 dir, __u32 none)
+/* The lowest set bit of the 16-bit @x (non-zero) by branches rather than ctz64(): the CPU
+ * predicts them, so the eight bitmap loads that use the word index need not wait for a
+ * multiply and a table load behind @x, the end of a first packet's chain of dependent
+ * loads (it was ~4 ns of it). @opaque is 0 at run time but unknown to the verifier:
+ * adding it merges the 16 paths the branches make, which the verifier would otherwise
+ * follow, each with its own constant, through everything after. */
+static __always_inline __u32 lowbit16(__u32 x, __u32 opaque)
 {
-	const __u8 *addr = (const __u8 *)&p->k.addr[dir ? 2 : 0];
-	__u32 fam6 = p->family == 6, alen = fam6 ? 16 : 4;
-	__u16 e;
+	__u32 n = 0;
 
-	if (!p->family)
-		return none;
-	e = t->pfx[xp_pfx_root(dir, fam6, addr[0])].e[addr[1]];
+	if (!(x & 0xff)) {
+		n += 8;
+		x >>= 8;
+	}
+	if (!(x & 0xf)) {
+		n += 4;
+		x >>= 4;
+	}
+	if (!(x & 0x3)) {
+		n += 2;
+		x >>= 2;
+	}
+	if (!(x & 0x1))
+		n += 1;
+	return (n + opaque) & 15;
+}
+
+/* Walks the prefix trie from root block @root (xp_pfx_root() of the direction and
+ * family, byte 0): one load per address byte past the second, and only as deep as the
+ * longest prefix on this address's path. @alen: 4 or 16. */
+static __always_inline __u32 prefix_class(const struct xp_set *t, const __u8 *addr, __u32 root,
+					  __u32 alen)
+{
+	__u16 e = t->pfx[(root + addr[0]) & (XP_PFX_ROOTS - 1)].e[addr[1]];
+
 	for (__u32 i = 2; i < 16; i++) {
 		__u32 b = e & ~XP_PFX_PTR;
 
@@ -169,56 +192,76 @@ static __always_inline __u64 upto(__u64 v, __u64 max)
 	return v;
 }
 
-/* The first matching rule's index by the tables, or XP_FCACHE_DEFAULT. */
+#define NFIELDS 8
+
+/* The first matching rule's index by the tables, or XP_FCACHE_DEFAULT.
+ *
+ * Two passes. The first turns each field's table entry (XP_CLS_ENTRY) into the byte
+ * offset of its class's bitmap, kept in memory (@off: eight live pointers would not fit
+ * BPF's registers, and clang's spills of them cost more than these stores), and ORs the
+ * words of rules anchored on it into @cand. The second ANDs the offsets' bitmaps over
+ * those words only. */
 static __always_inline __u32 classify(const struct xp_set *t, const struct xp_parsed *p, __u32 q)
 {
-	__u32 cq = 0, cv = 0, ce = 0, cs = 0, cd = 0, cl = 0, csp = 0, cdp = 0;
-	__u32 used = t->cfg.used, cand;
-	const struct xp_bits *bq, *bv, *be, *bs, *bd, *bl, *bsp, *bdp;
+	__u32 off[NFIELDS], used = t->cfg.used, cand = t->cfg.always, fam6 = p->family == 6, e;
+	__u32 opaque;
+	__u64 l4 = p->k.l4;
+	__u32 misc = p->k.misc;
 
-	/* Unused fields keep class 0 (every rule, no anchored word); the others are table
-	 * loads. */
-	if (used & XP_RF_QUEUE)
-		cq = t->queue[upto(q, XP_STEER_MAX_QUEUES)];
-	if (used & XP_RF_VLAN)
-		cv = t->vlan[upto(p->vlan, XP_STEER_VLANS - 1)];
-	if (used & XP_RF_ETHTYPE)
-		ce = t->eth[p->ethertype];
-	if (used & XP_RF_L4PROTO)
-		cl = t->l4[p->has_l4 ? p->l4proto : XP_STEER_L4_NONE];
-	if (used & XP_RF_SPORT)
-		csp = p->has_ports ? t->sport[p->ports & 0xffff] : t->cfg.sport_none;
-	if (used & XP_RF_DPORT)
-		cdp = p->has_ports ? t->dport[p->ports >> 16] : t->cfg.dport_none;
+	/* Unused fields keep class 0 (every rule, no anchored word); the others are one
+	 * load each, the class and its words together. */
+#define TAKE(k, entry)                                          \
+	do {                                                    \
+		e = (entry);                                    \
+		off[k] = XP_CLS_OF(e) * sizeof(struct xp_bits); \
+		cand |= XP_CLS_NZW(e);                          \
+	} while (0)
+	TAKE(0, used & XP_RF_QUEUE ? t->queue[upto(q, XP_STEER_MAX_QUEUES)] : 0);
+	TAKE(1, used & XP_RF_VLAN ? t->vlan[upto(l4 >> 32 & 0xffff, XP_STEER_VLANS - 1)] : 0);
+	TAKE(2, used & XP_RF_ETHTYPE ? t->eth[l4 >> 48] : 0);
+	TAKE(3, used & XP_RF_L4PROTO ? t->l4[p->family ? misc >> 16 & 0xff : XP_STEER_L4_NONE] : 0);
+	TAKE(4, !(used & XP_RF_SPORT) ? 0 :
+		misc & (1u << 24)     ? t->sport[l4 & 0xffff] :
+					t->cfg.sport_none);
+	TAKE(5, !(used & XP_RF_DPORT) ? 0 :
+		misc & (1u << 24)     ? t->dport[l4 >> 16 & 0xffff] :
+					t->cfg.dport_none);
+	/* Trie entries are bare classes (16 bits): their words come from nzw. */
+	e = 0;
 	if (used & XP_RF_SRC)
-		cs = prefix_class(t, p, 0, t->cfg.src_none);
+		e = !p->family ? t->cfg.src_none :
+				 prefix_class(t, xp_parsed_src(p), xp_pfx_root(0, fam6, 0),
+					      fam6 ? 16 : 4);
+	e = XP_CLS_OF(e);
+	TAKE(6, XP_CLS_ENTRY(e, t->nzw[e]));
+	e = 0;
 	if (used & XP_RF_DST)
-		cd = prefix_class(t, p, 1, t->cfg.dst_none);
-#define CLS(c) ((c) & (XP_STEER_MAX_CLASSES - 1))
-	/* The only words that can hold a match (steer_abi.h). */
-	cand = t->cfg.always | t->nzw[CLS(cq)] | t->nzw[CLS(cv)] | t->nzw[CLS(ce)] |
-	       t->nzw[CLS(cs)] | t->nzw[CLS(cd)] | t->nzw[CLS(cl)] | t->nzw[CLS(csp)] |
-	       t->nzw[CLS(cdp)];
-	bq = &t->bits[CLS(cq)];
-	bv = &t->bits[CLS(cv)];
-	be = &t->bits[CLS(ce)];
-	bs = &t->bits[CLS(cs)];
-	bd = &t->bits[CLS(cd)];
-	bl = &t->bits[CLS(cl)];
-	bsp = &t->bits[CLS(csp)];
-	bdp = &t->bits[CLS(cdp)];
-#undef CLS
+		e = !p->family ? t->cfg.dst_none :
+				 prefix_class(t, xp_parsed_dst(p), xp_pfx_root(1, fam6, 0),
+					      fam6 ? 16 : 4);
+	e = XP_CLS_OF(e);
+	TAKE(7, XP_CLS_ENTRY(e, t->nzw[e]));
+#undef TAKE
+	/* Keep off[] in memory: the second pass loads each offset where it needs it. */
+	asm volatile("" : : "r"(off) : "memory");
 
+	/* 0, as nwords is at most 16; the verifier cannot know (lowbit16()). */
+	opaque = t->cfg.nwords >> 8;
+	/* The only words that can hold a match (steer_abi.h). */
 	for (__u32 n = 0; n < XP_STEER_WORDS; n++) {
+		const __u8 *w;
 		__u32 i;
 		__u64 m;
 
 		if (!cand)
 			break;
-		i = ctz64(cand) & (XP_STEER_WORDS - 1);
+		i = lowbit16(cand, opaque);
 		cand &= cand - 1;
-		m = bq->w[i] & bv->w[i] & be->w[i] & bs->w[i] & bd->w[i] & bl->w[i] & bsp->w[i] &
-		    bdp->w[i];
+		w = (const __u8 *)&t->bits[0].w[i];
+#define W(k) (*(const __u64 *)(w + (off[k] & (XP_STEER_MAX_CLASSES * sizeof(struct xp_bits) - 1))))
+		/* A tree, not a chain: the AND is on a first packet's critical path. */
+		m = ((W(0) & W(1)) & (W(2) & W(3))) & ((W(4) & W(5)) & (W(6) & W(7)));
+#undef W
 		if (m)
 			return (i * 64 + ctz64(m)) & (XP_STEER_MAX_RULES - 1);
 	}
@@ -235,70 +278,81 @@ static __always_inline int flow_hit(const struct xp_fcache_entry *f, const struc
 		 (f->k.misc ^ k->misc) | (f->gen ^ gen));
 }
 
+/* flow_hit() for a key that is not IPv6. An entry with the same l4 word has the same
+ * EtherType, so the same family, and its addr[1..3] are 0 as well. */
+static __always_inline int flow_hit4(const struct xp_fcache_entry *f, const struct xp_fcache_key *k,
+				     __u64 gen)
+{
+	return !((f->k.addr[0] ^ k->addr[0]) | (f->k.l4 ^ k->l4) | (f->k.misc ^ k->misc) |
+		 (f->gen ^ gen));
+}
+
 static __always_inline int parse_error(struct xdp_md *ctx, struct xp_stats *st,
-				       const struct xp_set *t, int err, __u64 bytes)
+				       const struct xp_set_cfg *sc, int err, __u64 bytes)
 {
 	__u32 reason = err < XP_PERR_MAX ? err : 0;
 
 	st->perr[reason]++;
-	count(st, XP_CNT_PARSE_ERR, bytes);
-	return act(ctx, st, &t->cfg.parse_err, bytes);
+	return act(ctx->rx_queue_index, st->path[XP_PATH_PARSE_ERR], &sc->parse_err, bytes);
 }
 
-static __always_inline int steer(struct xdp_md *ctx, const int frags)
+/* The frame's length: without frags the first buffer is the frame; the helper call costs
+ * ~9 ns. */
+static __always_inline __u64 frame_len(struct xdp_md *ctx, const int frags)
 {
-	void *data = (void *)(long)ctx->data;
-	void *end = (void *)(long)ctx->data_end;
-	__u32 zero = 0, set, idx, slot, q;
-	struct xp_rule_counters *rcs;
-	struct xp_counter *rc;
-	struct xp_stats *st;
+	if (frags)
+		return bpf_xdp_get_buff_len(ctx);
+	/* As pointers: a 64-bit difference, no zero-extension of a 32-bit one. */
+	return (void *)(long)ctx->data_end - (void *)(long)ctx->data;
+}
+
+/* No rules: the default, once the frame parses; the addresses are not needed. */
+static __always_inline int steer_default(struct xdp_md *ctx, struct xp_stats *st,
+					 const struct xp_set_cfg *sc, const int frags)
+{
 	struct xp_parsed p;
+	int err = xp_parse((void *)(long)ctx->data, (void *)(long)ctx->data_end, &p, 0);
+	__u64 bytes = frame_len(ctx, frags);
+
+	if (err != XP_PARSE_OK)
+		return parse_error(ctx, st, sc, err, bytes);
+	return act(ctx->rx_queue_index, st->path[XP_PATH_DEFAULT], &sc->dflt, bytes);
+}
+
+static __always_inline int steer_rules(struct xdp_md *ctx, const struct xp_cfg *cfg,
+				       struct xp_rule_counters *rcs, const struct xp_set_cfg *sc,
+				       __u32 set, const int frags)
+{
 	const struct xp_action *a;
 	struct xp_fcache_entry *f;
-	struct xp_cfg *cfg;
+	struct xp_counter *rc;
+	__u32 idx, slot, q, rxq;
+	struct xp_parsed p;
 	struct xp_set *t;
 	__u64 bytes;
-	int err;
+	int err, v6, hit;
 
-	cfg = bpf_map_lookup_elem(&xp_cfg, &zero);
-	st = bpf_map_lookup_elem(&xp_stats, &zero);
-	if (!cfg || !st)
-		return XDP_PASS;
-	/* Read once: everything below uses this one set. */
-	set = READ_ONCE(cfg->active) & 1;
-	t = bpf_map_lookup_elem(&xp_sets, &set);
-	if (!t)
-		return XDP_PASS;
-	/* Without frags the first buffer is the frame; the helper call costs ~9 ns. */
-	bytes = frags ? bpf_xdp_get_buff_len(ctx) : (__u64)(end - data);
-
-	/* No rules: the default, once the frame parses; the addresses are not needed. */
-	if (!t->cfg.nrules) {
-		err = xp_parse(data, end, &p, 0);
-		if (err != XP_PARSE_OK)
-			return parse_error(ctx, st, t, err, bytes);
-		count(st, XP_CNT_DEFAULT, bytes);
-		return act(ctx, st, &t->cfg.dflt, bytes);
-	}
-	/* Now, not once the rule is known: off the path from the flow entry to the verdict. */
-	rcs = bpf_map_lookup_elem(&xp_rule_cnt, &set);
-	if (!rcs)
-		return XDP_PASS;
-	err = xp_parse(data, end, &p, 1);
+	err = xp_parse((void *)(long)ctx->data, (void *)(long)ctx->data_end, &p, 1);
+	bytes = frame_len(ctx, frags);
 	if (err != XP_PARSE_OK)
-		return parse_error(ctx, st, t, err, bytes);
-	q = upto(ctx->rx_queue_index, XP_STEER_MAX_QUEUES);
-	p.k.l4 = xp_fcache_l4(p.ports, p.ports >> 16, p.vlan, p.ethertype);
-	p.k.misc = xp_fcache_misc(q, p.l4proto, p.has_ports);
-	slot = xp_fcache_hash(&p.k);
+		return parse_error(ctx, &rcs->stats, sc, err, bytes);
+	rxq = ctx->rx_queue_index;
+	q = upto(rxq, XP_STEER_MAX_QUEUES);
+	p.k.misc |= q;
+	v6 = p.family == 6;
+	slot = xp_fcache_slot(p.ha, p.k.l4, p.k.misc);
 	f = bpf_map_lookup_elem(&xp_fcache, &slot);
 	if (!f)
 		return XDP_PASS;
-	if (flow_hit(f, &p.k, t->cfg.gen) && !(cfg->flags & XP_CFG_F_NOCACHE)) {
+	hit = v6 ? flow_hit(f, &p.k, sc->gen) : flow_hit4(f, &p.k, sc->gen);
+	if (hit && !(cfg->flags & XP_CFG_F_NOCACHE)) {
 		idx = f->k.rule;
 		a = &f->act;
 	} else {
+		/* A miss: only now the tables. */
+		t = bpf_map_lookup_elem(&xp_sets, &set);
+		if (!t)
+			return XDP_PASS;
 		idx = classify(t, &p, q);
 		a = idx == XP_FCACHE_DEFAULT ? &t->cfg.dflt :
 					       &t->act[idx & (XP_STEER_MAX_RULES - 1)];
@@ -308,17 +362,35 @@ static __always_inline int steer(struct xdp_md *ctx, const int frags)
 		f->k.l4 = p.k.l4;
 		f->k.misc = p.k.misc;
 		f->k.rule = idx;
-		f->gen = t->cfg.gen;
+		f->gen = sc->gen;
 		f->act = *a;
 	}
-	if (idx == XP_FCACHE_DEFAULT) {
-		count(st, XP_CNT_DEFAULT, bytes);
-		return act(ctx, st, a, bytes);
-	}
+	if (idx == XP_FCACHE_DEFAULT)
+		return act(rxq, rcs->stats.path[XP_PATH_DEFAULT], a, bytes);
 	rc = &rcs->r[idx & (XP_STEER_MAX_RULES - 1)];
 	rc->packets++;
 	rc->bytes += bytes;
-	return act(ctx, st, a, bytes);
+	return act(rxq, rcs->stats.path[XP_PATH_RULE], a, bytes);
+}
+
+/* The lookup comes first, the frame after: data and data_end then live in scratch
+ * registers, not on the stack across it. */
+static __always_inline int steer(struct xdp_md *ctx, const int frags)
+{
+	const struct xp_cfg *cfg = &xp_cfg;
+	struct xp_rule_counters *rcs;
+	const struct xp_set_cfg *sc;
+	__u32 set;
+
+	/* Read once: everything below uses this one set. */
+	set = READ_ONCE(cfg->active) & 1;
+	sc = &cfg->set[set];
+	rcs = bpf_map_lookup_elem(&xp_rule_cnt, &set);
+	if (!rcs)
+		return XDP_PASS;
+	if (!sc->nrules)
+		return steer_default(ctx, &rcs->stats, sc, frags);
+	return steer_rules(ctx, cfg, rcs, sc, set, frags);
 }
 
 /* The default: frames fit one buffer (the kernel refuses it on devices whose MTU needs

@@ -30,7 +30,7 @@
  * the pair. The object carries it in section ".rodata.xp_abi"; `load` stores the running
  * one in xp_cfg.abi_version (0 there: loaded before versions existed, i.e. 1). */
 #ifndef XP_STEER_ABI_VERSION
-#define XP_STEER_ABI_VERSION 1
+#define XP_STEER_ABI_VERSION 2 /* 2: xp_cfg global, .set[]; stats by path in xp_rule_cnt */
 #endif
 
 #define XP_STEER_MAX_RULES 1024
@@ -120,40 +120,49 @@ struct xp_bits {
 	__u64 w[XP_STEER_WORDS];
 };
 
-/* Per rule set configuration: in "xp_sets" for the program, mirrored in "xp_setcfg"
- * (key = set) for userspace to read back cheaply. */
+/* Per rule set configuration: in "xp_sets", mirrored in "xp_setcfg" (key = set) for
+ * userspace to read back cheaply and in xp_cfg.set[] where packets read it. */
 struct xp_set_cfg {
 	__u32 nrules;
 	__u32 nwords; /* words of the bitmaps that can hold a rule */
 	__u32 used; /* XP_RF_* used by any rule: lookups for the others are skipped */
 	__u32 src_none; /* class of the source field for non-IP packets */
 	__u32 dst_none;
-	__u32 sport_none; /* class of packets without ports (not TCP/UDP, later fragments) */
-	__u32 dport_none;
+	__u32 sport_none; /* XP_CLS_ENTRY() of packets without ports (not TCP/UDP, later */
+	__u32 dport_none; /* fragments) */
 	struct xp_action dflt; /* when no rule matches */
 	struct xp_action parse_err; /* truncated / malformed packets */
 	__u32 always; /* bitmap words holding a rule that constrains no field */
 	__u64 gen; /* > every earlier set's: flow cache entries of older sets never match */
 };
 
+/* An entry of a field's class table (struct xp_set: queue .. dport, and sport_none,
+ * dport_none): the class and its nzw in one load. */
+#define XP_CLS_ENTRY(cls, nzw) ((__u32)(cls) | (__u32)(nzw) << 16)
+#define XP_CLS_OF(e) ((e) & (XP_STEER_MAX_CLASSES - 1))
+#define XP_CLS_NZW(e) ((e) >> 16)
+
 /* Everything one rule set needs per packet, in one array entry (key = set) so a
  * packet does one lookup and then plain loads: per-field class tables, the class
- * bitmaps, the prefix tries and the rule actions (about 2.9 MB). */
+ * bitmaps, the prefix tries and the rule actions (about 3.3 MB). */
 struct xp_set {
 	struct xp_set_cfg cfg;
 	struct xp_bits bits[XP_STEER_MAX_CLASSES];
 	struct xp_action act[XP_STEER_MAX_RULES];
-	struct xp_pfx_block pfx[XP_PFX_BLOCKS];
-	__u16 sport[XP_STEER_PORTS];
-	__u16 dport[XP_STEER_PORTS];
-	__u16 eth[XP_STEER_ETHTYPES];
-	__u16 vlan[XP_STEER_VLANS];
-	__u16 queue[XP_STEER_MAX_QUEUES + 1];
-	__u16 l4[XP_STEER_L4_NONE + 1];
+	struct xp_pfx_block pfx[XP_PFX_BLOCKS]; /* entries: a class, or XP_PFX_PTR | block */
+	__u32 sport[XP_STEER_PORTS]; /* XP_CLS_ENTRY()s */
+	__u32 dport[XP_STEER_PORTS];
+	__u32 eth[XP_STEER_ETHTYPES];
+	__u32 vlan[XP_STEER_VLANS];
+	__u32 queue[XP_STEER_MAX_QUEUES + 1];
+	__u32 l4[XP_STEER_L4_NONE + 1];
 	__u16 nzw[XP_STEER_MAX_CLASSES]; /* per class: words holding a rule anchored there */
 };
 
-/* Global configuration (array "xp_cfg", one entry). */
+/* Global configuration: the program's global xp_cfg in section XP_CFG_SECTION, which
+ * packets reach without a lookup; to userspace an array of one entry, pinned as
+ * "xp_cfg" (its kernel name is the section's). */
+#define XP_CFG_SECTION ".data.xp_cfg"
 struct xp_cfg {
 	__u32 active; /* rule set in force, 0 or 1 */
 	__u32 ifindex; /* what userspace attached to (checked by attach_existing) */
@@ -162,6 +171,11 @@ struct xp_cfg {
 	__u64 netns_ino;
 	__u32 next_id; /* next rule id handed out */
 	__u32 abi_version; /* XP_STEER_ABI_VERSION of the maps' layout (0: 1) */
+	/* Each set's configuration (its xp_setcfg entry), written before the flip that
+	 * makes the set active: a packet finds the rule count, the defaults and the
+	 * generation in the one entry it reads anyway, and a flow cache hit or a set
+	 * without rules needs no lookup of xp_sets. */
+	struct xp_set_cfg set[XP_STEER_SETS];
 };
 
 #define XP_CFG_F_LEGACY 1 /* attached without libxdp's dispatcher */
@@ -184,7 +198,8 @@ struct xp_cfg {
 /* Each word is written whole, once per packet: a load of a word written by narrower
  * stores cannot be forwarded from them and waits for them to retire (~10 ns here). */
 struct xp_fcache_key {
-	/* source, destination: 16 bytes each, network order; IPv4 in the first 4, then 0 */
+	/* IPv6: source, destination, 16 bytes each; IPv4: source, destination, 4 bytes
+	 * each, then 0 (addr[1..3]); network order */
 	__u64 addr[4];
 	__u64 l4; /* xp_fcache_l4(): ports (0 without), VLAN id, EtherType */
 	__u32 misc; /* xp_fcache_misc(): RX queue, L4 protocol, has ports */
@@ -211,18 +226,37 @@ struct xp_fcache_entry {
 	struct xp_action act;
 };
 
-static inline __u32 xp_fcache_hash(const struct xp_fcache_key *k)
-{
-	__u64 h;
+#define XP_FCACHE_M0 0x9e3779b97f4a7c15ULL
+#define XP_FCACHE_M1 0xc2b2ae3d27d4eb4fULL
+#define XP_FCACHE_M2 0x165667b19e3779f9ULL
+#define XP_FCACHE_M3 0xd6e8feb86659fd93ULL
+#define XP_FCACHE_M4 0xff51afd7ed558ccdULL
+#define XP_FCACHE_M5 0xc4ceb9fe1a85ec53ULL
 
+/* The address words' part of xp_fcache_hash(), which the parse adds up while it has the
+ * words in registers (bpf/parse.h): @v6 0 when addr[1..3] are 0 (not IPv6). */
+static inline __u64 xp_fcache_hash_addr(const __u64 *addr, int v6)
+{
+	if (!v6)
+		return addr[0] * XP_FCACHE_M0;
 	/* Multiply-shift over independent words: no dependency chain between them. */
-	h = k->addr[0] * 0x9e3779b97f4a7c15ULL + k->addr[1] * 0xc2b2ae3d27d4eb4fULL +
-	    k->addr[2] * 0x165667b19e3779f9ULL + k->addr[3] * 0xd6e8feb86659fd93ULL +
-	    k->l4 * 0xff51afd7ed558ccdULL + k->misc * 0xc4ceb9fe1a85ec53ULL;
-	return (__u32)(h >> (64 - XP_FCACHE_BITS));
+	return addr[0] * XP_FCACHE_M0 + addr[1] * XP_FCACHE_M1 + addr[2] * XP_FCACHE_M2 +
+	       addr[3] * XP_FCACHE_M3;
 }
 
-/* Verdict counters (struct xp_stats.verdict, index enum xp_cnt). */
+/* The slot of a key whose xp_fcache_hash_addr() is @ha. */
+static inline __u32 xp_fcache_slot(__u64 ha, __u64 l4, __u32 misc)
+{
+	return (__u32)((ha + l4 * XP_FCACHE_M4 + misc * XP_FCACHE_M5) >> (64 - XP_FCACHE_BITS));
+}
+
+static inline __u32 xp_fcache_hash(const struct xp_fcache_key *k)
+{
+	return xp_fcache_slot(xp_fcache_hash_addr(k->addr, 1), k->l4, k->misc);
+}
+
+/* Verdict counters as userspace reads them (struct xp_steer_stats.verdict); the map
+ * counts by path (struct xp_stats). */
 enum xp_cnt {
 	XP_CNT_PASS,
 	XP_CNT_DROP,
@@ -238,12 +272,6 @@ enum xp_cnt {
 struct xp_counter {
 	__u64 packets;
 	__u64 bytes;
-};
-
-/* Per-rule counters of one rule set: the per-CPU array "xp_rule_cnt" has one entry per
- * set, so the program looks it up as soon as it knows the set, not after the rule. */
-struct xp_rule_counters {
-	struct xp_counter r[XP_STEER_MAX_RULES];
 };
 
 /* Parse error reasons (struct xp_stats.perr). */
@@ -265,10 +293,31 @@ enum xp_perr {
 	XP_PERR_MAX,
 };
 
-/* Per-CPU array "xp_stats", one entry. */
+/* What decided a packet's verdict (struct xp_stats.path). */
+enum xp_path {
+	XP_PATH_RULE,
+	XP_PATH_DEFAULT,
+	XP_PATH_PARSE_ERR,
+	XP_PATH_MAX,
+};
+
+#define XP_VERDICTS (XP_CNT_XSK_NOSOCK + 1) /* the verdicts of enum xp_cnt */
+
+/* Verdict and parse-error counters (struct xp_rule_counters.stats). A packet moves one
+ * counter: its path's, under the verdict it got (XP_CNT_PASS .. XP_CNT_XSK_NOSOCK).
+ * Userspace adds them up into enum xp_cnt (xp_steer_stats_read(): pass includes
+ * xsk_nosock, default and parse_error are their paths' sums). */
 struct xp_stats {
-	struct xp_counter verdict[XP_CNT_MAX];
+	struct xp_counter path[XP_PATH_MAX][XP_VERDICTS];
 	__u64 perr[XP_PERR_MAX];
+};
+
+/* The per-CPU counters of one rule set: the per-CPU array "xp_rule_cnt" has one entry
+ * per set, so a packet finds them with one lookup as soon as it knows the set: every
+ * rule's, and the verdicts of the packets the set saw (userspace sums both sets'). */
+struct xp_rule_counters {
+	struct xp_counter r[XP_STEER_MAX_RULES];
+	struct xp_stats stats;
 };
 
 #define XP_STEER_PROG_NAME "xp_steer"

@@ -1,10 +1,26 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * Finding a bpffs that outlives `ip netns exec`, keying pins by network namespace, and
- * finding BPF objects. `ip netns exec` runs each command in a fresh mount namespace
- * with a fresh /sys, so a bpffs mounted or pinned there vanishes with the command;
- * the host's one stays reachable as /proc/1/root/sys/fs/bpf.
+ * Finding the host's bpffs, keying pins by network namespace, and finding BPF objects.
+ *
+ * Where the pins live must not depend on how a process was started (a shell, `ip netns
+ * exec`, setsid, a supervisor, a container whose PID 1 is the agent itself), so the rule
+ * looks at no ancestor, and never mounts a bpffs that only this process would see. The
+ * host's bpffs is, in this order:
+ *   1. --bpffs DIR / $XPILE_BPFFS, as given (it must be a bpffs);
+ *   2. /sys/fs/bpf as the host sees it: through /proc/1/root, the root of PID 1 of our
+ *      PID namespace (in a container, the container's own view, where the DaemonSet's
+ *      hostPath puts the host's bpffs); where PID 1 is closed to us, through /proc/2/root
+ *      of kthreadd, the kernel's own thread, which lives in the initial mount namespace.
+ *      `ip netns exec` remounts /sys for its command only, so the view through them
+ *      still holds the host's bpffs; `unshare --mount` copies the mount tree, and its
+ *      /sys/fs/bpf stays the host's superblock unless /sys is remounted there too;
+ *   3. where neither can be read (no CAP_SYS_PTRACE, a reduced capability set), our own
+ *      /sys/fs/bpf when it is a bpffs.
+ * When the view of step 2 has no bpffs, one is mounted there only if that view is the
+ * initial mount namespace (kthreadd's): what systemd does at boot, visible to all. In any
+ * other case it is a refusal naming both fixes: mount the host's, or --bpffs DIR.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -21,189 +37,189 @@
 
 #include "log_internal.h"
 #include "steer_internal.h"
+#include "xpile/host.h"
 #include "xpile/steer.h"
 
-static bool is_bpffs(const char *path)
+#define PF_KTHREAD_FLAG 0x00200000 /* include/linux/sched.h PF_KTHREAD */
+#define FIX_BPFFS "--bpffs DIR (or XPILE_BPFFS=DIR)"
+
+bool xp_is_bpffs(const char *path)
 {
 	struct statfs st;
 
 	return !statfs(path, &st) && st.f_type == BPF_FS_MAGIC;
 }
 
-static int ns_id(pid_t pid, const char *kind, char *buf, size_t len)
+bool xp_pid_is_kthread(int pid)
 {
-	char path[64];
-	ssize_t n;
+	char path[64], buf[512], *p;
+	unsigned int flags = 0;
+	FILE *f;
 
-	if (pid)
-		snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)pid, kind);
-	else
-		snprintf(path, sizeof(path), "/proc/self/ns/%s", kind);
-	n = readlink(path, buf, len - 1);
-	if (n < 0)
-		return -errno;
-	buf[n] = 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (!fgets(buf, sizeof(buf), f) || !(p = strrchr(buf, ')')) ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %u", &flags) != 1)
+		flags = 0;
+	(void)fclose(f); /* read only: nothing to lose */
+	return flags & PF_KTHREAD_FLAG;
+}
+
+/* Whether we may look through /proc/@pid/root (ptrace read access). */
+static bool root_open(int pid)
+{
+	char path[64], buf[PATH_MAX];
+
+	snprintf(path, sizeof(path), "/proc/%d/root", pid);
+	return readlink(path, buf, sizeof(buf)) > 0;
+}
+
+static bool same_ns(int a, int b, const char *kind)
+{
+	char pa[64], pb[64];
+	struct stat sa, sb;
+
+	snprintf(pa, sizeof(pa), "/proc/%d/ns/%s", a, kind);
+	snprintf(pb, sizeof(pb), "/proc/%d/ns/%s", b, kind);
+	return !stat(pa, &sa) && !stat(pb, &sb) && sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
+}
+
+/* The process whose root shows the host: PID 1, else kthreadd; 0 when neither opens. */
+static int host_view(void)
+{
+	if (root_open(1))
+		return 1;
+	if (xp_pid_is_kthread(2) && root_open(2))
+		return 2;
 	return 0;
 }
 
-static pid_t parent_of(pid_t pid);
-
-/* The process whose namespaces count as the host's: PID 1 when we may read its
- * namespace links, else our highest ancestor we may read (PID 1 can be closed to us
- * even as root). 0 when there is none. */
-static pid_t ref_pid(void)
+/* Mounts a bpffs on /sys/fs/bpf of the initial mount namespace, from a short-lived
+ * child: setns() to a mount namespace needs a single-threaded caller. */
+static int mount_initial_bpffs(void)
 {
-	char id[64];
-	pid_t best = 0;
-
-	if (!ns_id(1, "mnt", id, sizeof(id)))
-		return 1;
-	for (pid_t p = getppid(); p > 1; p = parent_of(p))
-		if (!ns_id(p, "mnt", id, sizeof(id)))
-			best = p;
-	return best;
-}
-
-/* Whether we share the host's namespace of @kind (unknown counts as yes). */
-static bool init_ns(const char *kind)
-{
-	char a[64], b[64];
-	pid_t ref = ref_pid();
-
-	if (!ref || ns_id(0, kind, a, sizeof(a)) || ns_id(ref, kind, b, sizeof(b)))
-		return true;
-	return !strcmp(a, b);
-}
-
-static pid_t parent_of(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	int ppid = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (!fgets(buf, sizeof(buf), f) || !(p = strrchr(buf, ')')) ||
-	    sscanf(p + 2, "%*c %d", &ppid) != 1)
-		ppid = 0;
-	(void)fclose(f); /* read only: nothing to lose */
-	return ppid;
-}
-
-/* A process in the host's mount namespace whose root we may look through: the closest
- * one among PID 1 and our ancestors (the shell that ran `ip netns exec`). */
-static pid_t host_mnt_pid(bool need_root)
-{
-	char want[64], have[64], path[64];
-	pid_t ref = ref_pid();
-
-	if (!ref || ns_id(ref, "mnt", want, sizeof(want)))
-		return 0;
-	for (pid_t p = getppid();; p = parent_of(p)) {
-		if (p <= 1)
-			p = 1;
-		if (!ns_id(p, "mnt", have, sizeof(have)) && !strcmp(have, want)) {
-			snprintf(path, sizeof(path), "/proc/%d/root/", (int)p);
-			if (!need_root || !access(path, X_OK))
-				return p;
-		}
-		if (p == 1)
-			return 0;
-	}
-}
-
-/* Mount a bpffs on /sys/fs/bpf of PID 1's mount namespace, from a short-lived child:
- * setns() to a mount namespace needs a single-threaded caller. */
-static int mount_host_bpffs(void)
-{
-	char ns[64];
-	pid_t pid, hp;
+	pid_t pid;
 	int st;
 
-	if (init_ns("mnt"))
-		return mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700") ? -errno : 0;
-	hp = host_mnt_pid(false);
-	if (!hp)
-		return -ENOENT;
-	snprintf(ns, sizeof(ns), "/proc/%d/ns/mnt", (int)hp);
 	pid = fork();
 	if (pid < 0)
 		return -errno;
 	if (!pid) {
-		int fd = open(ns, O_RDONLY | O_CLOEXEC);
+		int fd = open("/proc/2/ns/mnt", O_RDONLY | O_CLOEXEC);
 
 		if (fd < 0 || setns(fd, CLONE_NEWNS) || chdir("/"))
-			_exit(1);
-		_exit(mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700") ? 2 : 0);
+			_exit(errno == EPERM || errno == EACCES ? 1 : 2);
+		_exit(mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700") ? 3 : 0);
 	}
 	if (waitpid(pid, &st, 0) < 0)
 		return -errno;
-	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -EPERM;
+	if (WIFEXITED(st) && !WEXITSTATUS(st))
+		return 0;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 2 ? -ENOENT : -EPERM;
 }
 
-static int find_root(char *buf, size_t len)
+/* Writes the shortest path to the bpffs at @path: /sys/fs/bpf when ours is that one. */
+static void short_path(const char *path, char *buf, size_t len)
 {
-	pid_t p;
+	struct stat a, b;
 
-	if (init_ns("mnt")) {
-		snprintf(buf, len, "/sys/fs/bpf");
-		return is_bpffs(buf) ? 0 : -ENOENT;
-	}
-	/* Inside `ip netns exec` /sys/fs/bpf is at best a private, short-lived mount. */
-	p = host_mnt_pid(true);
-	if (!p)
-		return -ENOENT;
-	snprintf(buf, len, "/proc/%d/root/sys/fs/bpf", (int)p);
-	return is_bpffs(buf) ? 0 : -ENOENT;
+	if (!stat("/sys/fs/bpf", &a) && !stat(path, &b) && a.st_dev == b.st_dev &&
+	    a.st_ino == b.st_ino)
+		path = "/sys/fs/bpf";
+	snprintf(buf, len, "%s", path);
 }
 
-int xp_bpffs_root(char *buf, size_t len, bool mount_if_missing)
+int xp_bpffs_find(char *buf, size_t len, bool mount_if_missing, char *why, size_t wlen)
 {
 	const char *env = getenv("XPILE_BPFFS");
-	int err;
+	char path[64];
+	int view, err;
 
 	if (env && *env) {
-		if (!is_bpffs(env)) {
-			xp_err("XPILE_BPFFS=%s is not a bpffs mount; unset it or mount one there\n",
-			       env);
+		if (!xp_is_bpffs(env)) {
+			snprintf(why, wlen,
+				 "--bpffs/XPILE_BPFFS=%s is not a bpffs mount; name the host's "
+				 "bpffs, or mount one there: mount -t bpf bpf %s",
+				 env, env);
 			return -ENOTDIR;
 		}
 		snprintf(buf, len, "%s", env);
 		return 0;
 	}
-	if (!find_root(buf, len))
-		return 0;
-	if (!mount_if_missing) {
-		xp_err("no bpffs mounted on the host's /sys/fs/bpf; mount one: "
-		       "mount -t bpf bpf /sys/fs/bpf\n");
+	view = host_view();
+	if (!view) {
+		if (xp_is_bpffs("/sys/fs/bpf")) {
+			snprintf(buf, len, "/sys/fs/bpf");
+			return 0;
+		}
+		snprintf(
+			why, wlen,
+			"no bpffs on /sys/fs/bpf here, and the host's is out of reach (/proc/1/root "
+			"is closed to this process); name it with " FIX_BPFFS
+			", or run with CAP_SYS_PTRACE");
 		return -ENOENT;
 	}
-	err = mount_host_bpffs();
-	if (!err)
-		err = find_root(buf, len);
+	snprintf(path, sizeof(path), "/proc/%d/root/sys/fs/bpf", view);
+	if (xp_is_bpffs(path)) {
+		short_path(path, buf, len);
+		return 0;
+	}
+	/* Mount only where everyone sees it: never into a copy (unshare -m, a container). */
+	if (!mount_if_missing || !xp_pid_is_kthread(2) || (view != 2 && !same_ns(view, 2, "mnt"))) {
+		snprintf(why, wlen,
+			 "no bpffs on /sys/fs/bpf as %s sees it (%s); mount the host's there "
+			 "(mount -t bpf bpf /sys/fs/bpf) or name it with " FIX_BPFFS,
+			 view == 1 ? "PID 1" : "kthreadd", path);
+		return -ENOENT;
+	}
+	err = mount_initial_bpffs();
+	if (!err && !xp_is_bpffs(path))
+		err = -ENOENT;
 	if (err) {
-		xp_err("no bpffs on the host's /sys/fs/bpf and mounting one failed (%s); as root "
-		       "in the initial namespace: mount -t bpf bpf /sys/fs/bpf\n",
-		       strerror(-err));
+		snprintf(
+			why, wlen,
+			"no bpffs on the host's /sys/fs/bpf and mounting one failed (%s); as root "
+			"on the host: mount -t bpf bpf /sys/fs/bpf, or name another with " FIX_BPFFS,
+			strerror(-err));
 		return err;
 	}
 	xp_info("mounted bpffs on the host's /sys/fs/bpf\n");
+	short_path(path, buf, len);
+	return 0;
+}
+
+int xp_bpffs_root(char *buf, size_t len, bool mount_if_missing)
+{
+	char why[512];
+	int err = xp_bpffs_find(buf, len, mount_if_missing, why, sizeof(why));
+
+	if (err)
+		xp_err("%s\n", why);
+	return err;
+}
+
+int xp_netns_ino(__u64 *ino)
+{
+	struct stat st;
+
+	/* The calling thread's: a thread may have entered another namespace. */
+	if (stat("/proc/thread-self/ns/net", &st) && stat("/proc/self/ns/net", &st))
+		return -errno;
+	*ino = st.st_ino;
 	return 0;
 }
 
 int xp_netns_key(char *buf, size_t len)
 {
-	struct stat st;
+	__u64 ino = 0;
+	int err = xp_netns_ino(&ino);
 
-	if (init_ns("net")) {
-		snprintf(buf, len, "%s", "");
-		return 0;
-	}
-	if (stat("/proc/self/ns/net", &st))
-		return -errno;
-	snprintf(buf, len, "ns%lu/", (unsigned long)st.st_ino);
+	if (err)
+		return err;
+	if ((size_t)snprintf(buf, len, "ns%llu/", (unsigned long long)ino) >= len)
+		return -ENAMETOOLONG;
 	return 0;
 }
 
@@ -246,7 +262,7 @@ int xp_pin_dir_check(const char *pin, char *root, size_t len)
 		}
 		*sl = 0;
 	}
-	if (!is_bpffs(tmp)) {
+	if (!xp_is_bpffs(tmp)) {
 		xp_err("pin path %s: %s is not on a bpffs, and pins live only in one; use a "
 		       "directory under /sys/fs/bpf (or mount one: mount -t bpf bpf DIR)\n",
 		       pin, tmp);
@@ -301,41 +317,58 @@ void xp_rmdir_up(const char *path, const char *stop)
 	}
 }
 
+/* Where an install keeps the BPF objects, seen from BINDIR and from LIBDIR (the
+ * Makefile computes both from its directories; these are its defaults). */
+#ifndef XPILE_BPF_FROM_BIN
+#define XPILE_BPF_FROM_BIN "../lib/xpile/bpf"
+#endif
+#ifndef XPILE_BPF_FROM_LIB
+#define XPILE_BPF_FROM_LIB "xpile/bpf"
+#endif
+
+/* @name in one of @n directories relative to the directory of the file @self. */
+static bool obj_near(const char *self, const char *const *rel, size_t n, const char *name,
+		     char *buf, size_t len)
+{
+	char dir[PATH_MAX];
+	char *slash;
+
+	if (!realpath(self, dir) || !(slash = strrchr(dir, '/')))
+		return false;
+	*slash = 0;
+	for (size_t i = 0; i < n; i++) {
+		snprintf(buf, len, "%s/%s/%s", dir, rel[i], name);
+		if (!access(buf, R_OK))
+			return true;
+	}
+	return false;
+}
+
 int xp_bpf_obj_path(const char *name, char *buf, size_t len)
 {
+	/* build/ (the programs), build/tests/<kind>/ (the suites), an install's BINDIR */
+	static const char *const from_exe[] = { "bpf", "../../bpf", XPILE_BPF_FROM_BIN };
+	static const char *const from_lib[] = { XPILE_BPF_FROM_LIB };
 	const char *env = getenv("XPILE_BPF_DIR");
-	char exe[PATH_MAX];
-	ssize_t n;
+	char exe[PATH_MAX], lib[PATH_MAX];
+	Dl_info di;
 
 	if (env && *env) {
 		snprintf(buf, len, "%s/%s", env, name);
 		if (!access(buf, R_OK))
 			return 0;
 	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		char *slash;
-
-		exe[n] = 0;
-		slash = strrchr(exe, '/');
-		if (slash) {
-			/* build/ (binaries), build/tests/<kind>/ (suites), and an installed
-			 * PREFIX/bin next to PREFIX/lib/xpile, whatever PREFIX was at build time */
-			static const char *const rel[] = { "bpf", "../../bpf", "../lib/xpile/bpf" };
-
-			*slash = 0;
-			for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-				snprintf(buf, len, "%s/%s/%s", exe, rel[i], name);
-				if (!access(buf, R_OK))
-					return 0;
-			}
-		}
-	}
-	snprintf(buf, len, "%s/bpf/%s", XPILE_DATADIR, name);
-	if (!access(buf, R_OK))
+	if (realpath("/proc/self/exe", exe) &&
+	    obj_near(exe, from_exe, sizeof(from_exe) / sizeof(from_exe[0]), name, buf, len))
 		return 0;
-	xp_err("BPF object %s not found (looked in $XPILE_BPF_DIR, next to the binary, %s/bpf); "
-	       "build it with make or set XPILE_BPF_DIR\n",
-	       name, XPILE_DATADIR);
+	/* A program installed elsewhere that links libxpile.so: next to the library. */
+	if (dladdr((void *)xp_bpf_obj_path, &di) && di.dli_fname && *di.dli_fname &&
+	    realpath(di.dli_fname, lib) && strcmp(lib, exe) &&
+	    obj_near(lib, from_lib, 1, name, buf, len))
+		return 0;
+	xp_err("BPF object %s not found (looked in $XPILE_BPF_DIR, then bpf/ and %s/ next to "
+	       "the program, %s/ next to libxpile.so); build it with make, install it with make "
+	       "install, or set XPILE_BPF_DIR\n",
+	       name, XPILE_BPF_FROM_BIN, XPILE_BPF_FROM_LIB);
 	return -ENOENT;
 }

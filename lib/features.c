@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * What an interface and this kernel support, probed rather than guessed: XDP features
- * from the netdev generic-netlink family (kernel >= 6.3), channel counts from the
+ * from the netdev generic-netlink family (kernel >= 6.3, on libmnl as every netlink
+ * reader of the tree), channel counts from the
  * ethtool ioctl, native XDP by attaching a trivial program when nothing is attached,
  * and libxdp's dispatcher by trying the freplace it depends on.
  */
@@ -20,6 +21,7 @@
 #include <linux/sockios.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <libmnl/libmnl.h>
 
 #include "log_internal.h"
 #include "steer_internal.h"
@@ -34,91 +36,85 @@
 #define XP_NETDEV_XDP_ACT_XSK_ZEROCOPY (1ULL << 3)
 #define XP_NETDEV_XDP_ACT_RX_SG (1ULL << 5)
 
-struct nlreq {
-	struct nlmsghdr nh;
-	struct genlmsghdr gh;
-	char attrs[64];
-};
+/* One request's buffer: a header, the genetlink header and an attribute or two. */
+#define GENL_REQ_MAX 128
 
-static void put_attr(struct nlreq *r, __u16 type, const void *data, __u16 len)
+static struct nlmsghdr *genl_req(char *buf, __u16 type, __u8 cmd)
 {
-	struct nlattr *a = (struct nlattr *)((char *)r + NLMSG_ALIGN(r->nh.nlmsg_len));
+	struct nlmsghdr *nh = mnl_nlmsg_put_header(buf);
+	struct genlmsghdr *gh;
 
-	a->nla_type = type;
-	a->nla_len = NLA_HDRLEN + len;
-	memcpy((char *)a + NLA_HDRLEN, data, len);
-	r->nh.nlmsg_len = NLMSG_ALIGN(r->nh.nlmsg_len) + NLA_ALIGN(a->nla_len);
+	nh->nlmsg_type = type;
+	nh->nlmsg_flags = NLM_F_REQUEST;
+	gh = mnl_nlmsg_put_extra_header(nh, sizeof(*gh));
+	gh->cmd = cmd;
+	gh->version = 1;
+	return nh;
 }
 
-/* Sends @r and calls back for each attribute of the answer; -errno from the kernel. */
-static int genl_call(int fd, struct nlreq *r, void (*cb)(struct nlattr *a, void *ctx), void *ctx)
+struct genl_reply {
+	mnl_attr_cb_t cb;
+	void *ctx;
+};
+
+static int genl_msg(const struct nlmsghdr *nh, void *data)
 {
+	const struct genl_reply *g = data;
+
+	mnl_attr_parse(nh, GENL_HDRLEN, g->cb, g->ctx);
+	return MNL_CB_OK;
+}
+
+/* Sends @nh and calls back for each attribute of the answer; -errno from the kernel. */
+static int genl_call(int fd, const struct nlmsghdr *nh, mnl_attr_cb_t cb, void *ctx)
+{
+	struct genl_reply g = { cb, ctx };
 	char buf[8192];
-	struct nlmsghdr *nh;
 	ssize_t n;
 
-	if (send(fd, r, r->nh.nlmsg_len, 0) < 0)
+	if (send(fd, nh, nh->nlmsg_len, 0) < 0)
 		return -errno;
 	n = recv(fd, buf, sizeof(buf), 0);
 	if (n < 0)
 		return -errno;
-	for (nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, n); nh = NLMSG_NEXT(nh, n)) {
-		struct nlattr *a;
-		int left;
-
-		if (nh->nlmsg_type == NLMSG_ERROR)
-			return ((struct nlmsgerr *)NLMSG_DATA(nh))->error;
-		a = (struct nlattr *)((char *)NLMSG_DATA(nh) + GENL_HDRLEN);
-		left = nh->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
-		while (left >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= left) {
-			cb(a, ctx);
-			left -= NLA_ALIGN(a->nla_len);
-			a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len));
-		}
-	}
-	return 0;
+	return mnl_cb_run(buf, (size_t)n, 0, 0, genl_msg, &g) == MNL_CB_ERROR ? -errno : 0;
 }
 
-static void family_cb(struct nlattr *a, void *ctx)
+static int family_cb(const struct nlattr *a, void *ctx)
 {
-	if ((a->nla_type & NLA_TYPE_MASK) == CTRL_ATTR_FAMILY_ID)
-		*(__u16 *)ctx = *(__u16 *)((char *)a + NLA_HDRLEN);
+	if (mnl_attr_get_type(a) == CTRL_ATTR_FAMILY_ID && mnl_attr_get_payload_len(a) >= 2)
+		*(__u16 *)ctx = mnl_attr_get_u16(a);
+	return MNL_CB_OK;
 }
 
-static void features_cb(struct nlattr *a, void *ctx)
+static int features_cb(const struct nlattr *a, void *ctx)
 {
-	if ((a->nla_type & NLA_TYPE_MASK) == XP_NETDEV_A_DEV_XDP_FEATURES)
-		memcpy(ctx, (char *)a + NLA_HDRLEN, sizeof(__u64));
+	if (mnl_attr_get_type(a) == XP_NETDEV_A_DEV_XDP_FEATURES &&
+	    mnl_attr_get_payload_len(a) >= sizeof(__u64))
+		memcpy(ctx, mnl_attr_get_payload(a), sizeof(__u64));
+	return MNL_CB_OK;
 }
 
 static int xdp_features(int ifindex, __u64 *out)
 {
-	struct nlreq r = { 0 };
+	char req[GENL_REQ_MAX] = { 0 };
+	struct nlmsghdr *nh;
 	__u16 fam = 0;
-	__u32 idx = ifindex;
 	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC), err;
 
 	if (fd < 0)
 		return -errno;
-	r.nh.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
-	r.nh.nlmsg_type = GENL_ID_CTRL;
-	r.nh.nlmsg_flags = NLM_F_REQUEST;
-	r.gh.cmd = CTRL_CMD_GETFAMILY;
-	r.gh.version = 1;
-	put_attr(&r, CTRL_ATTR_FAMILY_NAME, "netdev", 7);
-	err = genl_call(fd, &r, family_cb, &fam);
+	nh = genl_req(req, GENL_ID_CTRL, CTRL_CMD_GETFAMILY);
+	mnl_attr_put_strz(nh, CTRL_ATTR_FAMILY_NAME, "netdev");
+	err = genl_call(fd, nh, family_cb, &fam);
 	if (!err && !fam)
 		err = -ENOENT;
 	if (!err) {
-		memset(&r, 0, sizeof(r));
-		r.nh.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
-		r.nh.nlmsg_type = fam;
-		r.nh.nlmsg_flags = NLM_F_REQUEST;
-		r.gh.cmd = XP_NETDEV_CMD_DEV_GET;
-		r.gh.version = 1;
-		put_attr(&r, XP_NETDEV_A_DEV_IFINDEX, &idx, sizeof(idx));
+		memset(req, 0, sizeof(req));
+		nh = genl_req(req, fam, XP_NETDEV_CMD_DEV_GET);
+		mnl_attr_put_u32(nh, XP_NETDEV_A_DEV_IFINDEX, (__u32)ifindex);
 		*out = 0;
-		err = genl_call(fd, &r, features_cb, out);
+		err = genl_call(fd, nh, features_cb, out);
 	}
 	close(fd);
 	return err;
@@ -272,4 +268,39 @@ int xp_if_features_probe(const char *ifname, struct xp_if_features *f)
 	}
 	f->dispatcher = xp_dispatcher_probe(f->dispatcher_why, sizeof(f->dispatcher_why));
 	return 0;
+}
+
+static int sysctl_int(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	int v = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -1;
+		(void)fclose(f); /* read only: nothing to lose */
+	}
+	return v;
+}
+
+const char *xp_uring_refusal(int err, const char *call, char *buf, size_t len)
+{
+	const char *hint = "";
+
+	if (err == -ENOSYS) {
+		hint = "a seccomp profile without io_uring, as containerd's and podman's defaults, or a kernel without it";
+	} else if (err == -EPERM || err == -EACCES) {
+		switch (sysctl_int("/proc/sys/kernel/io_uring_disabled")) {
+		case 2:
+			hint = "kernel.io_uring_disabled = 2";
+			break;
+		case 1:
+			hint = "kernel.io_uring_disabled = 1 and not in kernel.io_uring_group";
+			break;
+		default:
+			hint = "a seccomp profile refuses it";
+		}
+	}
+	snprintf(buf, len, "%s: %s%s%s", call, strerror(-err), *hint ? "; " : "", hint);
+	return buf;
 }

@@ -128,17 +128,33 @@ int xp_memfd_map(__u64 size, bool huge, bool noreserve, void **base, int *fdp)
 	return 0;
 }
 
+static int mem_alloc(const struct xp_mem_opts *o, struct xp_mem *out);
+
 int xp_mem_alloc(const struct xp_mem_opts *opts, struct xp_mem *out)
 {
-	struct xp_mem m = { .numa_node = -1, .fd = -1 };
 	struct xp_mem_opts oc;
-	const struct xp_mem_opts *o = &oc;
-	enum xp_hugepages hp;
-	__u64 hsize;
+	struct xp_errsink es;
 	int err;
 
 	if (!XP_OPTS_LOAD_LOG("mem", &oc, opts, xp_mem_opts))
 		return -EINVAL;
+	if (!XP_OPTS_RESERVED_CLEAR(oc.reserved_)) {
+		xp_err("mem: opts.reserved_ is set; zero the struct before setting fields\n");
+		return -EINVAL;
+	}
+	xp_errsink_begin(&es, oc.errbuf, oc.errbuf_sz);
+	err = mem_alloc(&oc, out);
+	xp_errsink_end(&es);
+	return err;
+}
+
+static int mem_alloc(const struct xp_mem_opts *o, struct xp_mem *out)
+{
+	struct xp_mem m = { .numa_node = -1, .fd = -1 };
+	enum xp_hugepages hp;
+	__u64 hsize;
+	int err;
+
 	if (!out || !o->size) {
 		xp_err("mem: NULL out pointer or a size of 0 bytes\n");
 		return -EINVAL;

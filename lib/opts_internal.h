@@ -25,4 +25,21 @@ static inline bool xp_opts_load_log(const char *what, const char *type, void *ds
 	return false;
 }
 
+/*
+ * A reserved_ field the struct grew past (a field added after it) is inside what this
+ * build knows, so xp_opts_load() no longer checks it: a caller that set it meant
+ * something this build does not have. True when every byte of @field is zero.
+ */
+#define XP_OPTS_RESERVED_CLEAR(field) xp_opts_zero_(&(field), sizeof(field))
+
+static inline bool xp_opts_zero_(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		if (b[i])
+			return false;
+	return true;
+}
+
 #endif /* XPILE_OPTS_INTERNAL_H */

@@ -52,31 +52,33 @@ static int parse_aligned(const void *frame, __u32 len, struct xp_parsed *p)
 
 int xp_rule_match(const struct xp_rule *r, const void *frame, __u32 len, __u32 queue)
 {
-	struct xp_parsed p = { 0 }; /* the parser leaves the fields of absent layers alone */
+	struct xp_parsed p = { 0 };
 	__u32 f = r->fields, sport, dport;
 
 	if ((f & XP_RF_QUEUE) && queue != r->queue)
 		return 0;
 	if (parse_aligned(frame, len, &p) != XP_PARSE_OK)
 		return 0;
-	/* The parse keeps what the flow key needs: addresses as words, ports packed. */
-	sport = p.ports & 0xffff;
-	dport = p.ports >> 16;
-	if ((f & XP_RF_VLAN) && p.vlan != r->vlan)
+	/* The parse fills the flow key: the fields are read back out of it. */
+	sport = xp_parsed_sport(&p);
+	dport = xp_parsed_dport(&p);
+	if ((f & XP_RF_VLAN) && xp_parsed_vlan(&p) != r->vlan)
 		return 0;
-	if ((f & XP_RF_ETHTYPE) && p.ethertype != r->ethertype)
+	if ((f & XP_RF_ETHTYPE) && xp_parsed_ethertype(&p) != r->ethertype)
 		return 0;
 	if ((f & (XP_RF_SRC | XP_RF_DST)) && p.family != r->family)
 		return 0;
-	if ((f & XP_RF_SRC) && !prefix_eq((const __u8 *)&p.k.addr[0], r->src, r->src_len))
+	if ((f & XP_RF_SRC) && !prefix_eq(xp_parsed_src(&p), r->src, r->src_len))
 		return 0;
-	if ((f & XP_RF_DST) && !prefix_eq((const __u8 *)&p.k.addr[2], r->dst, r->dst_len))
+	if ((f & XP_RF_DST) && !prefix_eq(xp_parsed_dst(&p), r->dst, r->dst_len))
 		return 0;
-	if ((f & XP_RF_L4PROTO) && (!p.has_l4 || p.l4proto != r->l4proto))
+	if ((f & XP_RF_L4PROTO) && (!p.family || xp_parsed_l4proto(&p) != r->l4proto))
 		return 0;
-	if ((f & XP_RF_SPORT) && (!p.has_ports || sport < r->sport_lo || sport > r->sport_hi))
+	if ((f & XP_RF_SPORT) &&
+	    (!xp_parsed_has_ports(&p) || sport < r->sport_lo || sport > r->sport_hi))
 		return 0;
-	if ((f & XP_RF_DPORT) && (!p.has_ports || dport < r->dport_lo || dport > r->dport_hi))
+	if ((f & XP_RF_DPORT) &&
+	    (!xp_parsed_has_ports(&p) || dport < r->dport_lo || dport > r->dport_hi))
 		return 0;
 	return 1;
 }

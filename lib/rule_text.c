@@ -449,10 +449,42 @@ int xp_rule_format(const struct xp_rule *r, char *buf, size_t len)
 	return off < len ? (int)off : -ENOSPC;
 }
 
-/* Longer lines and more words than any rule needs are mistakes (a pasted blob, a
- * binary file), and are refused rather than split or cut short. */
-#define RULE_LINE_MAX 4096
-#define RULE_WORDS_MAX 64
+#define RULE_LINE_MAX XP_RULE_TEXT_MAX
+#define RULE_SEP " \t\r\n"
+
+int xp_rule_words(char *text, char **argv, int max, char *err, size_t errlen)
+{
+	char *tok, *save = NULL;
+	int argc = 0;
+
+	if (max > XP_RULE_WORDS_MAX)
+		max = XP_RULE_WORDS_MAX;
+	for (tok = strtok_r(text, RULE_SEP, &save); tok; tok = strtok_r(NULL, RULE_SEP, &save)) {
+		if (argc == max) {
+			xp_text_fail(err, errlen, "more than %d words; a rule has fewer", max);
+			return -E2BIG;
+		}
+		argv[argc++] = tok;
+	}
+	return argc;
+}
+
+int xp_rule_parse_str(const char *text, struct xp_rule *out, char *err, size_t errlen)
+{
+	char buf[XP_RULE_TEXT_MAX + 1], *argv[XP_RULE_WORDS_MAX];
+	size_t len = strnlen(text, sizeof(buf));
+	int argc;
+
+	if (len > XP_RULE_TEXT_MAX)
+		return xp_text_fail(err, errlen, "rule longer than %d bytes", XP_RULE_TEXT_MAX);
+	memcpy(buf, text, len + 1);
+	argc = xp_rule_words(buf, argv, XP_RULE_WORDS_MAX, err, errlen);
+	if (argc < 0)
+		return -EINVAL;
+	if (!argc)
+		return xp_text_fail(err, errlen, "empty rule");
+	return xp_rule_parse(argc, argv, out, err, errlen);
+}
 
 static int read_fail(const char *path, const struct xp_lines *lr, int rc, char *err, size_t errlen)
 {
@@ -486,22 +518,8 @@ int xp_rules_parse_file(const char *path, struct xp_rule *rules, __u32 max, __u3
 		return xp_text_fail(err, errlen, "cannot read %s: %s", path, strerror(-rc));
 	}
 	while ((rc = xp_lines_next(&lr, &line)) > 0) {
-		char *argv[RULE_WORDS_MAX], *tok, *save;
-		int argc = 0;
-
 		line[strcspn(line, "#")] = 0;
-		for (tok = strtok_r(line, " \t\r", &save); tok;
-		     tok = strtok_r(NULL, " \t\r", &save)) {
-			if (argc == RULE_WORDS_MAX) {
-				rc = xp_text_fail(
-					err, errlen,
-					"%s line %u: more than %d words; a rule has fewer", path,
-					lr.lineno, RULE_WORDS_MAX);
-				goto out;
-			}
-			argv[argc++] = tok;
-		}
-		if (!argc)
+		if (line[strspn(line, RULE_SEP)] == 0)
 			continue;
 		if (*n >= max) {
 			rc = xp_text_fail(err, errlen,
@@ -509,7 +527,7 @@ int xp_rules_parse_file(const char *path, struct xp_rule *rules, __u32 max, __u3
 					  lr.lineno, max, max);
 			goto out;
 		}
-		rc = xp_rule_parse(argc, argv, &rules[*n], tmp, sizeof(tmp));
+		rc = xp_rule_parse_str(line, &rules[*n], tmp, sizeof(tmp));
 		if (rc) {
 			xp_text_fail(err, errlen, "%s line %u: %s", path, lr.lineno, tmp);
 			goto out;

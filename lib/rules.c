@@ -247,7 +247,7 @@ static int update_array(int fd, __u32 first, const void *vals, size_t vsz, __u32
 	return err;
 }
 
-static int write_ports(__u16 *tab, bool dst, const struct xp_rule *r, __u32 n, struct classes *c,
+static int write_ports(__u32 *tab, bool dst, const struct xp_rule *r, __u32 n, struct classes *c,
 		       __u32 *none)
 {
 	__u32 field = dst ? XP_RF_DPORT : XP_RF_SPORT, nb = 0;
@@ -322,7 +322,7 @@ static __u32 field_value(const struct xp_rule *r, __u32 field)
 
 /* A field looked up by value in a table of @size entries: values no rule names (and
  * the extra "none" entries at the end) get the wildcard class. */
-static int write_array_field(__u16 *tab, __u32 field, __u32 size, const struct xp_rule *r, __u32 n,
+static int write_array_field(__u32 *tab, __u32 field, __u32 size, const struct xp_rule *r, __u32 n,
 			     struct classes *c)
 {
 	struct xp_bits b;
@@ -414,6 +414,28 @@ static void anchor_rules(const struct xp_rule *r, __u32 n, struct xp_bits *ancho
 	}
 }
 
+/* Each class-table entry gets its class's nzw beside it: one load per field in the
+ * program (XP_CLS_ENTRY). */
+static void add_nzw(struct xp_set *t)
+{
+	const struct {
+		__u32 *e, n;
+	} tabs[] = {
+		{ t->queue, XP_STEER_MAX_QUEUES + 1 },
+		{ t->l4, XP_STEER_L4_NONE + 1 },
+		{ t->vlan, XP_STEER_VLANS },
+		{ t->eth, XP_STEER_ETHTYPES },
+		{ t->sport, XP_STEER_PORTS },
+		{ t->dport, XP_STEER_PORTS },
+		{ &t->cfg.sport_none, 1 },
+		{ &t->cfg.dport_none, 1 },
+	};
+
+	for (__u32 f = 0; f < sizeof(tabs) / sizeof(tabs[0]); f++)
+		for (__u32 v = 0; v < tabs[f].n; v++)
+			tabs[f].e[v] = XP_CLS_ENTRY(tabs[f].e[v], t->nzw[tabs[f].e[v]]);
+}
+
 int xp_rules_compile(const int *fds, __u32 set, const struct xp_rule *rules, __u32 n,
 		     const struct xp_action *dflt, const struct xp_action *perr)
 {
@@ -477,6 +499,8 @@ int xp_rules_compile(const int *fds, __u32 set, const struct xp_rule *rules, __u
 		err = write_ports(t->dport, true, rules, n, &c, &sc->dport_none);
 	if (!err && (sc->used & (XP_RF_SRC | XP_RF_DST)))
 		err = write_tries(t, rules, n, &c, anch);
+	if (!err)
+		add_nzw(t);
 	if (err) {
 		if (err == -ENOSPC)
 			xp_err("rule set needs more than %d distinct field classes; split it\n",

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Shared between lib/steer.c, lib/rules.c, lib/bpffs.c, lib/wire.c; not installed. */
+/* Shared between lib/steer.c, lib/rules.c, lib/bpffs.c, lib/sweep.c, lib/wire.c; not
+ * installed. */
 #ifndef XPILE_STEER_INTERNAL_H
 #define XPILE_STEER_INTERNAL_H
 
@@ -14,6 +15,15 @@
 __attribute__((format(printf, 3, 4))) int xp_text_fail(char *err, size_t len, const char *fmt, ...);
 
 int xp_mkdir_p(const char *path);
+bool xp_is_bpffs(const char *path);
+/* Whether /proc/@pid is a kernel thread (PID 2 is kthreadd in the initial namespaces). */
+bool xp_pid_is_kthread(int pid);
+/* xp_bpffs_root() without logging: the reason and its fix go to @why. */
+int xp_bpffs_find(char *buf, size_t len, bool mount_if_missing, char *why, size_t wlen);
+/* The calling thread's network namespace inode: the pin key's number. */
+int xp_netns_ino(__u64 *ino);
+/* Where plans and engine records live: $XPILE_RUNDIR, else /run/xpile. */
+const char *xp_run_dir(void);
 void xp_rmdir_up(const char *path, const char *stop);
 /* A --pin-path must be on a bpffs: checks the closest existing ancestor (one line
  * naming it and the fix otherwise) and sets @root, above which nothing is removed. */
@@ -26,13 +36,15 @@ enum xp_steer_map {
 	XP_M_SETS,
 	XP_M_RULES,
 	XP_M_RULE_CNT,
-	XP_M_STATS,
 	XP_M_XSKS,
 	XP_M_NR,
 };
-extern const char *const xp_steer_map_names[XP_M_NR];
+extern const char *const xp_steer_map_names[XP_M_NR]; /* their pins' names */
 
 struct bpf_object;
+struct bpf_map;
+/* Map @i of a steer object (xp_cfg is the section XP_CFG_SECTION there), or NULL. */
+struct bpf_map *xp_steer_obj_map(const struct bpf_object *bo, int i);
 
 /* A way from one map layout version to another (lib/steer_layout.c). */
 struct xp_steer_migration {

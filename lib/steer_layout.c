@@ -59,7 +59,7 @@ int xp_steer_layout_check(const char *ifname, const int *fds, const struct bpf_o
 		return -EPROTO;
 	}
 	for (int i = 0; i < XP_M_NR; i++) {
-		const struct bpf_map *m = bpf_object__find_map_by_name(bo, xp_steer_map_names[i]);
+		const struct bpf_map *m = xp_steer_obj_map(bo, i);
 		struct bpf_map_info info = { 0 };
 		__u32 len = sizeof(info), have[5], want[5];
 		int k;

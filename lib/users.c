@@ -17,6 +17,7 @@
 #include "log_internal.h"
 #include "steer_internal.h"
 #include "xpile/owner.h"
+#include "xpile/host.h"
 
 static int users_dir(const char *ifname, char *buf, size_t len)
 {
@@ -87,7 +88,6 @@ int xp_users_register(const char *ifname, __u32 prog_id, const __u32 *queues, __
 void xp_users_unregister(const char *ifname)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 32];
-	const char *run = getenv("XPILE_RUNDIR");
 
 	if (users_dir(ifname, dir, sizeof(dir)))
 		return;
@@ -95,7 +95,7 @@ void xp_users_unregister(const char *ifname)
 	unlink(path);
 	/* Empty directories go, up to and with /run/xpile (as xp_wire_plan_remove()):
 	 * rmdir fails where a plan or another engine's record remains. */
-	snprintf(path, sizeof(path), "%s", run && *run ? run : "/run/xpile");
+	snprintf(path, sizeof(path), "%s", xp_run_dir());
 	if (strrchr(path, '/') && strrchr(path, '/') != path)
 		*strrchr(path, '/') = 0;
 	xp_rmdir_up(dir, path);

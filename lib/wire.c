@@ -2,7 +2,7 @@
 /*
  * The queue -> core wiring plan. It lives under /run/xpile (not in bpffs, which holds
  * only BPF objects; /run survives `ip netns exec`, which only replaces /sys), keyed by
- * network namespace like the pins: /run/xpile/[ns<inode>/]IFACE/wire.plan.
+ * network namespace like the pins: /run/xpile/ns<inode>/IFACE/wire.plan.
  * Format: "# comment" lines, then one "QUEUE CORE" pair per line (decimal), each queue
  * once; a malformed plan is an error naming its line, never a partial plan.
  */
@@ -15,10 +15,11 @@
 
 #include "log_internal.h"
 #include "steer_internal.h"
+#include "xpile/host.h"
 #include "xpile/steer.h"
 #include "xpile/text.h"
 
-static const char *run_dir(void)
+const char *xp_run_dir(void)
 {
 	const char *e = getenv("XPILE_RUNDIR");
 
@@ -32,7 +33,7 @@ int xp_wire_plan_path(const char *ifname, char *buf, size_t len)
 
 	if (err)
 		return err;
-	if (snprintf(buf, len, "%s/%s%s/wire.plan", run_dir(), key, ifname) >= (int)len)
+	if (snprintf(buf, len, "%s/%s%s/wire.plan", xp_run_dir(), key, ifname) >= (int)len)
 		return -ENAMETOOLONG;
 	return 0;
 }
@@ -91,21 +92,16 @@ static int plan_line(const char *path, unsigned int ln, char *line, struct xp_wi
 		return 0;
 	if (n != 2 || xp_parse_u32(w[0], 0, UINT32_MAX, &q) ||
 	    xp_parse_u32(w[1], 0, UINT32_MAX, &c)) {
-		xp_err("%s line %u: expected 'QUEUE CORE' (two numbers); rewrite it with "
-		       "xpile-loader wire\n",
-		       path, ln);
+		xp_err("%s line %u: expected 'QUEUE CORE' (two numbers)\n", path, ln);
 		return -EINVAL;
 	}
 	if (out->n >= XP_WIRE_MAX) {
-		xp_err("%s line %u: more than %d queues; rewrite it with xpile-loader wire\n", path,
-		       ln, XP_WIRE_MAX);
+		xp_err("%s line %u: more than %d queues\n", path, ln, XP_WIRE_MAX);
 		return -EINVAL;
 	}
 	for (__u32 i = 0; i < out->n; i++)
 		if (out->map[i].queue == q) {
-			xp_err("%s line %u: queue %u is wired twice; rewrite it with xpile-loader "
-			       "wire\n",
-			       path, ln, q);
+			xp_err("%s line %u: queue %u is wired twice\n", path, ln, q);
 			return -EINVAL;
 		}
 	out->map[out->n].queue = q;
@@ -114,7 +110,25 @@ static int plan_line(const char *path, unsigned int ln, char *line, struct xp_wi
 	return 0;
 }
 
+static int plan_read(const char *ifname, struct xp_wire_plan *out);
+
 int xp_wire_plan_read(const char *ifname, struct xp_wire_plan *out)
+{
+	return plan_read(ifname, out);
+}
+
+int xp_wire_plan_load(const char *ifname, struct xp_wire_plan *out, char *errbuf, size_t errbuf_sz)
+{
+	struct xp_errsink es;
+	int err;
+
+	xp_errsink_begin(&es, errbuf, errbuf_sz);
+	err = plan_read(ifname, out);
+	xp_errsink_end(&es);
+	return err;
+}
+
+static int plan_read(const char *ifname, struct xp_wire_plan *out)
 {
 	char path[PATH_MAX], *line;
 	struct xp_lines lr;
@@ -139,12 +153,10 @@ int xp_wire_plan_read(const char *ifname, struct xp_wire_plan *out)
 	}
 	if (err == -EFBIG || err == -EILSEQ) {
 		if (err == -EFBIG)
-			xp_err("%s line %u: longer than %d bytes; rewrite it with xpile-loader "
-			       "wire\n",
-			       path, lr.lineno, PLAN_LINE_MAX);
+			xp_err("%s line %u: longer than %d bytes\n", path, lr.lineno,
+			       PLAN_LINE_MAX);
 		else
-			xp_err("%s line %u: holds a NUL byte; rewrite it with xpile-loader wire\n",
-			       path, lr.lineno);
+			xp_err("%s line %u: holds a NUL byte\n", path, lr.lineno);
 		err = -EINVAL;
 	} else if (err < 0 && err != -EINVAL) {
 		xp_err("cannot read %s: %s\n", path, strerror(-err));
@@ -168,7 +180,7 @@ int xp_wire_plan_remove(const char *ifname)
 	snprintf(dir, sizeof(dir), "%s", path);
 	slash = strrchr(dir, '/');
 	*slash = 0;
-	snprintf(path, sizeof(path), "%s", run_dir());
+	snprintf(path, sizeof(path), "%s", xp_run_dir());
 	slash = strrchr(path, '/');
 	if (slash && slash != path)
 		*slash = 0;

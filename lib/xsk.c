@@ -75,11 +75,16 @@ int xp_umem_create(const struct xp_umem_opts *opts, struct xp_umem **out)
 
 	if (!XP_OPTS_LOAD_LOG("umem", &oc, opts, xp_umem_opts))
 		return -EINVAL;
-	if (!out || !o->area || !o->size || !o->chunk_size) {
-		xp_err("umem: invalid options (area, size and chunk size are required)\n");
+	/* reserved_ is inside what this build knows now (socket_fd came after it), but
+	 * stays zero as the opts rule has it. */
+	if (!out || !o->area || !o->size || !o->chunk_size || o->reserved_ ||
+	    memcmp(o->reserved2_, (const __u8[3]){ 0 }, sizeof(o->reserved2_))) {
+		xp_err("umem: invalid options (area, size and chunk size are required; reserved_ fields zero)\n");
+		if (o->socket_given)
+			close(o->socket_fd);
 		return -EINVAL;
 	}
-	fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+	fd = o->socket_given ? o->socket_fd : socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		err = -errno;
 		xp_err("umem: cannot create an AF_XDP socket: %s%s\n", strerror(errno),
@@ -327,18 +332,27 @@ int xp_xsk_create(struct xp_umem *u, const struct xp_xsk_opts *opts, struct xp_x
 	/* Fields past an older caller's .sz read as zero: never read beyond it. */
 	if (!XP_OPTS_LOAD_LOG("xsk", &oc, opts, xp_xsk_opts))
 		return -EINVAL;
-	if (!u || !o->ifname || !out)
+	if (!u || !o->ifname || !out || !XP_OPTS_RESERVED_CLEAR(o->reserved_) ||
+	    !XP_OPTS_RESERVED_CLEAR(o->reserved2_)) {
+		if (o->socket_given)
+			close(o->socket_fd);
 		return -EINVAL;
-	ifindex = (int)if_nametoindex(o->ifname);
+	}
+	ifindex = o->ifindex ? o->ifindex : (int)if_nametoindex(o->ifname);
 	if (!ifindex) {
 		xp_err("xsk: interface %s not found; check `ip link` (in the right namespace)\n",
 		       o->ifname);
+		if (o->socket_given)
+			close(o->socket_fd);
 		return -ENODEV;
 	}
-	nq = xp_ifname_rx_queues(o->ifname);
+	/* Another namespace's interface (the socket's): its queues are not ours to count. */
+	nq = o->ifindex ? 0 : xp_ifname_rx_queues(o->ifname);
 	if (nq > 0 && o->queue >= (__u32)nq) {
 		xp_err("xsk: %s has %d queue(s), queue %u is out of range; use 0..%d or add queues (ethtool -L)\n",
 		       o->ifname, nq, o->queue, nq - 1);
+		if (o->socket_given)
+			close(o->socket_fd);
 		return -EINVAL;
 	}
 	rx_size = o->rx_size ? o->rx_size : 2048;
@@ -348,17 +362,26 @@ int xp_xsk_create(struct xp_umem *u, const struct xp_xsk_opts *opts, struct xp_x
 	if (!pow2(rx_size) || !pow2(tx_size) || !pow2(fill_size) || !pow2(comp_size)) {
 		xp_err("xsk: ring sizes must be powers of two (rx %u tx %u fill %u comp %u)\n",
 		       rx_size, tx_size, fill_size, comp_size);
+		if (o->socket_given)
+			close(o->socket_fd);
 		return -EINVAL;
 	}
 
 	x = calloc(1, sizeof(*x));
-	if (!x)
+	if (!x) {
+		if (o->socket_given)
+			close(o->socket_fd);
 		return -ENOMEM;
+	}
 	first = !u->fd_taken;
 	if (first) {
 		x->fd = u->fd;
 		u->fd_taken = true;
 		x->owns_umem_fd = true;
+		if (o->socket_given) /* the UMEM's socket serves: this one is not needed */
+			close(o->socket_fd);
+	} else if (o->socket_given) {
+		x->fd = o->socket_fd;
 	} else {
 		x->fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
 		if (x->fd < 0) {

@@ -37,6 +37,7 @@ strict=0
 filter=${1:-}
 timeout_s=${XPILE_TEST_TIMEOUT:-300}
 passed=0 failed=0 skipped=0 case_skips=0
+whys=()
 failures=()
 logdir=$(mktemp -d /tmp/xpile-tests.XXXXXX)
 trap 'rm -rf "$logdir"' EXIT
@@ -61,7 +62,16 @@ fail_line() { # label seconds why [log]
 	failed=$((failed + 1))
 	failures+=("$1")
 	printf 'FAIL  %-44s %3ss (%s)\n' "$1" "$2" "$3"
-	[ -n "${4:-}" ] && tail -n 40 "$4" | sed 's/^/      | /'
+	local why=$3
+	if [ -n "${4:-}" ]; then
+		# The suite's own verdict first: a reader shown only the head of what follows
+		# (CI's summaries cut the middle) still learns why.
+		why=$(grep -E 'FAIL|[Ff]ail(ed|ure)?:|ERROR|[Ee]rror:' "$4" | tail -n 1 | cut -c1-300)
+		[ -n "$why" ] || why=$(grep -v '^[[:space:]]*$' "$4" | tail -n 1 | cut -c1-300)
+		printf '      | why: %s\n' "$why"
+		tail -n 40 "$4" | sed 's/^/      | /'
+	fi
+	whys+=("$1: $why")
 	return 0
 }
 
@@ -172,11 +182,14 @@ run_built unit build/tests/unit "make all" tests/unit/test_*.c
 run_built asan build/asan/tests/unit "make SAN=asan all" tests/unit/test_*.c
 run_built tsan build/tsan/tests/unit "make SAN=tsan all" tests/unit/*_mt.c
 run_built bpf build/tests/bpf "make all" tests/bpf/test_*.c
+for t in tests/tree/test_*.sh; do
+	[ -f "$t" ] && run_one "tree/$(basename "$t" .sh)" bash "$t"
+done
 for t in tests/net/test_*.sh; do
 	[ -f "$t" ] && run_one "net/$(basename "$t" .sh)" bash "$t"
 done
 
-[ ${#failures[@]} -gt 0 ] && printf 'failed: %s\n' "${failures[*]}"
+[ ${#failures[@]} -gt 0 ] && printf 'failed: %s\n' "${failures[*]}" && printf '  why %s\n' "${whys[@]}"
 [ $case_skips -gt 0 ] && echo "$case_skips case(s) skipped inside suites that passed (listed above)"
 [ $strict = 1 ] && echo "strict mode: skips off the allowlist and missing builds failed"
 echo "$passed passed, $failed failed, $skipped skipped"

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * The live ledger audit: every frame accounted for while the workers run, fill, RX,
- * TX and completion rings included, with no worker paused.
+ * The ledger audits (audit.h). The stop-the-world ones, with every worker parked or
+ * gone, and the exit's, frame by frame, are at the end; first the live one: every frame
+ * accounted for while the workers run, fill, RX, TX and completion rings included, with
+ * no worker paused.
  *
  * A round: the main thread moves cut_gen; each worker, at the top of its next loop
  * turn (where it holds no frame), takes its cut: its ledger account, its cache and
@@ -30,10 +32,16 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cli_json.h"
+#include "audit.h"
+#include "ctl_ledger.h"
+#include "dom.h"
 #include "engine.h"
+#include "pause.h"
 #include "tap.h"
 
 #define CUT_WAIT_NS 1000000000ull
@@ -100,6 +108,7 @@ static void cut_fill(struct eng_worker *w)
 		wd->cut.pile = xp_pool_avail(wd->d->pool);
 		/* --host-tap: one domain only (user/dom.c). */
 		wd->cut.app = d ? 0 : eng_tap_worker_held(w);
+		wd->cut.held = wd->held + wd->leaked;
 	}
 }
 
@@ -229,8 +238,27 @@ static void print_live(struct engine *e, const struct eng_dom *d, const struct x
 	__s64 total = r->place[XP_PLACE_FREE] + s->fill_ring + s->kernel_rx + s->rx_ring +
 		      r->place[XP_PLACE_APP] + s->tx_ring + s->kernel_tx + s->comp_ring +
 		      r->place[XP_PLACE_URING];
-	char umem[24], utext[24];
+	char umem[24], utext[24], q[600];
+	struct eng_ctl_ledger note = {
+		.time = t,
+		.ok = !err,
+		.free_checked = free_checked,
+		.frames = r->nframes,
+		.free = r->place[XP_PLACE_FREE],
+		.fill = s->fill_ring,
+		.kernel_rx = s->kernel_rx,
+		.rx = s->rx_ring,
+		.app = r->place[XP_PLACE_APP],
+		.tx = s->tx_ring,
+		.kernel_tx = s->kernel_tx,
+		.completion = s->comp_ring,
+		.uring = r->place[XP_PLACE_URING],
+		.total = total,
+	};
 
+	if (err)
+		snprintf(note.why, sizeof(note.why), "%s", r->why);
+	eng_ctl_ledger_note(e, d->id, &note);
 	/* Which UMEM: always in JSON, in text only when there are several. */
 	snprintf(umem, sizeof(umem), ",\"umem\":%u", d->id);
 	snprintf(utext, sizeof(utext), e->ndoms > 1 ? " (UMEM %u)" : "", d->id);
@@ -241,7 +269,7 @@ static void print_live(struct engine *e, const struct eng_dom *d, const struct x
 		       "\"tx\":%lld,\"kernel_tx\":%lld,\"completion\":%lld,\"uring\":%lld,"
 		       "\"total\":%lld,"
 		       "\"allocator\":%lld,\"pile\":%u,\"free_checked\":%s,\"slack\":%llu,"
-		       "\"bad_transitions\":%llu%s%s%s}\n",
+		       "\"bad_transitions\":%llu%s%s}\n",
 		       t, err ? "false" : "true", umem, r->nframes,
 		       (long long)r->place[XP_PLACE_FREE], (long long)s->fill_ring,
 		       (long long)s->kernel_rx, (long long)s->rx_ring,
@@ -249,8 +277,8 @@ static void print_live(struct engine *e, const struct eng_dom *d, const struct x
 		       (long long)s->kernel_tx, (long long)s->comp_ring,
 		       (long long)r->place[XP_PLACE_URING], (long long)total, (long long)allocator,
 		       pile, free_checked ? "true" : "false", (unsigned long long)r->slack,
-		       (unsigned long long)r->bad_transitions, err ? ",\"why\":\"" : "",
-		       err ? r->why : "", err ? "\"" : "");
+		       (unsigned long long)r->bad_transitions, err ? ",\"why\":" : "",
+		       err ? cli_json_quote(r->why, q, sizeof(q)) : "");
 		return;
 	}
 	if (e->cfg.quiet && !err)
@@ -264,7 +292,7 @@ static void print_live(struct engine *e, const struct eng_dom *d, const struct x
 		(long long)s->comp_ring, (long long)r->place[XP_PLACE_URING],
 		(unsigned long long)r->slack);
 	if (err)
-		fprintf(stderr, "xpile: ledger: live audit: %s\n", r->why);
+		ut_say(0, "ledger: live audit: %s", r->why);
 }
 
 static int audit_dom(struct engine *e, struct eng_dom *d)
@@ -279,8 +307,8 @@ static int audit_dom(struct engine *e, struct eng_dom *d)
 
 	for (round = 0; round < CUT_ROUNDS && !steady; round++) {
 		if (round && !cut_round(e)) {
-			fprintf(stderr,
-				"xpile: live audit skipped: a worker did not reach a loop turn within 1 s\n");
+			ut_say(0,
+			       "live audit skipped: a worker did not reach a loop turn within 1 s");
 			return 0;
 		}
 		steady = pile_steady(e, d, &pile);
@@ -297,6 +325,7 @@ static int audit_dom(struct engine *e, struct eng_dom *d)
 			cuts[n++] = wd->cut.led;
 			allocator += (__s64)wd->cut.allocator;
 			obs[XP_PLACE_URING] += (__s64)wd->cut.app; /* TAP frames in io_uring */
+			obs[XP_PLACE_APP] += wd->cut.held; /* held across bursts (xpile/pkt.h) */
 			for (__u32 k = 0; k < w->nq; k++)
 				if (w->q[k]->dom == d)
 					eng_split_add(&s, w->q[k]);
@@ -329,12 +358,211 @@ int eng_audit_live(struct engine *e)
 	if (!e->nworkers)
 		return 0;
 	if (!cut_round(e)) {
-		fprintf(stderr,
-			"xpile: live audit skipped: a worker did not reach a loop turn within 1 s\n");
+		ut_say(0, "live audit skipped: a worker did not reach a loop turn within 1 s");
 		return 0;
 	}
 	/* One round serves every domain; a domain whose pile was busy retries alone. */
 	for (__u32 i = 0; i < e->ndoms; i++)
 		err |= audit_dom(e, &e->dom[i]);
+	return err ? -EUCLEAN : 0;
+}
+
+/* ---- with the workers parked or gone ---- */
+
+/*
+ * Workers parked between turns or gone: each domain's ledger must match its allocator,
+ * the fill side of its sockets (fill producer - RX consumer) and their TX side (TX
+ * producer - completion consumer) exactly, and the state bytes the counts.
+ */
+static int stopped_dom(struct engine *e, struct eng_dom *d, const char *when)
+{
+	struct xp_ledger_report r;
+	__s64 obs[XP_PLACE_MAX] = { -1, -1, -1, -1 };
+	FILE *f = e->cfg.json ? stdout : stderr;
+	struct eng_split s = {};
+	char q[600];
+	int err;
+
+	obs[XP_PLACE_FREE] = (__s64)xp_pool_avail(d->pool) + xp_pool_cached(d->pool);
+	for (__u32 i = 0; i < e->nworkers; i++) {
+		const struct xp_deal *deal = e->workers[i].wd[d->id].deal;
+
+		obs[XP_PLACE_FREE] += deal ? xp_deal_count(deal) : 0;
+	}
+	/* Workers hold nothing between loop turns but what they hold across bursts
+	 * (xp_pkt_hold()); their TAP rings hold what is in io_uring (--host-tap: one domain
+	 * only). A callback's leak stays unexplained: the audit fails on it. */
+	obs[XP_PLACE_APP] = 0;
+	for (__u32 i = 0; i < e->nworkers; i++)
+		obs[XP_PLACE_APP] += e->workers[i].wd[d->id].d ? e->workers[i].wd[d->id].held : 0;
+	obs[XP_PLACE_URING] = d->id ? 0 : (__s64)eng_tap_held(e);
+	for (__u32 i = 0; i < e->nq; i++) {
+		if (e->qs[i].dom != d)
+			continue;
+		eng_cut_ring(&e->qs[i]);
+		eng_split_add(&s, &e->qs[i]);
+	}
+	obs[XP_PLACE_FILL] = s.fill_side;
+	obs[XP_PLACE_TX] = s.tx_side;
+	err = xp_ledger_audit(d->ledger, obs, &r);
+	if (!err && s.bad[0]) {
+		snprintf(r.why, sizeof(r.why), "%s", s.bad);
+		r.ok = false;
+		err = -EUCLEAN;
+	}
+	if (!err && e->cfg.mem->ledger_debug && xp_pool_audit(d->pool))
+		err = -EUCLEAN;
+	if (e->cfg.json) {
+		printf("{\"type\":\"ledger\",\"when\":\"%s\",\"ok\":%s%s,\"frames\":%u,\"free\":%lld,"
+		       "\"fill\":%lld,\"kernel_rx\":%lld,\"rx\":%lld,\"app\":%lld,\"tx\":%lld,"
+		       "\"kernel_tx\":%lld,\"completion\":%lld,\"uring\":%lld,\"total\":%lld,"
+		       "\"bad_transitions\":%llu%s%s}\n",
+		       when, err ? "false" : "true", eng_dom_tag(e, d, true), r.nframes,
+		       (long long)r.place[XP_PLACE_FREE], (long long)s.fill_ring,
+		       (long long)s.kernel_rx, (long long)s.rx_ring,
+		       (long long)r.place[XP_PLACE_APP], (long long)s.tx_ring,
+		       (long long)s.kernel_tx, (long long)s.comp_ring,
+		       (long long)r.place[XP_PLACE_URING],
+		       (long long)(r.place[XP_PLACE_FREE] + r.place[XP_PLACE_APP] + s.fill_side +
+				   s.tx_side + r.place[XP_PLACE_URING]),
+		       (unsigned long long)r.bad_transitions, err ? ",\"why\":" : "",
+		       err ? cli_json_quote(r.why, q, sizeof(q)) : "");
+		fflush(stdout);
+	} else if (!e->cfg.silent || err) {
+		fprintf(f, "%s%s: ", when, eng_dom_tag(e, d, false));
+		xp_ledger_report_print(&r, f);
+		if (e->cfg.verbose)
+			fprintf(f,
+				"ledger: fill = %lld in fill rings + %lld in the kernel + %lld in RX rings; tx = %lld in TX rings + %lld in the kernel + %lld in completion rings\n",
+				(long long)s.fill_ring, (long long)s.kernel_rx,
+				(long long)s.rx_ring, (long long)s.tx_ring, (long long)s.kernel_tx,
+				(long long)s.comp_ring);
+	}
+	return err;
+}
+
+int eng_audit_stopped(struct engine *e, const char *when)
+{
+	int err = 0;
+
+	for (__u32 i = 0; i < e->ndoms; i++)
+		err |= stopped_dom(e, &e->dom[i], when);
+	/* A live audit that failed fails the run, whatever the exit state shows. */
+	if (!strcmp(when, "exit") && e->live_failures) {
+		ut_say(0, "ledger: %llu live audit(s) failed; the first: %s",
+		       (unsigned long long)e->live_failures, e->live_why);
+		err = -EUCLEAN;
+	}
+	return err ? -EUCLEAN : 0;
+}
+
+/* Parks every running worker between loop turns, audits, lets them go. */
+int eng_audit_now(struct engine *e)
+{
+	int err;
+
+	if (eng_pause(e, "audit"))
+		return 0;
+	err = eng_audit_stopped(e, "audit");
+	eng_resume(e);
+	return err;
+}
+
+/*
+ * After the sockets closed, the kernel holds nothing: every frame not in the pool was
+ * in a fill, RX, TX or completion ring (or a driver). Find them, prove the count is the
+ * ledger's, and put every frame back into the pile.
+ */
+static int reclaim_dom(struct engine *e, struct eng_dom *d)
+{
+	__u32 n = d->layout.nframes, avail, i, k, missing = 0, dups = 0, foreign = 0;
+	__u32 lost = 0, held_twice = 0;
+	struct xp_ledger_acct *a;
+	__u64 *buf = calloc(n, sizeof(__u64));
+	__u8 *seen = calloc(n, 1);
+	struct xp_ledger_report r;
+	__s64 held, obs[XP_PLACE_MAX] = { -1, -1, 0, 0 };
+	int err = 0;
+
+	if (!buf || !seen || xp_ledger_acct_new(d->ledger, &a)) {
+		free(buf);
+		free(seen);
+		return ut_say(-ENOMEM, "out of memory for the final audit");
+	}
+	avail = xp_pool_avail(d->pool);
+	if (xp_pool_get(d->pool, buf, avail)) {
+		err = ut_say(-EUCLEAN, "ledger: cannot take the %u free frames out of the pile",
+			     avail);
+		goto out;
+	}
+	for (i = 0; i < avail; i++) {
+		__u32 idx;
+
+		if (xp_layout_frame_index(&d->layout, buf[i], &idx) ||
+		    xp_layout_frame(&d->layout, idx) != buf[i])
+			foreign++;
+		else if (seen[idx]++)
+			dups++;
+	}
+	xp_ledger_audit(d->ledger, NULL, &r);
+	held = r.place[XP_PLACE_FILL] + r.place[XP_PLACE_TX];
+	for (i = 0; i < n; i++) {
+		__u64 h = xp_layout_frame(&d->layout, i);
+		int st = xp_ledger_state_of(d->ledger, h);
+
+		/* Frame by frame: in the pile means free; missing means a ring had it. */
+		if (seen[i] && st != XP_PLACE_FREE && held_twice++ < XP_LEDGER_LOG_MAX)
+			fprintf(stderr,
+				"ledger: frame %#llx is in the pile, but the ledger has it in %s (held twice)\n",
+				(unsigned long long)h, xp_place_name(st));
+		if (!seen[i] && st == XP_PLACE_FREE && lost++ < XP_LEDGER_LOG_MAX)
+			fprintf(stderr,
+				"ledger: frame %#llx is not in the pile, but the ledger has it free (lost)\n",
+				(unsigned long long)h);
+		if (seen[i])
+			continue;
+		if (avail + missing < n)
+			buf[avail + missing] = h;
+		missing++;
+	}
+	if (foreign || dups || avail + missing != n || held != missing || lost || held_twice) {
+		fprintf(stderr,
+			"ledger: FAILED: %u frames in the pile (%u foreign, %u twice), %u missing, ledger expected %lld in rings; %u lost, %u held twice by state byte\n",
+			avail, foreign, dups, missing, (long long)held, lost, held_twice);
+		err = -EUCLEAN;
+	}
+	/* The rings are gone: their frames are free again. */
+	k = xp_ledger_frames_in(d->ledger, XP_PLACE_FILL, d->handles, n);
+	xp_ledger_move(a, XP_PLACE_FILL, XP_PLACE_FREE, d->handles, k);
+	k = xp_ledger_frames_in(d->ledger, XP_PLACE_TX, d->handles, n);
+	xp_ledger_move(a, XP_PLACE_TX, XP_PLACE_FREE, d->handles, k);
+	if (!dups && !foreign && avail + missing == n && xp_pool_put(d->pool, buf, n))
+		err = ut_say(-EUCLEAN, "ledger: the pile refused the frames back");
+	obs[XP_PLACE_FREE] = xp_pool_avail(d->pool);
+	obs[XP_PLACE_FILL] = 0;
+	if (xp_ledger_audit(d->ledger, obs, &r) || xp_pool_avail(d->pool) != n)
+		err = -EUCLEAN;
+	if (e->cfg.json)
+		printf("{\"type\":\"ledger\",\"when\":\"exit\",\"ok\":%s%s,\"frames\":%u,\"returned\":%u,"
+		       "\"held_by_kernel\":%u,\"bad_transitions\":%llu}\n",
+		       err ? "false" : "true", eng_dom_tag(e, d, true), n, xp_pool_avail(d->pool),
+		       missing, (unsigned long long)r.bad_transitions);
+	else
+		fprintf(stderr,
+			"exit%s: ledger: %s: all %u frames back in the pile (%u were in kernel rings)%s%s\n",
+			eng_dom_tag(e, d, false), err ? "FAILED" : "ok", n, missing,
+			err && !r.ok ? ": " : "", err && !r.ok ? r.why : "");
+out:
+	free(buf);
+	free(seen);
+	return err;
+}
+
+int eng_audit_reclaim(struct engine *e)
+{
+	int err = 0;
+
+	for (__u32 i = 0; i < e->ndoms; i++)
+		err |= reclaim_dom(e, &e->dom[i]);
 	return err ? -EUCLEAN : 0;
 }

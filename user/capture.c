@@ -1,675 +1,172 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * --capture: per-worker chunk rings, the capture thread and its io_uring writes
- * (capture.h says how the pieces fit).
- *
- * Why chunks and one async write each: per-frame writes cost the worker ~540 ns
- * (writev) and per-frame io_uring writes 2-3x more; copying into 256 KiB chunks and
- * handing them to io_uring costs the worker ~11 ns per 64-byte frame
- * (docs/notes on io_uring measurements). ext4 and tmpfs punt buffered writes to an
- * io-wq thread, so the thread's own cost is one io_uring_enter per round.
+ * --capture (capture.h): the engine's side of the capture ring (tools/util/capring.h):
+ * the file or stdout, its pcapng header with one interface per socket, one ring per
+ * worker, the figures at exit.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <liburing.h>
-
+#include "cli_json.h"
 #include "capture.h"
 #include "engine.h"
 #include "pcapng.h"
+#include "xpile/host.h"
 
-#define CAP_CHUNK_MAX (256u << 10)
-#define CAP_FLUSH_NS 1000000ull /* an idle worker's chunk waits at most this long */
-#define CAP_FILE_INFLIGHT 32u /* writes in flight to a file (each at its own offset) */
-#define CAP_SQ_ENTRIES 64u
 #define CAP_HDR_MAX (64u << 10)
-#define CAP_STOP_NS 2000000000ull /* at exit, how long the writes may take */
-
-struct eng_cap_ring {
-	/* Worker's side. */
-	__u64 prod; /* chunks published: release-stored by the worker */
-	__u64 cons_seen; /* the worker's last look at cons */
-	__u8 *cur; /* chunk being filled; NULL: none */
-	__u32 len, frames; /* in cur */
-	__u64 first_ns; /* CLOCK_REALTIME of cur's first record */
-	__u64 captured, dropped; /* frames: written by the worker, read relaxed */
-	unsigned int dirs;
-	__u32 snaplen;
-	const struct xp_rule *rule; /* NULL: every frame */
-	struct eng_capture *cap;
-	__u32 nchunks, chunk_size;
-	__u8 *mem;
-	__u32 *chunk_len, *chunk_frames; /* set before the chunk is published */
-	/* Capture thread's side, on its own line. */
-	__u64 cons __attribute__((aligned(64))); /* chunks given back: release-stored */
-	__u64 sub; /* next chunk to write */
-	__u64 *chunk_off; /* file offset of each chunk in flight */
-	__u32 *chunk_done; /* bytes written so far */
-	__u8 *chunk_state; /* 0 free/filling, 1 in flight, 2 finished */
-};
-
-struct eng_capture {
-	const char *name;
-	int fd;
-	bool regular; /* a file: writes at offsets, several in flight; else one at a time */
-	bool uring, fixed;
-	struct io_uring ring;
-	pthread_t thread;
-	bool started;
-	int stop; /* main thread: workers gone, every chunk published */
-	int failed; /* capture thread: a write failed; workers stop copying */
-	__u64 off; /* next file offset */
-	/* --capture-size: the header every file starts with, and the files so far. */
-	__u8 *hdr;
-	__u64 hdr_len, limit;
-	__u32 nfiles;
-	__u64 fail_off; /* regular file: where the first failed chunk began */
-	__u32 inflight;
-	__u64 frames, bytes; /* written out */
-	__u64 lost; /* frames in chunks a failed write threw away */
-	__u32 nrings;
-	struct eng_cap_ring *rings[ENG_MAX_WORKERS];
-	__u32 nsubmit; /* SQEs prepared since the last submit */
-};
-
-#define capture_fail(...) eng_say(-1, __VA_ARGS__)
 
 int eng_capture_rule_parse(const char *text, struct xp_rule *r, char *why, size_t len)
 {
-	char buf[512], *argv[66], *save = NULL, *tok;
-	int argc = 0, rc;
+	char buf[XP_RULE_TEXT_MAX + 1], *argv[XP_RULE_WORDS_MAX + 2];
+	int argc;
 
-	if (strlen(text) >= sizeof(buf) - 16) {
-		snprintf(why, len, "rule text too long (at most %zu bytes)", sizeof(buf) - 17);
+	if (strlen(text) > XP_RULE_TEXT_MAX) {
+		snprintf(why, len, "rule text too long (at most %d bytes)", XP_RULE_TEXT_MAX);
 		return -EINVAL;
 	}
 	snprintf(buf, sizeof(buf), "%s", text);
-	for (tok = strtok_r(buf, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
-		if (!strcmp(tok, "action")) {
+	argc = xp_rule_words(buf, argv, XP_RULE_WORDS_MAX, why, len);
+	if (argc < 0)
+		return -EINVAL;
+	for (int k = 0; k < argc; k++)
+		if (!strcmp(argv[k], "action")) {
 			snprintf(
 				why, len,
 				"a capture rule takes no action: give only the match, e.g. 'udp dport 5555'");
 			return -EINVAL;
 		}
-		if (argc == 64) {
-			snprintf(why, len, "more than 64 words");
-			return -EINVAL;
-		}
-		argv[argc++] = tok;
-	}
 	if (!argc) {
 		snprintf(why, len, "empty rule: give a match such as 'udp dport 5555'");
 		return -EINVAL;
 	}
 	argv[argc++] = "action";
 	argv[argc++] = "pass";
-	rc = xp_rule_parse(argc, argv, r, why, len);
-	return rc ? -EINVAL : 0;
-}
-
-static int write_all(int fd, const void *p, size_t n)
-{
-	while (n) {
-		ssize_t k = write(fd, p, n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return k < 0 ? -errno : -EIO;
-		p = (const __u8 *)p + k;
-		n -= (size_t)k;
-	}
-	return 0;
+	return xp_rule_parse(argc, argv, r, why, len) ? -EINVAL : 0;
 }
 
 /* The section header and one interface per socket, named PORT:QUEUE. */
-static int write_header(struct engine *e, struct eng_capture *c)
+static int write_header(struct engine *e, int fd, __u8 *hdr, size_t *len)
 {
-	__u8 *hdr = malloc(CAP_HDR_MAX);
 	size_t off, k;
 	char name[40];
-	int err;
 	__u32 i;
 
-	if (!hdr)
-		return -ENOMEM;
 	off = pcapng_shb_put(hdr, CAP_HDR_MAX, "xpile " XPILE_VERSION);
 	for (i = 0; off && i < e->nq; i++) {
 		snprintf(name, sizeof(name), "%s:%u", e->qs[i].port->ifname, e->qs[i].queue);
-		k = pcapng_idb_put(hdr + off, CAP_HDR_MAX - off, name, e->cfg.snaplen);
+		k = pcapng_idb_put(hdr + off, CAP_HDR_MAX - off, name, e->cfg.capture->snaplen);
 		off = k ? off + k : 0;
 	}
-	err = off ? write_all(c->fd, hdr, off) : -ENOSPC;
-	c->hdr = hdr; /* every rotated file starts with it */
-	c->hdr_len = off;
-	c->off = off;
-	return err;
-}
-
-/* The next file of a --capture-size capture, once the last one's writes have landed
- * (the capture thread): FILE1, FILE2... like tcpdump -C. A failure stops the capture. */
-static void rotate(struct eng_capture *c)
-{
-	char path[4096];
-	int fd, err = 0;
-
-	snprintf(path, sizeof(path), "%s%u", c->name, c->nfiles);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		err = errno;
-	else if (c->fixed && io_uring_register_files_update(&c->ring, 0, &fd, 1) != 1)
-		err = EIO;
-	if (!err) {
-		close(c->fd);
-		c->fd = fd;
-		c->off = 0; /* a header that does not fit leaves an empty file */
-		err = -write_all(fd, c->hdr, c->hdr_len);
-	} else if (fd >= 0) {
-		close(fd);
-	}
-	if (err) {
-		fprintf(stderr,
-			"xpile: capture: %s: cannot start the next file: %s; capture stopped after %llu frames, the engine goes on\n",
-			path, strerror(err), (unsigned long long)c->frames);
-		c->fail_off = c->off;
-		__atomic_store_n(&c->failed, 1, __ATOMIC_RELEASE);
-		return;
-	}
-	c->nfiles++;
-	c->off = c->hdr_len;
-}
-
-static void ring_free(struct eng_cap_ring *r)
-{
-	if (!r)
-		return;
-	free(r->mem);
-	free(r->chunk_len);
-	free(r->chunk_frames);
-	free(r->chunk_off);
-	free(r->chunk_done);
-	free(r->chunk_state);
-	free(r);
-}
-
-static struct eng_cap_ring *ring_new(struct engine *e, struct eng_capture *c)
-{
-	const struct eng_config *cfg = &e->cfg;
-	__u32 min = pcapng_epb_size(cfg->snaplen), size = cfg->capture_buffer / 4;
-	struct eng_cap_ring *r;
-
-	r = aligned_alloc(64, (sizeof(*r) + 63) & ~(size_t)63);
-	if (!r)
-		return NULL;
-	memset(r, 0, sizeof(*r));
-	if (size > CAP_CHUNK_MAX)
-		size = CAP_CHUNK_MAX;
-	if (size < min)
-		size = min;
-	size = (size + 4095) & ~4095u;
-	r->chunk_size = size;
-	r->nchunks = cfg->capture_buffer / size;
-	if (r->nchunks < 2)
-		r->nchunks = 2;
-	r->dirs = (unsigned int)cfg->capture_dir;
-	r->snaplen = cfg->snaplen;
-	r->rule = cfg->capture_rule_set ? &cfg->capture_rule : NULL;
-	r->cap = c;
-	r->mem = aligned_alloc(4096, (size_t)r->nchunks * size);
-	r->chunk_len = calloc(r->nchunks, sizeof(*r->chunk_len));
-	r->chunk_frames = calloc(r->nchunks, sizeof(*r->chunk_frames));
-	r->chunk_off = calloc(r->nchunks, sizeof(*r->chunk_off));
-	r->chunk_done = calloc(r->nchunks, sizeof(*r->chunk_done));
-	r->chunk_state = calloc(r->nchunks, 1);
-	if (!r->mem || !r->chunk_len || !r->chunk_frames || !r->chunk_off || !r->chunk_done ||
-	    !r->chunk_state) {
-		ring_free(r);
-		return NULL;
-	}
-	/* Touched now: a page fault on the worker's path costs more than 30 copies. */
-	memset(r->mem, 0, (size_t)r->nchunks * size);
-	return r;
+	*len = off;
+	return off ? ut_write_all(fd, hdr, off) : -ENOSPC;
 }
 
 int eng_capture_setup(struct engine *e)
 {
-	const struct eng_config *cfg = &e->cfg;
-	struct eng_capture *c;
-	struct stat st;
-	int err;
-	__u32 i;
+	const struct eng_capture_cfg *cfg = e->cfg.capture;
+	struct ut_cap_opts o = { .sz = sizeof(o) };
+	struct ut_cap_info in;
+	__u8 *hdr;
+	size_t len = 0;
+	int err, fd;
 
-	if (!cfg->capture)
+	if (!cfg)
 		return 0;
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		return capture_fail("out of memory for --capture");
-	e->cap = c;
-	c->fd = -1;
-	c->name = strcmp(cfg->capture, "-") ? cfg->capture : "stdout";
-	if (!strcmp(cfg->capture, "-")) {
-		if (isatty(STDOUT_FILENO)) {
-			capture_fail(
+	o.name = strcmp(cfg->file, "-") ? cfg->file : "stdout";
+	if (!strcmp(cfg->file, "-")) {
+		if (isatty(STDOUT_FILENO))
+			return eng_refuse(
+				e, -EINVAL,
 				"--capture -: stdout is a terminal; pipe it (| tcpdump -r -) or give a file");
-			return -ENG_BAD_INPUT;
-		}
-		c->fd = STDOUT_FILENO;
+		fd = STDOUT_FILENO;
 	} else {
-		c->fd = open(cfg->capture, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (c->fd < 0)
-			return capture_fail("--capture %s: %s; give a file in a writable directory",
-					    cfg->capture, strerror(errno));
+		fd = open(cfg->file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return ut_say(-errno,
+				      "--capture %s: %s; give a file in a writable directory",
+				      cfg->file, strerror(errno));
 	}
-	c->regular = !fstat(c->fd, &st) && S_ISREG(st.st_mode);
-	c->limit = c->regular ? (__u64)cfg->capture_size * 1000000ull : 0;
-	c->nfiles = 1;
-	err = write_header(e, c);
-	if (err)
-		return capture_fail("--capture %s: cannot write the file header: %s", c->name,
-				    strerror(-err));
-	for (i = 0; i < e->nworkers; i++) {
-		c->rings[i] = ring_new(e, c);
-		if (!c->rings[i])
-			return capture_fail(
-				"out of memory for the capture rings (--capture-buffer %u per worker)",
-				cfg->capture_buffer);
-		e->workers[i].cap = c->rings[i];
-		c->nrings++;
-	}
-	err = io_uring_queue_init(CAP_SQ_ENTRIES, &c->ring, 0);
+	hdr = malloc(CAP_HDR_MAX);
+	err = hdr ? write_header(e, fd, hdr, &len) : -ENOMEM;
 	if (err) {
-		/* io_uring disabled (kernel.io_uring_disabled, seccomp): same chunks, write(). */
-		fprintf(stderr, "xpile: capture: io_uring unavailable (%s): writing with write()\n",
-			strerror(-err));
-	} else {
-		c->uring = true;
-		c->fixed = !io_uring_register_files(&c->ring, &c->fd, 1);
+		free(hdr);
+		if (fd > STDOUT_FILENO)
+			close(fd);
+		return ut_say(err, "--capture %s: cannot write the file header: %s", o.name,
+			      strerror(-err));
 	}
-	if (!cfg->quiet && !cfg->json)
-		fprintf(stderr,
-			"xpile: capture: %s to %s, snaplen %u, %u x %u KiB chunks per worker, %s\n",
-			cfg->capture_dir == ENG_CAP_RX ? "rx" :
-			cfg->capture_dir == ENG_CAP_TX ? "tx" :
-							 "rx and tx",
-			c->name, cfg->snaplen, c->rings[0]->nchunks, c->rings[0]->chunk_size >> 10,
-			c->uring ? "io_uring writes" : "write()");
+	o.fd = fd;
+	o.hdr = hdr;
+	o.hdr_len = len;
+	o.limit = (__u64)cfg->size * 1000000ull;
+	o.nrings = e->nworkers;
+	o.snaplen = cfg->snaplen;
+	o.buffer = cfg->buffer;
+	o.dirs = (unsigned int)cfg->dir;
+	o.rule = cfg->rule_set ? &cfg->rule : NULL;
+	err = ut_cap_create(&o, &e->cap);
+	free(hdr);
+	if (err) {
+		if (fd > STDOUT_FILENO)
+			close(fd);
+		return ut_say(
+			err, "out of memory for the capture rings (--capture-buffer %u per worker)",
+			cfg->buffer);
+	}
+	for (__u32 i = 0; i < e->nworkers; i++)
+		e->workers[i].cap = ut_cap_ring(e->cap, i);
+	ut_cap_info(e->cap, &in);
+	if (!e->cfg.quiet && !e->cfg.json)
+		ut_say(0, "capture: %s to %s, snaplen %u, %u x %u KiB chunks per worker, %s",
+		       cfg->dir == UT_CAP_RX ? "rx" :
+		       cfg->dir == UT_CAP_TX ? "tx" :
+					       "rx and tx",
+		       o.name, cfg->snaplen, in.nchunks, in.chunk_size >> 10,
+		       in.uring ? "io_uring writes" : "write()");
 	return 0;
-}
-
-/* ---- the worker's side ---- */
-
-static void publish(struct eng_cap_ring *r)
-{
-	__u32 idx = (__u32)(r->prod % r->nchunks);
-
-	r->chunk_len[idx] = r->len;
-	r->chunk_frames[idx] = r->frames;
-	__atomic_store_n(&r->prod, r->prod + 1, __ATOMIC_RELEASE);
-	r->cur = NULL;
-}
-
-static __u8 *reserve(struct eng_cap_ring *r, __u32 need, __u64 now)
-{
-	if (r->cur) {
-		if (r->len + need <= r->chunk_size)
-			return r->cur + r->len;
-		publish(r);
-	}
-	if (r->prod - r->cons_seen >= r->nchunks) {
-		r->cons_seen = __atomic_load_n(&r->cons, __ATOMIC_ACQUIRE);
-		if (r->prod - r->cons_seen >= r->nchunks)
-			return NULL;
-	}
-	r->cur = r->mem + (size_t)(r->prod % r->nchunks) * r->chunk_size;
-	r->len = 0;
-	r->frames = 0;
-	r->first_ns = now;
-	return r->cur;
-}
-
-static __u64 realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
-
-/* One timestamp per batch: a clock read per frame would cost the worker more than the
- * copy (~20 ns). Frames of one batch arrived together anyway. */
-void eng_capture_batch(struct eng_worker *w, const struct eng_q *q, const struct xdp_desc *d,
-		       __u32 n, unsigned int dir)
-{
-	struct eng_cap_ring *r = w->cap;
-	struct engine *e = w->e;
-	__u32 ifid = (__u32)(q - e->qs),
-	      flags = dir == ENG_CAP_RX ? PCAPNG_EPB_DIR_IN : PCAPNG_EPB_DIR_OUT;
-	__u32 i, j, k, orig, caplen, off, m, size;
-	__u64 now;
-	__u8 *p;
-
-	if (!(r->dirs & dir) || !n || __atomic_load_n(&r->cap->failed, __ATOMIC_RELAXED))
-		return;
-	now = realtime_ns();
-	for (i = 0; i < n; i = j) {
-		orig = 0;
-		j = i;
-		do
-			orig += d[j].len;
-		while ((d[j++].options & XDP_PKT_CONTD) && j < n);
-		if (r->rule &&
-		    !xp_rule_match(r->rule, eng_data(q->dom, d[i].addr), d[i].len, q->queue))
-			continue;
-		caplen = orig < r->snaplen ? orig : r->snaplen;
-		size = pcapng_epb_size(caplen);
-		p = reserve(r, size, now);
-		if (!p) {
-			r->dropped++;
-			continue;
-		}
-		pcapng_epb_start(p, ifid, now, caplen, orig);
-		for (k = i, off = 0; k < j && off < caplen; k++, off += m) {
-			m = d[k].len < caplen - off ? d[k].len : caplen - off;
-			memcpy(p + 28 + off, eng_data(q->dom, d[k].addr), m);
-		}
-		pcapng_epb_finish(p, caplen, flags);
-		r->len += size;
-		r->frames++;
-		r->captured++;
-	}
-}
-
-__u64 eng_capture_dropped(const struct eng_worker *w)
-{
-	return w->cap ? __atomic_load_n(&w->cap->dropped, __ATOMIC_RELAXED) : 0;
-}
-
-void eng_capture_idle(struct eng_worker *w)
-{
-	struct eng_cap_ring *r = w->cap;
-
-	if (r->cur && realtime_ns() - r->first_ns >= CAP_FLUSH_NS)
-		publish(r);
-}
-
-/* ---- the capture thread ---- */
-
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
-
-static void chunk_release(struct eng_cap_ring *r)
-{
-	__u64 cons = r->cons;
-
-	while (cons < r->sub && r->chunk_state[cons % r->nchunks] == 2) {
-		r->chunk_state[cons % r->nchunks] = 0;
-		cons++;
-	}
-	__atomic_store_n(&r->cons, cons, __ATOMIC_RELEASE);
-}
-
-static void write_failed(struct eng_capture *c, struct eng_cap_ring *r, __u32 idx, int err)
-{
-	if (!c->failed && err) {
-		fprintf(stderr,
-			"xpile: capture: %s: write failed: %s; capture stopped after %llu frames, the engine goes on%s\n",
-			c->name, strerror(err), (unsigned long long)c->frames,
-			err == ENOSPC || err == EDQUOT ?
-				" (free space or give --capture another file)" :
-			err == EPIPE ? " (the reader closed the pipe)" :
-				       "");
-		c->fail_off = r->chunk_off[idx];
-		__atomic_store_n(&c->failed, 1, __ATOMIC_RELEASE);
-	} else if (err && r->chunk_off[idx] < c->fail_off) {
-		c->fail_off = r->chunk_off[idx];
-	}
-	c->lost += r->chunk_frames[idx];
-	r->chunk_state[idx] = 2;
-}
-
-static void chunk_written(struct eng_capture *c, struct eng_cap_ring *r, __u32 idx)
-{
-	c->frames += r->chunk_frames[idx];
-	c->bytes += r->chunk_len[idx];
-	r->chunk_state[idx] = 2;
-}
-
-/* Queues the rest of chunk @idx of ring @ri; without io_uring writes it now. */
-static void chunk_write(struct eng_capture *c, __u32 ri, __u32 idx)
-{
-	struct eng_cap_ring *r = c->rings[ri];
-	const __u8 *p = r->mem + (size_t)idx * r->chunk_size + r->chunk_done[idx];
-	__u32 left = r->chunk_len[idx] - r->chunk_done[idx];
-	__u64 off = r->chunk_off[idx] + r->chunk_done[idx];
-	struct io_uring_sqe *sqe;
-	ssize_t k;
-
-	if (!c->uring) {
-		while (left) {
-			k = c->regular ? pwrite(c->fd, p, left, (off_t)off) : write(c->fd, p, left);
-			if (k < 0 && errno == EINTR)
-				continue;
-			if (k <= 0) {
-				write_failed(c, r, idx, k < 0 ? errno : ENOSPC);
-				return;
-			}
-			p += k;
-			off += (__u64)k;
-			left -= (__u32)k;
-		}
-		chunk_written(c, r, idx);
-		return;
-	}
-	sqe = io_uring_get_sqe(&c->ring);
-	if (!sqe) {
-		io_uring_submit(&c->ring);
-		c->nsubmit = 0;
-		sqe = io_uring_get_sqe(&c->ring);
-	}
-	/* A pipe has no offsets: -1 writes at its current position. */
-	io_uring_prep_write(sqe, c->fixed ? 0 : c->fd, p, left, c->regular ? off : (__u64)-1);
-	if (c->fixed)
-		sqe->flags |= IOSQE_FIXED_FILE;
-	io_uring_sqe_set_data64(sqe, (__u64)ri << 32 | idx);
-	r->chunk_state[idx] = 1;
-	c->inflight++;
-	c->nsubmit++;
-}
-
-/* Takes every published chunk it may have in flight; a failed capture drops them. */
-static bool take_published(struct eng_capture *c)
-{
-	__u32 max = c->regular ? CAP_FILE_INFLIGHT : 1, ri, idx;
-	bool any = false;
-
-	for (ri = 0; ri < c->nrings; ri++) {
-		struct eng_cap_ring *r = c->rings[ri];
-		__u64 prod = __atomic_load_n(&r->prod, __ATOMIC_ACQUIRE);
-
-		while (r->sub < prod && (c->failed || c->inflight < max)) {
-			idx = (__u32)(r->sub % r->nchunks);
-			if (c->limit && !c->failed && c->off > c->hdr_len &&
-			    c->off + r->chunk_len[idx] > c->limit) {
-				if (c->inflight)
-					break; /* the full file's writes land first */
-				rotate(c);
-			}
-			r->sub++;
-			any = true;
-			r->chunk_done[idx] = 0;
-			r->chunk_off[idx] = c->off;
-			if (c->failed) {
-				c->lost += r->chunk_frames[idx];
-				r->chunk_state[idx] = 2;
-				continue;
-			}
-			c->off += r->chunk_len[idx];
-			chunk_write(c, ri, idx);
-		}
-		chunk_release(r);
-	}
-	return any;
-}
-
-static void reap(struct eng_capture *c)
-{
-	struct io_uring_cqe *cqe;
-	unsigned int head, seen = 0;
-
-	io_uring_for_each_cqe(&c->ring, head, cqe)
-	{
-		__u32 ri = (__u32)(cqe->user_data >> 32), idx = (__u32)cqe->user_data;
-		struct eng_cap_ring *r = c->rings[ri];
-
-		seen++;
-		c->inflight--;
-		if (cqe->res <= 0) {
-			write_failed(c, r, idx, cqe->res < 0 ? -cqe->res : ENOSPC);
-			continue;
-		}
-		r->chunk_done[idx] += (__u32)cqe->res;
-		if (c->failed && r->chunk_off[idx] >= c->fail_off)
-			write_failed(c, r, idx, 0); /* past the cut: the file ends before it */
-		else if (r->chunk_done[idx] < r->chunk_len[idx] && !c->failed)
-			chunk_write(c, ri, idx); /* short write: the rest, at once */
-		else if (r->chunk_done[idx] < r->chunk_len[idx])
-			write_failed(c, r, idx, ENOSPC);
-		else
-			chunk_written(c, r, idx);
-	}
-	io_uring_cq_advance(&c->ring, seen);
-	for (__u32 ri = 0; ri < c->nrings; ri++)
-		chunk_release(c->rings[ri]);
-}
-
-static bool all_done(struct eng_capture *c)
-{
-	for (__u32 ri = 0; ri < c->nrings; ri++)
-		if (c->rings[ri]->sub != __atomic_load_n(&c->rings[ri]->prod, __ATOMIC_ACQUIRE))
-			return false;
-	return !c->inflight;
-}
-
-static void *capture_main(void *arg)
-{
-	struct eng_capture *c = arg;
-	struct __kernel_timespec ts = { .tv_nsec = 1000000 };
-	struct timespec nap = { .tv_nsec = 500000 };
-	struct io_uring_cqe *cqe;
-
-	__u64 deadline = 0;
-
-	for (;;) {
-		bool stopping = __atomic_load_n(&c->stop, __ATOMIC_ACQUIRE);
-
-		/* A reader that stopped reading must not hold the engine's exit. */
-		if (stopping && !deadline)
-			deadline = mono_ns() + CAP_STOP_NS;
-		if (deadline && mono_ns() > deadline) {
-			fprintf(stderr,
-				"xpile: capture: %s: the reader did not take the last chunks within %llu s; %u write(s) abandoned\n",
-				c->name, CAP_STOP_NS / 1000000000ull, c->inflight);
-			break;
-		}
-
-		take_published(c);
-		if (c->uring && c->nsubmit) {
-			io_uring_submit(&c->ring);
-			c->nsubmit = 0;
-		}
-		if (c->uring && c->inflight) {
-			io_uring_wait_cqe_timeout(&c->ring, &cqe, &ts);
-			reap(c);
-		} else if (stopping && all_done(c)) {
-			break;
-		} else {
-			/* Workers never signal (no syscall on their path): look again soon. */
-			nanosleep(&nap, NULL);
-		}
-	}
-	return NULL;
 }
 
 int eng_capture_start(struct engine *e)
 {
-	struct eng_capture *c = e->cap;
-
-	if (!c)
-		return 0;
-	if (pthread_create(&c->thread, NULL, capture_main, c))
-		return capture_fail("cannot start the capture thread");
-	c->started = true;
-	return 0;
+	return e->cap ? ut_cap_start(e->cap) : 0;
 }
 
 void eng_capture_stop(struct engine *e)
 {
-	struct eng_capture *c = e->cap;
-	__u64 dropped = 0;
-	__u32 i;
+	const char *name;
+	char q[600];
+	struct ut_cap_stats st;
 
-	if (!c || !c->started)
+	if (!e->cap || !ut_cap_stop(e->cap, &st))
 		return;
-	for (i = 0; i < c->nrings; i++) {
-		if (c->rings[i]->cur)
-			publish(c->rings[i]);
-		dropped += c->rings[i]->dropped;
-	}
-	__atomic_store_n(&c->stop, 1, __ATOMIC_RELEASE);
-	pthread_join(c->thread, NULL);
-	c->started = false;
-	/* Chunks after a failed one may have landed: cut the file back to whole records. */
-	if (c->failed && c->regular && ftruncate(c->fd, (off_t)c->fail_off))
-		fprintf(stderr,
-			"xpile: capture: %s: cannot cut the file back after the error: %s\n",
-			c->name, strerror(errno));
+	name = strcmp(e->cfg.capture->file, "-") ? e->cfg.capture->file : "stdout";
 	if (e->cfg.json)
-		printf("{\"type\":\"capture\",\"file\":\"%s\",\"files\":%u,\"frames\":%llu,\"bytes\":%llu,\"capture_dropped\":%llu,\"write_lost\":%llu,\"failed\":%s}\n",
-		       c->name, c->nfiles, (unsigned long long)c->frames,
-		       (unsigned long long)c->bytes, (unsigned long long)dropped,
-		       (unsigned long long)c->lost, c->failed ? "true" : "false");
+		printf("{\"type\":\"capture\",\"file\":%s,\"files\":%u,\"frames\":%llu,\"bytes\":%llu,\"capture_dropped\":%llu,\"write_lost\":%llu,\"failed\":%s}\n",
+		       cli_json_quote(name, q, sizeof(q)), st.files, (unsigned long long)st.frames,
+		       (unsigned long long)st.bytes, (unsigned long long)st.dropped,
+		       (unsigned long long)st.lost, st.failed ? "true" : "false");
 	else
-		fprintf(stderr,
-			"xpile: capture: %llu frames (%llu bytes) written to %s, capture_dropped %llu%s%s\n",
-			(unsigned long long)c->frames, (unsigned long long)c->bytes, c->name,
-			(unsigned long long)dropped,
-			dropped ?
-				" (the capture ring was full: raise --capture-buffer or narrow --capture-rule)" :
-				"",
-			c->failed ? ", stopped by a write error" : "");
+		ut_say(0,
+		       "capture: %llu frames (%llu bytes) written to %s, capture_dropped %llu%s%s",
+		       (unsigned long long)st.frames, (unsigned long long)st.bytes, name,
+		       (unsigned long long)st.dropped,
+		       st.dropped ?
+			       " (the capture ring was full: raise --capture-buffer or narrow --capture-rule)" :
+			       "",
+		       st.failed ? ", stopped by a write error" : "");
 }
 
 void eng_capture_destroy(struct engine *e)
 {
-	struct eng_capture *c = e->cap;
-	__u32 i;
-
-	if (!c)
+	if (!e->cap)
 		return;
-	if (c->started)
-		eng_capture_stop(e);
-	if (c->uring)
-		io_uring_queue_exit(&c->ring);
-	for (i = 0; i < c->nrings; i++) {
+	eng_capture_stop(e);
+	for (__u32 i = 0; i < e->nworkers; i++)
 		e->workers[i].cap = NULL;
-		ring_free(c->rings[i]);
-	}
-	if (c->fd > STDOUT_FILENO)
-		close(c->fd);
-	free(c->hdr);
-	free(c);
+	ut_cap_destroy(e->cap);
 	e->cap = NULL;
 }

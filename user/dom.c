@@ -1,12 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * Frame domains: the UMEMs and what lives with each. --umem shared (the default) makes
- * one domain for every port; --umem per-port one per port. Each domain is a carve of
- * the arena of its port's NUMA node (one arena per node, however many UMEMs: lib/
- * arena.c's lazy iBuddy regions), with its own layout, frame pool, ledger and fill
- * order, and each worker has a cache, a dealer, a ledger account and an M3 slice in
- * every domain it has a socket in. A queue points at its domain and at its worker's
- * state there, so the hot path never looks anything up.
+ * Memory domains (dom.h): the UMEMs and what lives with each. One arena per NUMA node,
+ * however many UMEMs (lib/arena.c's lazy iBuddy regions); each domain a carve of it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,10 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dom.h"
 #include "engine.h"
-
-#define fail(...) eng_say(-1, __VA_ARGS__)
-#define bad_input(...) eng_say(-ENG_BAD_INPUT, __VA_ARGS__)
+#include "uds.h"
 
 static __u64 handle_of(void *ctx, __u64 addr)
 {
@@ -43,7 +37,8 @@ int eng_dom_fill_cap(struct engine *e, struct eng_dom *d)
 	/* One batch in each fill ring and one in flight on each TX ring. */
 	min = 2 * d->nrx * c->batch;
 	if (d->frames < min)
-		return bad_input(
+		return eng_refuse(
+			e, -EINVAL,
 			"--frames %u is too few for %u receiving socket(s)%s at --batch %u: at least %u (a batch in each fill ring and one in flight), or lower --batch",
 			d->frames, d->nrx, e->ndoms > 1 ? " in one UMEM" : "", c->batch, min);
 	share = d->frames / d->nrx;
@@ -55,17 +50,27 @@ int eng_dom_fill_cap(struct engine *e, struct eng_dom *d)
 int eng_dom_assign(struct engine *e)
 {
 	struct eng_config *c = &e->cfg;
+	const struct eng_mem_cfg *m = c->mem;
 	__u32 i;
 	int err = 0;
 
-	if (c->umem == ENG_UMEM_PER_PORT && c->ntaps)
-		return bad_input(
+	if (m->umem == ENG_UMEM_PER_PORT && c->tap)
+		return eng_refuse(
+			e, -EINVAL,
 			"--host-tap needs --umem shared: its io_uring registers one UMEM (drop --umem per-port)");
-	e->ndoms = c->umem == ENG_UMEM_PER_PORT ? c->nports : 1;
+	e->ndoms = m->umem == ENG_UMEM_PER_PORT ? c->nports : 1;
+	e->dom = calloc(e->ndoms, sizeof(*e->dom));
+	if (!e->dom)
+		return ut_say(-ENOMEM, "out of memory");
+	for (i = 0; i < e->nworkers; i++) {
+		e->workers[i].wd = calloc(e->ndoms, sizeof(*e->workers[i].wd));
+		if (!e->workers[i].wd)
+			return ut_say(-ENOMEM, "out of memory");
+	}
 	for (i = 0; i < e->ndoms; i++)
 		e->dom[i].id = i;
 	for (i = 0; i < c->nports; i++)
-		e->ports[i].dom = &e->dom[c->umem == ENG_UMEM_PER_PORT ? i : 0];
+		e->ports[i].dom = &e->dom[m->umem == ENG_UMEM_PER_PORT ? i : 0];
 	for (i = 0; i < e->nq; i++) {
 		struct eng_q *q = &e->qs[i];
 		struct eng_dom *d = q->port->dom;
@@ -85,9 +90,9 @@ int eng_dom_assign(struct engine *e)
 		__u32 per_q = c->mode->needs_rx ? c->fill_ring + c->tx_ring : c->tx_ring;
 
 		/* A dealer holds up to 4 shares of a batch per channel (xpile/deal.h). */
-		d->frames = c->frames ? c->frames :
+		d->frames = m->frames ? m->frames :
 					d->nq * per_q +
-						d->nworkers * (c->cache + c->batch +
+						d->nworkers * (m->cache + c->batch +
 							       4 * (c->batch > 32 ? c->batch : 32));
 		err = eng_dom_fill_cap(e, d);
 	}
@@ -126,14 +131,47 @@ int eng_carve(struct engine *e, int node, __u64 bytes, struct xp_arena_buf *out)
 	return a ? xp_arena_alloc(a, bytes, 0, out) : -ENOMEM;
 }
 
+void eng_topology(struct engine *e, struct xp_topology *t)
+{
+	const struct eng_mem_cfg *c = e->cfg.mem;
+	int found;
+
+	if (c->channels && c->ranks) {
+		snprintf(e->topo_note, sizeof(e->topo_note), "from --channels and --ranks");
+	} else {
+		found = xp_topology_probe(NULL, t, e->topo_note, sizeof(e->topo_note));
+		if (found < 0)
+			snprintf(e->topo_note, sizeof(e->topo_note), "probe failed: %s",
+				 strerror(-found));
+		if (c->channels || c->ranks) {
+			size_t k = strlen(e->topo_note);
+
+			snprintf(e->topo_note + k, sizeof(e->topo_note) - k, "; --%s %u wins",
+				 c->channels ? "channels" : "ranks",
+				 c->channels ? c->channels : c->ranks);
+		}
+		/* Said with the ready line, so a start-up error stays one line. */
+		e->topo_guessed = found < 0 ||
+				  (!c->channels && !(found & XP_TOPO_FOUND_CHANNELS)) ||
+				  (!c->ranks && !(found & XP_TOPO_FOUND_RANKS));
+	}
+	if (c->channels)
+		t->channels = c->channels;
+	if (c->ranks)
+		t->ranks = c->ranks;
+}
+
 static int layout_of(struct engine *e, struct xp_layout_opts *lo, __u32 nframes,
 		     struct xp_layout *out)
 {
-	const struct eng_config *c = &e->cfg;
+	const struct eng_mem_cfg *c = e->cfg.mem;
+	int err;
 
 	lo->nframes = nframes;
-	if (xp_layout_compute(lo, out))
-		return fail(
+	err = xp_layout_compute(lo, out);
+	if (err)
+		return ut_say(
+			err,
 			"bad layout (--frame-size %u --headroom %u --frames %u): see the message above",
 			c->frame_size, c->headroom, nframes);
 	return 0;
@@ -146,12 +184,15 @@ static int layout_of(struct engine *e, struct xp_layout_opts *lo, __u32 nframes,
  */
 int eng_dom_memory(struct engine *e)
 {
-	struct eng_config *c = &e->cfg;
+	struct eng_config *cfg = &e->cfg;
+	const struct eng_mem_cfg *c = cfg->mem;
 	struct xp_layout_opts lo = { .sz = sizeof(lo) };
 	__u64 total = 0, need2m = 0;
 	__u32 page = XP_PAGE_4K, i;
 	int err;
 
+	if (e->take_over) /* the UMEMs are the old engine's, mapped by the handover stage */
+		return 0;
 	lo.frame_size = c->frame_size;
 	lo.headroom = c->headroom;
 	lo.kind = c->layout;
@@ -161,8 +202,9 @@ int eng_dom_memory(struct engine *e)
 
 		lo.page_size = XP_PAGE_2M;
 		for (i = 0; i < e->ndoms; i++) {
-			if (layout_of(e, &lo, e->dom[i].frames, &e->dom[i].layout))
-				return -1;
+			err = layout_of(e, &lo, e->dom[i].frames, &e->dom[i].layout);
+			if (err)
+				return err;
 			need2m += e->dom[i].layout.area_size;
 		}
 		if (c->hugepages == XP_HUGE_REQUIRE || avail >= (long)(need2m / XP_PAGE_2M))
@@ -179,11 +221,12 @@ int eng_dom_memory(struct engine *e)
 		struct eng_dom *d = &e->dom[i];
 		int node = -1;
 
-		if (layout_of(e, &lo, d->frames, &d->layout))
-			return -1;
+		err = layout_of(e, &lo, d->frames, &d->layout);
+		if (err)
+			return err;
 		total += d->layout.area_size;
 		/* The domain's first port says the node (per-port: its only one). */
-		for (__u32 p = 0; p < c->nports; p++)
+		for (__u32 p = 0; p < cfg->nports; p++)
 			if (e->ports[p].dom == d) {
 				if (xp_numa_node_of_ifname(e->ports[p].ifname, &node) || node < 0)
 					node = -1;
@@ -199,7 +242,8 @@ int eng_dom_memory(struct engine *e)
 		const struct xp_layout *l = &e->dom[0].layout;
 
 		if (phys && total > phys)
-			return bad_input(
+			return eng_refuse(
+				e, -ENOMEM,
 				"--frames %u needs %.1f GiB of UMEM (%u UMEM(s) of %u frames of %u bytes, %u per %u KiB page since a frame may not cross a page) but the machine has %.1f GiB; use fewer --frames (the default fits the rings) or 2 MiB hugepages (--hugepages require)",
 				c->frames ? c->frames : l->nframes, total / 1073741824.0, e->ndoms,
 				l->nframes, c->frame_size, l->frames_per_page, page / 1024,
@@ -215,10 +259,11 @@ int eng_dom_memory(struct engine *e)
 				want += e->dom[k].layout.area_size;
 		if (!eng_node_arena(e, e->dom[i].node, want,
 				    page == XP_PAGE_2M ? XP_HUGE_REQUIRE : XP_HUGE_NEVER)) {
-			if (page == XP_PAGE_2M)
-				return -1; /* the library named the pages missing and the sysctl */
-			return fail("cannot reserve %llu bytes for the UMEM arena",
-				    (unsigned long long)want);
+			if (page ==
+			    XP_PAGE_2M) /* the library named the pages missing and the sysctl */
+				return -ENOMEM;
+			return ut_say(-ENOMEM, "cannot reserve %llu bytes for the UMEM arena",
+				      (unsigned long long)want);
 		}
 	}
 	for (i = 0; i < e->ndoms; i++) {
@@ -227,10 +272,10 @@ int eng_dom_memory(struct engine *e)
 
 		err = eng_carve(e, d->node, size, &d->buf);
 		if (err) {
-			if (page == XP_PAGE_2M)
-				return -1;
-			return fail("cannot allocate %llu bytes of UMEM: %s",
-				    (unsigned long long)size, strerror(-err));
+			if (page == XP_PAGE_2M) /* said by the library */
+				return err;
+			return ut_say(err, "cannot allocate %llu bytes of UMEM: %s",
+				      (unsigned long long)size, strerror(-err));
 		}
 		/* d->mem describes the UMEM itself: the carve, on the arena's memfd. */
 		d->mem = *xp_arena_mem(eng_node_arena(e, d->node, size, XP_HUGE_NEVER));
@@ -257,11 +302,12 @@ int eng_dom_deal(struct engine *e, struct eng_dom *d)
 	int err = 0;
 
 	if (!all)
-		return fail("out of memory");
+		return ut_say(-ENOMEM, "out of memory");
 	if (xp_pool_get(d->pool, all, n)) {
 		free(all);
-		return fail("cannot take the %u frames out of the pool for the workers' M3 slices",
-			    n);
+		return ut_say(
+			-EIO,
+			"cannot take the %u frames out of the pool for the workers' M3 slices", n);
 	}
 	/* The same frames, in fill order, are d->handles; those a ring holds (a handover's)
 	 * stay out of the pool. */
@@ -301,13 +347,14 @@ int eng_dom_deal(struct engine *e, struct eng_dom *d)
 	}
 	free(all);
 	if (err)
-		return fail("cannot hand worker %u its M3 slice: %s", i - 1, strerror(-err));
+		return ut_say(err, "cannot hand worker %u its M3 slice: %s", i - 1, strerror(-err));
 	return 0;
 }
 
 static int dom_frames(struct engine *e, struct eng_dom *d)
 {
-	struct eng_config *c = &e->cfg;
+	const struct eng_mem_cfg *c = e->cfg.mem;
+	__u32 batch = e->cfg.batch;
 	struct xp_pool_opts po = { .sz = sizeof(po) };
 	struct xp_ledger_opts lo = { .sz = sizeof(lo) };
 	struct xp_umem_opts uo = { .sz = sizeof(uo) };
@@ -316,10 +363,10 @@ static int dom_frames(struct engine *e, struct eng_dom *d)
 
 	d->handles = calloc(n, sizeof(__u64));
 	if (!d->handles)
-		return fail("out of memory");
+		return ut_say(-ENOMEM, "out of memory");
 	err = xp_layout_fill_order(&d->layout, d->nworkers, c->m3_seed, d->handles);
 	if (err)
-		return fail("fill order failed: %s", strerror(-err));
+		return ut_say(err, "fill order failed: %s", strerror(-err));
 	po.backend = c->pool_backend;
 	po.flags = c->ledger_debug ? XP_POOL_F_DEBUG : 0;
 	po.umem_size = d->layout.area_size;
@@ -327,22 +374,24 @@ static int dom_frames(struct engine *e, struct eng_dom *d)
 	/* One stripe per worker: cache i's home is stripe i (creation order, the rank), so
 	 * what a worker flushes, it gets back: its M3 slice stays its own. */
 	po.stripes = d->nworkers < XP_PILE_STRIPES_MAX ? d->nworkers : XP_PILE_STRIPES_MAX;
-	if (xp_pool_create(d->handles, n, &po, &d->pool))
-		return fail("cannot create the frame pool: see the message above");
+	err = xp_pool_create(d->handles, n, &po, &d->pool);
+	if (err)
+		return ut_say(err, "cannot create the frame pool: see the message above");
 	lo.handles = d->handles;
 	lo.nframes = n;
 	lo.max_accts = d->nworkers + 1;
 	lo.debug = c->ledger_debug;
 	lo.handle_of = handle_of;
 	lo.ctx = &d->layout;
-	if (xp_ledger_create(&lo, &d->ledger))
-		return fail("cannot create the frame ledger: see the message above");
+	err = xp_ledger_create(&lo, &d->ledger);
+	if (err)
+		return ut_say(err, "cannot create the frame ledger: see the message above");
 	/* In rank order: the pool's stripes and the ledger's accounts follow creation. */
 	for (__u32 r = 0; r < d->nworkers; r++) {
 		for (i = 0; i < e->nworkers; i++) {
 			struct eng_worker *w = &e->workers[i];
 			struct eng_wdom *wd = &w->wd[d->id];
-			struct xp_deal_opts dop = { .sz = sizeof(dop), .max_get = c->batch };
+			struct xp_deal_opts dop = { .sz = sizeof(dop), .max_get = batch };
 
 			if (!wd->d || wd->rank != r)
 				continue;
@@ -350,18 +399,14 @@ static int dom_frames(struct engine *e, struct eng_dom *d)
 			if (c->m3_seed)
 				dop.seed = c->m3_seed + 0x9e3779b97f4a7c15ull * (i + 1) +
 					   0x632be59bd9b4e019ull * d->id;
-			if (xp_cache_create(d->pool, c->cache, &wd->cache) ||
-			    xp_deal_create(&d->layout, wd->cache, &dop, &wd->deal) ||
-			    xp_ledger_acct_new(d->ledger, &wd->acct))
-				return fail("cannot create the cache of core %d", w->core);
+			err = xp_cache_create(d->pool, c->cache, &wd->cache)		     ?:
+				      xp_deal_create(&d->layout, wd->cache, &dop, &wd->deal) ?:
+				      xp_ledger_acct_new(d->ledger, &wd->acct);
+			if (err)
+				return ut_say(err, "cannot create the cache of core %d", w->core);
 		}
 	}
-	for (i = 0; i < e->nworkers; i++)
-		if (e->workers[i].wd[d->id].d)
-			break;
-	if (i < e->nworkers && eng_dom_starts(d, e->workers[i].wd[d->id].acct))
-		return fail("out of memory");
-	if (c->take_over) /* dealt and mapped at the handover (handover.c) */
+	if (e->take_over) /* dealt and mapped at the handover (handover_take.c) */
 		return 0;
 	err = eng_dom_deal(e, d);
 	if (err)
@@ -371,9 +416,13 @@ static int dom_frames(struct engine *e, struct eng_dom *d)
 	uo.chunk_size = d->layout.chunk_size;
 	uo.headroom = d->layout.headroom;
 	uo.flags = d->layout.umem_flags;
-	if (xp_umem_create(&uo, &d->umem))
-		return -1; /* logged by the library */
-	return 0;
+	{ /* --uds with /xsk_socket: registered on a socket the agent made (uds.c) */
+		int ifindex;
+
+		uo.socket_fd = eng_uds_take(e, d, &ifindex);
+		uo.socket_given = uo.socket_fd >= 0;
+	}
+	return xp_umem_create(&uo, &d->umem); /* a failure is logged by the library */
 }
 
 int eng_dom_frames(struct engine *e)
@@ -402,13 +451,14 @@ void eng_dom_caches_destroy(struct engine *e)
 	}
 }
 
-void eng_dom_destroy(struct engine *e)
+void eng_dom_frames_free(struct engine *e)
 {
+	eng_dom_caches_destroy(e);
 	for (__u32 i = 0; i < e->ndoms; i++) {
 		struct eng_dom *d = &e->dom[i];
 
 		if (d->umem && xp_umem_destroy(d->umem))
-			fprintf(stderr, "xpile: UMEM %u still in use at exit\n", i);
+			ut_say(0, "UMEM %u still in use at exit", i);
 		d->umem = NULL;
 		xp_ledger_destroy(d->ledger);
 		d->ledger = NULL;
@@ -418,6 +468,14 @@ void eng_dom_destroy(struct engine *e)
 		d->handles = NULL;
 		free(d->starts);
 		d->starts = NULL;
+	}
+}
+
+void eng_dom_memory_free(struct engine *e)
+{
+	for (__u32 i = 0; i < e->ndoms; i++) {
+		struct eng_dom *d = &e->dom[i];
+
 		/* Handed over: the successor maps these pages; freeing the carve would punch
 		 * them out of the memfd under it (the arena's unmap and close leave them). */
 		if (d->mem_ok && !e->hands_off)
@@ -427,4 +485,31 @@ void eng_dom_destroy(struct engine *e)
 			close(d->mem.fd);
 		d->imported = false;
 	}
+	for (__u32 i = 0; i < e->narenas; i++)
+		xp_arena_destroy(e->arenas[i].a);
+	e->narenas = 0;
+}
+
+void eng_dom_free(struct engine *e)
+{
+	for (__u32 i = 0; i < e->nworkers; i++) {
+		free(e->workers[i].wd);
+		e->workers[i].wd = NULL;
+	}
+	free(e->dom);
+	e->dom = NULL;
+	e->ndoms = 0;
+}
+
+const char *eng_dom_tag(const struct engine *e, const struct eng_dom *d, bool json)
+{
+	static char tag[32];
+
+	if (json)
+		snprintf(tag, sizeof(tag), ",\"umem\":%u", d->id);
+	else if (e->ndoms > 1)
+		snprintf(tag, sizeof(tag), " (UMEM %u)", d->id);
+	else
+		tag[0] = 0;
+	return tag;
 }

@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The engine's handover protocol (handover.h) inside: the messages both sides exchange
- * and what the two share (handover.c); the old side is handover_old.c (hello check,
- * offer, state, serve), the new side handover_new.c (offer and state taken, the pause
- * line). The failure cases: docs/engine.md, "Handover".
+ * and what the two share (handover_proto.c); the serving side is handover_serve.c
+ * (hello check, offer, state, serve), the taking side handover_take.c (offer and state
+ * taken, the pause line). The failure cases: docs/engine.md, "Handover".
  */
 #ifndef XPILE_ENG_HANDOVER_PROTO_H
 #define XPILE_ENG_HANDOVER_PROTO_H
 
+#include <errno.h>
+
 #include "engine.h"
 #include "xpile/handover.h"
 
-#define fail(...) eng_say(-1, __VA_ARGS__)
+/* A handover step that cannot go on: one line, -EPROTO (the other side keeps or gets
+ * nothing of ours). */
+#define fail(...) ut_say(-EPROTO, __VA_ARGS__)
 
 /* How long each side waits for the other's next message (ms). The old engine's wait
  * for OK is its pause's bound when the new one hangs. */
@@ -53,7 +57,7 @@ struct ho_hello {
 	__u32 rx_ring, tx_ring, fill_ring, comp_ring;
 	__u8 no_need_wakeup, multi_buffer, multi_buffer_set, busy_poll;
 	char pin_path[256];
-	__u32 umem; /* enum eng_umem */
+	__u32 umem; /* enum eng_umem (dom.h) */
 	__u32 xsk_mode; /* enum xp_xsk_mode asked for */
 	__u32 tx_budget, busy_budget; /* socket options, set once by the first engine */
 	__u32 pad_;
@@ -96,6 +100,8 @@ struct ho_state {
 };
 
 struct eng_ho {
+	const char *handover; /* --handover PATH, else NULL (struct eng_ho_cfg) */
+	const char *take_over; /* --take-over PATH, else NULL */
 	int lfd; /* --handover listener, -1 */
 	__u64 lino; /* its socket file's inode, to unlink only our own */
 	int sfd; /* signalfd the main loop polls beside lfd */
@@ -133,9 +139,5 @@ void ho_say(const struct engine *e, const char *json, const char *text);
 /* HELLO: what this engine was asked to serve. */
 void ho_hello_fill(const struct engine *e, struct ho_hello *m);
 const char *ho_recv_why(int err);
-/* --handover PATH: listen there (a successor does so once it has committed). */
-int ho_listen(struct engine *e);
-/* New side: connect, say HELLO, take the OFFER and map its UMEMs. */
-int ho_take_offer(struct engine *e);
 
 #endif

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * xpile: the AF_XDP engine's command line, declared as one option table (tools/cli);
+ * xpile: the AF_XDP engine's command line, declared as one option table (tools/util/cli.h);
  * the parser, --help and every usage error come from it.
  */
 #include <arpa/inet.h>
@@ -11,29 +11,57 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api.h"
+#include "capture.h"
 #include "cli.h"
+#include "client.h"
+#include "ctl.h"
+#include "dom.h"
 #include "engine.h"
+#include "handover.h"
+#include "modes/modes.h"
+#include "modes/router.h"
+#include "modes/txonly.h"
+#include "run.h"
+#include "top.h"
+#include "say.h"
+#include "tap.h"
+#include "uring_wait.h"
+#include "xpile/engine.h"
 #include "xpile/log.h"
 
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
-/* What the command line fills: the engine's config and the words that map onto it. */
+/* What the command line fills: the engine's config, its features' (the engine points
+ * at those it is given) and the words that map onto them. */
 struct run_args {
 	struct eng_config c;
+	struct eng_mem_cfg mem;
+	struct eng_capture_cfg cap;
+	struct eng_tap_cfg tap;
+	struct eng_ho_cfg ho;
+	struct eng_txonly_cfg tx;
+	struct eng_ctl_cfg ctl;
+	struct eng_router_cfg rt;
+	const char *bpffs; /* --bpffs: exported as XPILE_BPFFS */
 	int mode; /* index into modes[] */
 	int verbose; /* -v, -vv */
+	/* The words as given, for the engine's opts (it parses them again). */
+	const char *host_taps[ENG_TAP_MAX], *capture_rule, *punt_rule;
+	__u32 nhost_taps;
 };
 
-static const struct eng_mode *const modes[] = { &eng_mode_rxdrop, &eng_mode_txonly, &eng_mode_l2fwd,
-						&eng_mode_fwd };
+/* The public API's modes fill an opts struct; txonly and the router are the engine's
+ * own (modes.h), created through its internal entry. */
+static void (*const api_modes[])(struct xp_engine_opts *o) = { eng_mode_rxdrop, NULL,
+							       eng_mode_l2fwd, eng_mode_fwd, NULL };
+static const struct eng_mode *const internal_modes[] = { NULL, &eng_mode_txonly, NULL, NULL,
+							 &eng_mode_router };
 
 static const struct cli_name mode_names[] = {
-	CLI_NAME("rxdrop", 1),
-	CLI_NAME("txonly", 2),
-	CLI_NAME("l2fwd", 3),
-	CLI_NAME("fwd", 4),
-	{ 0 },
+	CLI_NAME("rxdrop", 1), CLI_NAME("txonly", 2), CLI_NAME("l2fwd", 3),
+	CLI_NAME("fwd", 4),    CLI_NAME("router", 5), { 0 },
 };
 static const struct cli_name xsk_names[] = {
 	CLI_NAME("auto", XP_XSK_AUTO),
@@ -64,9 +92,9 @@ static const struct cli_name huge_names[] = {
 	CLI_ALIAS("no", XP_HUGE_NEVER),	   { 0 },
 };
 static const struct cli_name dir_names[] = {
-	CLI_NAME("rx", ENG_CAP_RX),
-	CLI_NAME("tx", ENG_CAP_TX),
-	CLI_NAME("both", ENG_CAP_BOTH),
+	CLI_NAME("rx", UT_CAP_RX),
+	CLI_NAME("tx", UT_CAP_TX),
+	CLI_NAME("both", UT_CAP_BOTH),
 	{ 0 },
 };
 static const struct cli_name tap_read_names[] = {
@@ -127,26 +155,33 @@ static int parse_iface(const struct cli_opt *o, const char *v, void *cfg, char *
 static int parse_capture_rule(const struct cli_opt *o, const char *v, void *cfg, char *why,
 			      size_t len)
 {
-	struct eng_config *c = &((struct run_args *)cfg)->c;
+	struct eng_capture_cfg *c = &((struct run_args *)cfg)->cap;
 
-	if (eng_capture_rule_parse(v, &c->capture_rule, why, len))
+	if (eng_capture_rule_parse(v, &c->rule, why, len))
 		return -1;
-	c->capture_rule_set = true;
+	c->rule_set = true;
+	((struct run_args *)cfg)->capture_rule = v;
 	return 0;
 }
 
 static int parse_host_tap(const struct cli_opt *o, const char *v, void *cfg, char *why, size_t len)
 {
-	return eng_tap_opt(&((struct run_args *)cfg)->c, v, why, len);
+	struct run_args *a = cfg;
+
+	if (eng_tap_opt(&a->tap, v, why, len))
+		return -1;
+	a->host_taps[a->nhost_taps++] = v; /* eng_tap_opt() bounds the count */
+	return 0;
 }
 
 static int parse_punt(const struct cli_opt *o, const char *v, void *cfg, char *why, size_t len)
 {
-	struct eng_config *c = &((struct run_args *)cfg)->c;
+	struct eng_tap_cfg *c = &((struct run_args *)cfg)->tap;
 
 	if (eng_capture_rule_parse(v, &c->punt_rule, why, len))
 		return -1;
 	c->punt_rule_set = true;
+	((struct run_args *)cfg)->punt_rule = v;
 	return 0;
 }
 
@@ -170,7 +205,7 @@ static int parse_uds(const struct cli_opt *o, const char *v, void *cfg, char *wh
 /* --handover PATH, --take-over PATH: a Unix socket path. */
 static int parse_ho_path(const struct cli_opt *o, const char *v, void *cfg, char *why, size_t len)
 {
-	struct eng_config *c = &((struct run_args *)cfg)->c;
+	struct eng_ho_cfg *c = &((struct run_args *)cfg)->ho;
 
 	if (!*v || strlen(v) >= 108) {
 		snprintf(why, len, "a Unix socket path of 1..107 bytes");
@@ -193,8 +228,8 @@ static const struct cli_opt opts[] = {
 	    "Cores for the workers (default 0). Queue j of each port goes to core LIST[j % n], unless `xpile-loader wire` wrote a queue->core plan for the first port, which wins. One pinned worker per core owns its sockets and their rings.",
 	    .count_off = offsetof(struct run_args, c.ncores), .cap = ENG_MAX_WORKERS,
 	    .flags = CLI_F_CPUS),
-	OPT("mode", ENUM, mode, "MODE", "rxdrop | txonly | l2fwd | fwd (see MODES). Required.",
-	    .names = mode_names),
+	OPT("mode", ENUM, mode, "MODE",
+	    "rxdrop | txonly | l2fwd | fwd | router (see MODES). Required.", .names = mode_names),
 	OPT("duration", SECONDS, c.duration, "S",
 	    "Stop after S seconds, at most a year (default: run until SIGINT/SIGTERM/SIGHUP; txonly with --count stops when done).",
 	    .section = "Output", .dmin = 0, .dmax = 365 * 86400.0),
@@ -233,7 +268,7 @@ static const struct cli_opt opts[] = {
 	OPT("no-need-wakeup", FLAG, c.no_need_wakeup, NULL,
 	    "Disable XDP_USE_NEED_WAKEUP (on by default): kick the kernel after every TX batch."),
 	OPT("busy-poll", FLAG, c.busy_poll, NULL,
-	    "Preferred busy polling: set SO_PREFER_BUSY_POLL, SO_BUSY_POLL and SO_BUSY_POLL_BUDGET on every socket and drive each RX queue's NAPI with recvfrom() on every pass (set napi_defer_hard_irqs and gro_flush_timeout on the interface). Says so once if the kernel gives a queue no NAPI id (veth): then it changes nothing."),
+	    "Preferred busy polling: set SO_PREFER_BUSY_POLL, SO_BUSY_POLL and SO_BUSY_POLL_BUDGET on every socket and drive each RX queue's NAPI with recvfrom() on every pass (set napi_defer_hard_irqs and gro_flush_timeout on the interface). Says so once if the kernel gives a queue no NAPI id (veth): then it changes nothing. Without it, busy polling is on by itself where every port defers its IRQs, each queue polled once it shows a NAPI id; the idle policy line says which."),
 	OPT("busy-budget", NUM, c.busy_budget, "N",
 	    "SO_BUSY_POLL_BUDGET with --busy-poll (1..1024, default 64).", .min = 1, .max = 1024),
 	OPT("tx-budget", NUM, c.tx_budget, "N",
@@ -245,91 +280,110 @@ static const struct cli_opt opts[] = {
 	OPT("no-multi-buffer", CONST, c.multi_buffer, NULL, "Never use XDP_USE_SG.", .value = 0,
 	    .excl = 2),
 	OPT("spin", FLAG, c.spin, NULL,
-	    "Never sleep when idle (lowest latency, one core at 100%). By default an idle worker sleeps (woken by traffic, 1 ms at most): at once below 1 Mpps received, after ~50 us of no work above, and at once while its core is shared with a busy task such as the queue's NAPI thread (seen as the worker waiting for its CPU), which spinning would starve."),
+	    "Never sleep when idle (lowest latency, one core at 100%). By default an idle "
+	    "worker decides from what waiting costs here: it spins (up to one wake-up's cost) "
+	    "while the expected gap to the next arrival, from its queues' rate and the idle "
+	    "periods it saw, is shorter than a wake-up (measured at start, --idle-wake-us), "
+	    "naps (--idle-nap-us) where a timer wake-up per nap is cheaper than a wake-up per "
+	    "arrival, and else sleeps until traffic wakes it (1 ms at most); never spins "
+	    "while its core is shared with a busy task such as the queue's NAPI thread (seen "
+	    "as the worker waiting for its CPU), which spinning would starve. The start says "
+	    "the costs; --json's idle lines say the choice."),
+	OPT("idle-wake-us", NUM, c.idle_wake_us, "US",
+	    "What a sleep and its wake-up cost a worker, in us of CPU, instead of measuring "
+	    "it at start (as xpile-bench wake does: some 20 ms). The idle policy spins while "
+	    "the expected gap to the next arrival is shorter than this, and sleeps otherwise.",
+	    .min = 1, .max = 1000000),
+	OPT("idle-nap-us", NUM, c.idle_nap_us, "US",
+	    "Longest nap of an idle worker, the latency it may add (0..10000, default 200; 0: "
+	    "never nap). Where one timer wake-up per nap costs less than one wake-up per "
+	    "arrival, an idle worker that would sleep naps instead: a timed sleep no arrival "
+	    "interrupts, at most half its RX ring's worth of arrivals.",
+	    .max = 10000),
 	OPT("idle-wait", ENUM, c.idle_wait, "HOW",
 	    "How an idle worker sleeps: uring (a multishot poll armed once per socket, one "
 	    "io_uring_enter for all of them), poll (poll() over its sockets), auto (the "
 	    "default: uring where io_uring is allowed, else poll). The start says which.",
 	    .names = wait_names),
-	OPT("layout", ENUM, c.layout, "KIND",
+	OPT("layout", ENUM, mem.layout, "KIND",
 	    "interleaved (default: padded stride, unaligned chunks) | aligned (classic power-of-two chunks).",
 	    .section = "UMEM and frames", .names = layout_names),
-	OPT("umem", ENUM, c.umem, "HOW",
+	OPT("umem", ENUM, mem.umem, "HOW",
 	    "shared (default: one UMEM for every port) | per-port (a UMEM per port, each carved from the arena of its port's NUMA node, with its own pool and ledger; fwd then copies each frame into the other port's UMEM, counted as tx_copied). --frames is per UMEM.",
 	    .names = umem_names),
-	OPT("frame-size", SIZE, c.frame_size, "N",
+	OPT("frame-size", SIZE, mem.frame_size, "N",
 	    "Bytes per frame: a multiple of 64 in 2048..4096 (default 2048; units k allowed: 4k). Packet room = N - headroom - 256.",
 	    .min = 2048, .max = 4096, .multiple = 64),
-	OPT("headroom", NUM, c.headroom, "N",
+	OPT("headroom", NUM, mem.headroom, "N",
 	    "UMEM headroom before each packet, on top of the kernel's 256 bytes (0..1024, default 0).",
 	    .min = 0, .max = 1024),
-	OPT("frames", NUM, c.frames, "N",
+	OPT("frames", NUM, mem.frames, "N",
 	    "Frames in the UMEM, 1..16777216 (default: enough for every fill and TX ring plus the caches). Fewer than the rings hold is allowed: each fill ring then holds at most its share (frames / receiving sockets), so no direction starves; fewer than 2 x --batch per receiving socket is refused.",
 	    .min = 1, .max = 1u << 24),
-	OPT("m3-seed", NUM, c.m3_seed, "N",
+	OPT("m3-seed", NUM, mem.m3_seed, "N",
 	    "M3 random dispersal (0, the default, turns it off): the initial fill order shuffles whole containers, and each refill takes every channel's frames from random depths of the dealer's stacks instead of its cache-warm top. Channel evenness is the same either way."),
-	OPT("channels", NUM, c.channels, "N",
+	OPT("channels", NUM, mem.channels, "N",
 	    "Memory channels the interleaved stride is made prime to (1..64; default: probed from EDAC, SMBIOS or dmidecode, else 4; the start-up line says where it looked, the ready line what it resolved).",
 	    .min = 1, .max = 64),
-	OPT("ranks", NUM, c.ranks, "N",
+	OPT("ranks", NUM, mem.ranks, "N",
 	    "Ranks per memory channel (1..16; default: probed, else 1).", .min = 1, .max = 16),
-	OPT("hugepages", ENUM, c.hugepages, "WHEN",
+	OPT("hugepages", ENUM, mem.hugepages, "WHEN",
 	    "auto (default: 2 MiB pages when enough are reserved) | require (fail otherwise) | never.",
 	    .names = huge_names),
-	OPT("cache", NUM, c.cache, "N", "Per-core pile cache size (0..4096, default 256).",
+	OPT("cache", NUM, mem.cache, "N", "Per-core pile cache size (0..4096, default 256).",
 	    .min = 0, .max = XP_CACHE_SIZE_MAX),
-	OPT("pool", ENUM, c.pool_backend, "KIND",
+	OPT("pool", ENUM, mem.pool_backend, "KIND",
 	    "pile (default: per-core stripes of bulks, banks in front of lock-free stacks) | ring (MPMC ring).",
 	    .names = pool_names),
-	OPT("ledger-debug", FLAG, c.ledger_debug, NULL,
+	OPT("ledger-debug", FLAG, mem.ledger_debug, NULL,
 	    "Check every move against the frame's state byte (kept anyway) and report a bad one where it happens; debug allocator.",
 	    .section = "Ledger"),
 	OPT("audit", FLAG, c.audit_each_interval, NULL,
 	    "Also audit stop-the-world every interval (the live audit runs anyway). SIGUSR1 audits once."),
-	OPT("capture", STR, c.capture, "FILE|-",
+	OPT("capture", STR, cap.file, "FILE|-",
 	    "Write the frames the workers receive and send to FILE as pcapng (one interface "
 	    "per port:queue, nanosecond timestamps, direction flags), or with - to stdout "
 	    "(xpile run ... --capture - | tcpdump -r -). Workers copy into their own ring "
 	    "and never wait for the writer: a frame that finds it full is counted as "
 	    "capture_dropped.",
 	    .section = "Capture"),
-	OPT("capture-rule", FUNC, c.capture_rule, "RULE",
+	OPT("capture-rule", FUNC, cap.rule, "RULE",
 	    "Capture only the frames matching RULE: the steer rule language without an "
 	    "action (e.g. 'udp dport 5555', 'src 198.18.0.0/15 tcp').",
 	    .parse = parse_capture_rule),
-	OPT("snaplen", NUM, c.snaplen, "N",
+	OPT("snaplen", NUM, cap.snaplen, "N",
 	    "Bytes of each frame captured, 1..65535 (default 65535); the record keeps the "
 	    "frame's full length.",
 	    .min = 1, .max = 65535),
-	OPT("capture-dir", ENUM, c.capture_dir, "DIR",
+	OPT("capture-dir", ENUM, cap.dir, "DIR",
 	    "rx | tx | both (default both): frames received from the sockets, sent to "
 	    "them, or both.",
 	    .names = dir_names),
-	OPT("capture-size", NUM, c.capture_size, "MB",
+	OPT("capture-size", NUM, cap.size, "MB",
 	    "Rotate the capture file at about MB million bytes, like tcpdump -C: FILE, then "
 	    "FILE1, FILE2... each a whole pcapng file with its own header (1..1000000; "
 	    "a file, not -).",
 	    .min = 1, .max = 1000000),
-	OPT("capture-buffer", SIZE, c.capture_buffer, "SIZE",
+	OPT("capture-buffer", SIZE, cap.buffer, "SIZE",
 	    "Capture ring per worker, 128k..1G (default 4M), in chunks of up to 256 KiB "
 	    "written as they fill.",
 	    .min = 128u << 10, .max = 1u << 30),
-	OPT("host-tap", FUNC, c.taps, "PORT[=NAME]",
+	OPT("host-tap", FUNC, tap.taps, "PORT[=NAME]",
 	    "Give the host a TAP interface on PORT (default name xp-PORT, the port's MAC and "
 	    "MTU, up, removed at exit): frames for the port's MAC go up to it, broadcast and "
 	    "multicast as a copy (forwarded too), and what the host sends on it leaves on "
 	    "PORT. On io_uring; never stalls a worker (punt_dropped, inject_dropped). Repeat "
 	    "for more ports.",
 	    .section = "Host interfaces", .flags = CLI_F_REPEAT, .parse = parse_host_tap),
-	OPT("punt", FUNC, c.punt_rule, "RULE",
+	OPT("punt", FUNC, tap.punt_rule, "RULE",
 	    "Frames of a --host-tap port matching RULE (the steer rule language without an "
 	    "action, e.g. 'udp dport 5555') go to its TAP too, instead of the mode.",
 	    .parse = parse_punt),
-	OPT("host-tap-keep", FLAG, c.tap_keep, NULL,
+	OPT("host-tap-keep", FLAG, tap.tap_keep, NULL,
 	    "Leave the TAPs at exit (persistent), with the addresses and routes given to them; "
 	    "the next start reuses a TAP of the same name. Without it a TAP is removed at "
 	    "exit, even one a previous --host-tap-keep left."),
-	OPT("host-tap-read", ENUM, c.tap_read, "HOW",
+	OPT("host-tap-read", ENUM, tap.tap_read, "HOW",
 	    "How the host's frames are read into UMEM frames: multishot (one multishot read "
 	    "over a ring of provided frames, Linux 6.7+), fixed (32 READ_FIXED kept posted), "
 	    "auto (the default: multishot where the kernel has it, else fixed).",
@@ -342,39 +396,65 @@ static const struct cli_opt opts[] = {
 	    .names = xdp_names),
 	OPT("pin-path", STR, c.pin_path, "DIR",
 	    "Where the steer program's maps are pinned (default: the loader's per-interface directory)."),
+	OPT("bpffs", STR, bpffs, "DIR", CLI_BPFFS_HELP, .env = "XPILE_BPFFS"),
 	OPT("uds", FUNC, c.uds, "PATH",
 	    "Get the XSKMAP from the AF_XDP device plugin's socket PATH (xpile-agent serves DIR/IFACE/afxdp.sock); load nothing. Needs only CAP_NET_RAW and locked memory for the UMEM (README). One per --iface, in order.",
 	    .flags = CLI_F_REPEAT, .parse = parse_uds),
 	OPT("force", FLAG, c.force, NULL,
 	    "Replace an XDP program on the interface that xpile does not own."),
 	OPT("reattach", FLAG, c.reattach, NULL,
-	    "When the engine's own steer program is detached while it runs (ip link set dev IF xdp off) attach it again, pin it again when its pins are removed, and serve through xpile's program when `xpile-loader load` put a new one in its place, instead of stopping with exit status 4. An unload (program and pins gone), a foreign program in its place, or a detached program the engine did not load always stop it."),
-	OPT("handover", FUNC, c.handover, "PATH",
+	    "When the engine's own steer program is detached while it runs (ip link set dev IF xdp off) attach it again, pin it again when its pins are removed, and serve through xpile's program when `xpile-loader load` put a new one in its place (`ip link set dev IF xdp off; xpile-loader load IF`: while the load runs, the program and its pins are gone, and the engine waits up to 3 s for the new one), instead of stopping with exit status 4. An unload (program and pins gone, nothing loaded in their place within 3 s), a foreign program in its place, or a detached program the engine did not load always stop it."),
+	OPT("handover", FUNC, ho.handover, "PATH",
 	    "Listen on the Unix socket PATH (mode 0600, same uid only) for a successor started with --take-over PATH: it gets this engine's sockets and UMEM while traffic flows, and this engine exits 0 (docs/engine.md, Handover). A leftover socket file nobody listens on is replaced; a live one is refused.",
 	    .section = "Hot handover", .parse = parse_ho_path),
-	OPT("take-over", FUNC, c.take_over, "PATH",
+	OPT("take-over", FUNC, ho.take_over, "PATH",
 	    "Take the sockets, rings and UMEM of the engine listening on PATH (--handover PATH) instead of creating them: same --mode, --iface list and queues, ring sizes, --frame-size, --headroom, --layout; --cores, --interval, --duration, --json, --batch, --cache and the output and ledger options may differ. Give --handover too to be taken over in turn (the same PATH is fine).",
 	    .parse = parse_ho_path),
-	OPT("pkt-size", NUM, c.pkt_size, "N",
+	OPT("pkt-size", NUM, tx.pkt_size, "N",
 	    "txonly: frame size on the wire including the 4-byte FCS (64..frame room + 4, default 64).",
 	    .section = "txonly", .min = 64, .max = 4096),
-	OPT("count", NUM, c.count, "K",
+	OPT("count", NUM, tx.count, "K",
 	    "txonly: send exactly K packets in all (K >= 1), then stop (default: unlimited).",
 	    .min = 1),
-	OPT("rate", NUM, c.rate, "PPS",
+	OPT("rate", NUM, tx.rate, "PPS",
 	    "txonly: at most PPS packets per second in all (default 0 = unlimited).", .min = 0),
-	OPT("flows", NUM, c.flows, "N",
+	OPT("flows", NUM, tx.flows, "N",
 	    "txonly: UDP source ports src-port .. src-port+N-1, round robin (1..65535, default 1).",
 	    .min = 1, .max = 65535),
-	OPT("dst-mac", MAC, c.dst_mac, "MAC",
+	OPT("dst-mac", MAC, tx.dst_mac, "MAC",
 	    "txonly: destination MAC (default ff:ff:ff:ff:ff:ff)."),
-	OPT("src-mac", MAC, c.src_mac, "MAC", "txonly: source MAC (default: the interface's)."),
-	OPT("src-ip", IPV4, c.src_ip, "IP", "txonly: source IPv4 (default 198.18.0.1)."),
-	OPT("dst-ip", IPV4, c.dst_ip, "IP", "txonly: destination IPv4 (default 198.18.0.2)."),
-	OPT("src-port", NUM, c.src_port, "PORT", "txonly: first UDP source port (default 9).",
+	OPT("src-mac", MAC, tx.src_mac, "MAC", "txonly: source MAC (default: the interface's)."),
+	OPT("src-ip", IPV4, tx.src_ip, "IP", "txonly: source IPv4 (default 198.18.0.1)."),
+	OPT("dst-ip", IPV4, tx.dst_ip, "IP", "txonly: destination IPv4 (default 198.18.0.2)."),
+	OPT("src-port", NUM, tx.src_port, "PORT", "txonly: first UDP source port (default 9).",
 	    .min = 1, .max = 65535),
-	OPT("dst-port", NUM, c.dst_port, "PORT", "txonly: UDP destination port (default 9).",
+	OPT("dst-port", NUM, tx.dst_port, "PORT", "txonly: UDP destination port (default 9).",
 	    .min = 1, .max = 65535),
+	OPT("route-table", NUM, rt.table, "N",
+	    "router: mirror routing table N (1..4294967295; default 254, main).",
+	    .section = "router", .min = 1, .max = 0xffffffffu),
+	OPT("fib-groups", NUM, rt.lpm_groups, "N",
+	    "router: IPv4 LPM groups of 256 entries (1 KiB each, twice double-buffered): one per "
+	    "/24 holding longer prefixes; a full table of 1M routes needs about 50000 (default "
+	    "16384).",
+	    .min = 1, .max = 1u << 24),
+	OPT("fib-inplace", FLAG, rt.inplace, NULL,
+	    "router: one table image, each route change live at once (default: two images, the "
+	    "changes of one notification batch live together)."),
+	OPT("name", STR, ctl.name, "ENGINE",
+	    "The engine's name: its control socket is /run/xpile/ENGINE.sock, `xpile stats ENGINE` and `xpile top` show it (default: the ports joined by +, and @NS in a named network namespace, e.g. eth0+eth1@blue). Letters, digits and . - _ + @ (not first: .).",
+	    .section = "Control socket"),
+	OPT("ctl", STR, ctl.path, "PATH",
+	    "The control socket's path instead of /run/xpile/NAME.sock ($XPILE_RUNDIR/NAME.sock when set). JSON lines: info, stats, workers, ledger, alloc, log (docs/engine.md). Mode 0600."),
+	OPT("no-ctl", FLAG, ctl.off, NULL, "No control socket."),
+	OPT("ctl-allow-uid", LIST, ctl.uids, "LIST",
+	    "Uids that may use the control socket besides root and the engine's own (SO_PEERCRED).",
+	    .count_off = offsetof(struct run_args, ctl.nuids), .cap = ENG_CTL_MAX_IDS,
+	    .max = 0xfffffffe),
+	OPT("ctl-allow-gid", LIST, ctl.gids, "LIST",
+	    "Gids (the peer's primary gid) that may use the control socket.",
+	    .count_off = offsetof(struct run_args, ctl.ngids), .cap = ENG_CTL_MAX_IDS,
+	    .max = 0xfffffffe),
 	{ 0 },
 };
 
@@ -385,7 +465,12 @@ static const struct cli_section
 			  "    rxdrop   receive and free\n"
 			  "    txonly   generate UDP/IPv4 packets (see the txonly options)\n"
 			  "    l2fwd    swap the MAC addresses and send back out of the same queue\n"
-			  "    fwd      two ports joined as a wire: queue N of one to queue N of the other" },
+			  "    fwd      two ports joined as a wire: queue N of one to queue N of the other\n"
+			  "    router   an IPv4/IPv6 router programmed by this namespace's kernel: every\n"
+			  "             port gets a host TAP (xp-PORT unless --host-tap names it) to hold\n"
+			  "             its addresses; routes, neighbours and addresses are mirrored over\n"
+			  "             rtnetlink; what the fast path does not do goes up the TAP\n"
+			  "             (docs/router.md)" },
 			{ "OUTPUT",
 			  "Text: one live line per port/queue on stderr every --interval (packets and bits per second, totals, drops, kernel counters) and allocator and ledger lines, then a summary, the allocator figures and the ledger audit. Before traffic: {\"type\":\"socket\",...} per socket (mode chosen) and {\"type\":\"ready\",...}. With --json, stdout gets one object per line: {\"type\":\"interval\"|\"summary\", \"time\", \"port\", \"queue\", \"mode\", \"zerocopy\", \"rx_packets\", \"tx_packets\", \"rx_bytes\", \"tx_bytes\", \"rx_pps\", \"tx_pps\", \"rx_bps\", \"tx_bps\", \"tx_dropped\", \"bad_descs\", \"fill_starved\", \"tx_kicks\", and the kernel's XDP_STATISTICS: \"rx_dropped\", \"rx_invalid_descs\", \"tx_invalid_descs\", \"rx_ring_full\", \"rx_fill_ring_empty_descs\", \"tx_ring_empty_descs\"}, with {\"type\":\"allocator\",\"when\":\"interval\"|\"exit\",...} after every round and {\"type\":\"ledger\",\"when\":\"live\"|\"audit\"|\"exit\",...} (FRAME LEDGER)." },
 			{ "FRAME LEDGER",
@@ -407,8 +492,26 @@ static const struct cli_section
 			{ NULL },
 		};
 
+/* What the option table cannot say: checked before the engine runs or --parse-only
+ * prints. */
+static int run_check(const struct cli_cmd *cmd, void *cfg, const struct cli_args *res, char *why,
+		     size_t len)
+{
+	const struct eng_mem_cfg *c = &((struct run_args *)cfg)->mem;
+
+	if (c->layout == XP_LAYOUT_ALIGNED && c->frame_size & (c->frame_size - 1)) {
+		snprintf(
+			why, len,
+			"--layout aligned takes --frame-size 2048 or 4096 (power-of-two chunks), not %u: give one of those, or --layout interleaved",
+			c->frame_size);
+		return -1;
+	}
+	return 0;
+}
+
 static const struct cli_cmd cmd_run = {
 	.name = "run",
+	.summary = "serve interface queues with AF_XDP sockets and pinned workers",
 	.synopsis = "--iface IFACE[:QUEUES] [--iface ...] --cores LIST --mode MODE [OPTIONS]",
 	.description =
 		"Attaches one AF_XDP socket to each given interface queue and serves them with one pinned worker thread per core. All sockets share one UMEM (XDP_SHARED_UMEM), laid out on a channel-interleaved stride by default, so a frame received on one port leaves on another without a copy. Frames come from the pile allocator: each worker's cache refills its fill rings and takes completed TX frames back in bulk. Unless --attach-existing, xpile loads the steer program on every port (default rule: all traffic on the served queues to the sockets; other queues and a closed socket fall back to the kernel) and removes it at exit.",
@@ -422,38 +525,44 @@ static const struct cli_cmd cmd_run = {
 		"xpile run --iface eth0 --mode l2fwd --layout aligned --headroom 128 --copy",
 	.min_args = 0,
 	.max_args = 0,
+	.check = run_check,
 };
 
-static const struct cli_cmd *const cmds[] = { &cmd_run, NULL };
+static const struct cli_cmd *const cmds[] = { &cmd_run, &eng_cmd_stats, &eng_cmd_ctl, &eng_cmd_top,
+					      NULL };
 
 static const struct cli_prog prog = {
 	.name = "xpile",
 	.summary = "move packets between NIC queues and userspace over AF_XDP, without DPDK",
 	.cmds = cmds,
 	.version = XPILE_VERSION,
+	.see_also = "xpile-loader(8), xpile-agent(8), xpile-bench(8)",
 };
 
-static void defaults(struct eng_config *c)
+static void defaults(struct run_args *a)
 {
-	memset(c, 0, sizeof(*c));
+	struct eng_config *c = &a->c;
+
+	memset(a, 0, sizeof(*a));
 	c->interval = 1;
 	c->xsk_mode = XP_XSK_AUTO;
-	c->layout = XP_LAYOUT_INTERLEAVED;
-	c->frame_size = 2048;
+	a->mem.layout = XP_LAYOUT_INTERLEAVED;
+	a->mem.frame_size = 2048;
 	c->rx_ring = 2048;
 	c->tx_ring = 2048;
 	c->batch = 64;
-	c->cache = 256;
-	c->pkt_size = 64;
-	c->flows = 1;
-	memset(c->dst_mac, 0xff, 6);
-	inet_pton(AF_INET, "198.18.0.1", &c->src_ip);
-	inet_pton(AF_INET, "198.18.0.2", &c->dst_ip);
-	c->src_port = 9;
-	c->dst_port = 9;
-	c->snaplen = 65535;
-	c->capture_dir = ENG_CAP_BOTH;
-	c->capture_buffer = 4u << 20;
+	c->idle_nap_us = 200;
+	a->mem.cache = 256;
+	a->tx.pkt_size = 64;
+	a->tx.flows = 1;
+	memset(a->tx.dst_mac, 0xff, 6);
+	inet_pton(AF_INET, "198.18.0.1", &a->tx.src_ip);
+	inet_pton(AF_INET, "198.18.0.2", &a->tx.dst_ip);
+	a->tx.src_port = 9;
+	a->tx.dst_port = 9;
+	a->cap.snaplen = 65535;
+	a->cap.dir = UT_CAP_BOTH;
+	a->cap.buffer = 4u << 20;
 }
 
 /* Parses argv into @a; returns CLI_RUN or the exit status. */
@@ -467,23 +576,26 @@ static int parse(int argc, char **argv, struct run_args *a)
 	rc = cli_select(&prog, argc, argv, &cmd);
 	if (rc != CLI_RUN)
 		return rc;
-	memset(a, 0, sizeof(*a));
-	defaults(c);
+	if (cmd == &eng_cmd_top)
+		return eng_top_main(&prog, cmd, argc - 1, argv + 1);
+	if (cmd != &cmd_run) /* the commands that ask a running engine (client.h) */
+		return eng_client_main(&prog, cmd, argc - 1, argv + 1);
+	defaults(a);
 	rc = cli_parse(&prog, cmd, argc - 1, argv + 1, a, &res);
 	if (rc != CLI_RUN)
 		return rc;
 	if (!a->mode)
 		return cli_usage_error(&prog, cmd,
-				       "--mode is required: rxdrop, txonly, l2fwd or fwd");
-	c->mode = modes[a->mode - 1];
+				       "--mode is required: rxdrop, txonly, l2fwd, fwd or router");
+
 	if (!c->nports)
 		return cli_usage_error(&prog, cmd, "--iface is required, e.g. --iface eth0:0");
-	if (c->headroom + XP_XDP_HEADROOM + 128 > c->frame_size)
+	if (a->mem.headroom + XP_XDP_HEADROOM + 128 > a->mem.frame_size)
 		return cli_usage_error(
 			&prog, cmd,
 			"--headroom %u leaves too little room in a %u-byte frame; lower it or raise --frame-size",
-			c->headroom, c->frame_size);
-	if (!c->capture) {
+			a->mem.headroom, a->mem.frame_size);
+	if (!a->cap.file) {
 		static const char *const needs[] = { "capture-rule", "snaplen", "capture-dir",
 						     "capture-buffer", "capture-size" };
 
@@ -491,17 +603,27 @@ static int parse(int argc, char **argv, struct run_args *a)
 			if (cli_given(&res, needs[i]))
 				return cli_usage_error(&prog, cmd, "--%s needs --capture FILE|-",
 						       needs[i]);
-	} else if (!strcmp(c->capture, "-") && c->capture_size) {
+	} else if (!strcmp(a->cap.file, "-") && a->cap.size) {
 		return cli_usage_error(
 			&prog, cmd, "--capture-size rotates files: give --capture a file, not -");
-	} else if (!strcmp(c->capture, "-") && c->json) {
+	} else if (!strcmp(a->cap.file, "-") && c->json) {
 		return cli_usage_error(
 			&prog, cmd,
 			"--capture - and --json both write to stdout: give --capture a file");
 	}
-	if (c->punt_rule_set && !c->ntaps)
+	if (a->ctl.name &&
+	    (strlen(a->ctl.name) > 48 || a->ctl.name[0] == '.' ||
+	     a->ctl.name[strspn(a->ctl.name, "abcdefghijklmnopqrstuvwxyz"
+					     "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_+@")]))
+		return cli_usage_error(
+			&prog, cmd,
+			"--name %s: at most 48 letters, digits, '.', '-', '_', '+', '@', not starting with '.'",
+			a->ctl.name);
+	if (a->ctl.off && (a->ctl.path || a->ctl.nuids || a->ctl.ngids))
+		return cli_usage_error(&prog, cmd, "--no-ctl contradicts --ctl and --ctl-allow-*");
+	if (a->tap.punt_rule_set && !a->tap.ntaps)
 		return cli_usage_error(&prog, cmd, "--punt needs --host-tap PORT");
-	if ((cli_given(&res, "host-tap-keep") || cli_given(&res, "host-tap-read")) && !c->ntaps)
+	if ((cli_given(&res, "host-tap-keep") || cli_given(&res, "host-tap-read")) && !a->tap.ntaps)
 		return cli_usage_error(&prog, cmd, "--%s needs --host-tap PORT",
 				       cli_given(&res, "host-tap-keep") ? "host-tap-keep" :
 									  "host-tap-read");
@@ -510,19 +632,47 @@ static int parse(int argc, char **argv, struct run_args *a)
 			&prog, cmd,
 			"--uds given %u time(s) for %u --iface: give one socket per interface, in order",
 			c->nuds, c->nports);
-	if (c->nuds && (c->attach_existing || c->force || c->reattach || c->pin_path ||
+	if (c->nuds && (c->attach_existing || c->force || c->reattach || c->pin_path || a->bpffs ||
 			cli_given(&res, "xdp-mode")))
 		return cli_usage_error(
 			&prog, cmd,
-			"--uds uses the agent's program: --attach-existing, --force, --reattach, --pin-path and --xdp-mode do not apply");
-	if ((c->handover || c->take_over) && (c->mode == &eng_mode_txonly || c->nuds || c->ntaps))
+			"--uds uses the agent's program: --attach-existing, --force, --reattach, --pin-path, --bpffs and --xdp-mode do not apply");
+	if ((a->ho.handover || a->ho.take_over) &&
+	    (!api_modes[a->mode - 1] || c->nuds || a->tap.ntaps))
 		return cli_usage_error(
 			&prog, cmd,
 			"--handover and --take-over serve rxdrop, l2fwd and fwd without --uds or --host-tap");
+	if (internal_modes[a->mode - 1] != &eng_mode_router &&
+	    (cli_given(&res, "route-table") || cli_given(&res, "fib-groups") ||
+	     cli_given(&res, "fib-inplace")))
+		return cli_usage_error(
+			&prog, cmd,
+			"--route-table, --fib-groups and --fib-inplace need --mode router");
+	if (internal_modes[a->mode - 1] == &eng_mode_router) {
+		char why[128];
+
+		if (a->tap.punt_rule_set)
+			return cli_usage_error(
+				&prog, cmd,
+				"--punt does not apply to --mode router: it punts by its lookup (docs/router.md)");
+		/* Every port holds its addresses on a TAP: the ones not named get xp-PORT. */
+		for (__u32 i = 0; i < c->nports; i++) {
+			bool named = false;
+
+			for (__u32 j = 0; j < a->tap.ntaps; j++)
+				named |= !strcmp(a->tap.taps[j].port, c->ports[i].ifname);
+			if (named)
+				continue;
+			if (eng_tap_opt(&a->tap, c->ports[i].ifname, why, sizeof(why)))
+				return cli_usage_error(&prog, cmd, "--mode router, port %s: %s",
+						       c->ports[i].ifname, why);
+			a->host_taps[a->nhost_taps++] = c->ports[i].ifname; /* for the opts */
+		}
+	}
 	c->verbose = a->verbose > 0;
 	c->multi_buffer_set = cli_given(&res, "multi-buffer") || cli_given(&res, "no-multi-buffer");
-	c->dst_mac_set = cli_given(&res, "dst-mac");
-	c->src_mac_set = cli_given(&res, "src-mac");
+	a->tx.dst_mac_set = cli_given(&res, "dst-mac");
+	a->tx.src_mac_set = cli_given(&res, "src-mac");
 	if (!c->ncores) {
 		c->ncores = 1;
 		c->cores[0] = 0;
@@ -531,6 +681,13 @@ static int parse(int argc, char **argv, struct run_args *a)
 		c->fill_ring = 2 * c->rx_ring;
 	if (!c->comp_ring)
 		c->comp_ring = c->tx_ring;
+	/* The features given: the engine sees their config, the others stay off (NULL). */
+	c->mem = &a->mem;
+	c->capture = a->cap.file ? &a->cap : NULL;
+	c->tap = a->tap.ntaps ? &a->tap : NULL;
+	c->ho = a->ho.handover || a->ho.take_over ? &a->ho : NULL;
+	c->txonly = internal_modes[a->mode - 1] == &eng_mode_txonly ? &a->tx : NULL;
+	c->router = internal_modes[a->mode - 1] == &eng_mode_router ? &a->rt : NULL;
 	return CLI_RUN;
 }
 
@@ -544,29 +701,123 @@ static int quiet_xdp_print(enum libxdp_print_level level, const char *fmt, va_li
 	return 0;
 }
 
+/* The command line as the engine library's opts (xpile/engine.h): every knob. */
+static void to_opts(const struct run_args *a, struct xp_engine_opts *o,
+		    struct xp_engine_port *ports)
+{
+	const struct eng_config *c = &a->c;
+
+	for (__u32 i = 0; i < c->nports; i++) {
+		ports[i].ifname = c->ports[i].ifname;
+		ports[i].queues = c->ports[i].queues;
+		ports[i].nqueues = c->ports[i].nqueues;
+		ports[i].uds = i < c->nuds ? c->uds[i] : NULL;
+	}
+	o->ports = ports;
+	o->nports = c->nports;
+	o->cores = c->cores;
+	o->ncores = c->ncores;
+	o->handle_signals = true;
+	o->duration = c->duration;
+	o->interval = c->interval;
+	o->output = c->json && c->quiet ? XP_ENGINE_OUT_JSON_QUIET :
+		    c->json		? XP_ENGINE_OUT_JSON :
+		    c->quiet		? XP_ENGINE_OUT_QUIET :
+					  XP_ENGINE_OUT_TEXT;
+	o->verbose = a->verbose;
+	o->xsk_mode = c->xsk_mode;
+	o->xdp_mode = c->xdp_mode;
+	o->rx_ring = c->rx_ring;
+	o->tx_ring = c->tx_ring;
+	o->fill_ring = c->fill_ring;
+	o->comp_ring = c->comp_ring;
+	o->batch = c->batch;
+	o->busy_budget = c->busy_budget;
+	o->tx_budget = c->tx_budget;
+	o->no_need_wakeup = c->no_need_wakeup;
+	o->busy_poll = c->busy_poll;
+	o->spin = c->spin;
+	o->multi_buffer = !c->multi_buffer_set ? XP_ENGINE_AUTO :
+			  c->multi_buffer      ? XP_ENGINE_ON :
+						 XP_ENGINE_OFF;
+	o->idle_wait = c->idle_wait;
+	o->idle_wake_us = c->idle_wake_us;
+	o->idle_nap_us = c->idle_nap_us ? (__s32)c->idle_nap_us : -1;
+	o->attach_existing = c->attach_existing;
+	o->force = c->force;
+	o->reattach = c->reattach;
+	o->audit = c->audit_each_interval;
+	o->pin_path = c->pin_path;
+	o->umem = a->mem.umem;
+	o->layout = a->mem.layout;
+	o->hugepages = a->mem.hugepages;
+	o->pool = a->mem.pool_backend;
+	o->frame_size = a->mem.frame_size;
+	o->headroom = a->mem.headroom;
+	o->frames = a->mem.frames;
+	o->cache = a->mem.cache ? (__s32)a->mem.cache : -1;
+	o->m3_seed = a->mem.m3_seed;
+	o->channels = a->mem.channels;
+	o->ranks = a->mem.ranks;
+	o->ledger_debug = a->mem.ledger_debug;
+	o->capture = a->cap.file;
+	o->capture_rule = a->capture_rule;
+	o->snaplen = a->cap.snaplen;
+	o->capture_dir = (__u32)a->cap.dir;
+	o->capture_size = a->cap.size;
+	o->capture_buffer = a->cap.buffer;
+	o->host_taps = a->host_taps;
+	o->nhost_taps = a->nhost_taps;
+	o->tap_read = a->tap.tap_read;
+	o->ctl_name = a->ctl.name;
+	o->ctl_path = a->ctl.path;
+	o->no_ctl = a->ctl.off;
+	o->ctl_uids = a->ctl.uids;
+	o->nctl_uids = a->ctl.nuids;
+	o->ctl_gids = a->ctl.gids;
+	o->nctl_gids = a->ctl.ngids;
+	o->punt_rule = a->punt_rule;
+	o->tap_keep = a->tap.tap_keep;
+	o->handover = a->ho.handover;
+	o->take_over = a->ho.take_over;
+}
+
+/* The library's errors as the exit statuses the man page lists (engine.h). */
+static int exit_status(int err)
+{
+	switch (err) {
+	case 0:
+		return 0;
+	case -EOPNOTSUPP:
+		return ENG_BAD_INPUT;
+	case -EUCLEAN:
+		return ENG_AUDIT_FAILED;
+	case -ENETDOWN:
+		return ENG_PORT_FAILED;
+	default:
+		return ENG_SETUP_FAILED;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static struct run_args a; /* large: keep it off the stack */
-	static struct engine e;
-	const char *fault;
+	struct xp_engine_port ports[ENG_MAX_PORTS];
+	struct xp_engine *e;
 	sigset_t stop;
 	int status;
 
+	ut_say_prog(prog.name);
 	status = parse(argc, argv, &a);
 	if (status != CLI_RUN)
 		return status;
-	e.cfg = a.c;
-	fault = getenv("XPILE_FAULT");
-	if (fault) {
-		const char *f = fault;
-
-		e.cfg.fault = !strcmp(f, "lose-frame") ? ENG_FAULT_LOSE :
-			      !strcmp(f, "free-twice") ? ENG_FAULT_TWICE :
-							 ENG_FAULT_NONE;
-	}
+	XP_OPTS(xp_engine_opts, o);
+	to_opts(&a, &o, ports);
+	if (api_modes[a.mode - 1])
+		api_modes[a.mode - 1](&o);
 	/* -v: our detail and the library's info; -vv: its debug and libbpf's/libxdp's. */
-	if (a.verbose)
-		xp_set_log_level(a.verbose > 1 ? XP_LOG_DEBUG : XP_LOG_INFO);
+	ut_say_verbose(a.verbose);
+	xp_set_log_fn(ut_say_xp);
 	if (a.verbose < 2) {
 		/* libbpf/libxdp narrate their fallbacks; the steer library reports what matters. */
 		libbpf_set_print(quiet_print);
@@ -582,12 +833,14 @@ int main(int argc, char **argv)
 	sigaddset(&stop, SIGHUP);
 	sigaddset(&stop, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &stop, NULL);
-	status = eng_setup(&e);
-	if (status) {
-		eng_teardown(&e);
-		return status;
-	}
-	status = eng_run(&e);
-	eng_teardown(&e);
-	return status;
+	cli_json_begin(); /* a failure with --json: an error object when nothing else came */
+	/* txonly and the router are still the engine's own: the library's internal entry (api.h). */
+	status = api_modes[a.mode - 1] ?
+			 xp_engine_create(&o, &e) :
+			 eng_api_create(&o, internal_modes[a.mode - 1], a.c.txonly, a.c.router, &e);
+	if (status)
+		return cli_json_finish(exit_status(status));
+	status = exit_status(xp_engine_run(e));
+	xp_engine_destroy(e);
+	return cli_json_finish(status);
 }

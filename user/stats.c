@@ -8,18 +8,13 @@
  */
 #include <stdio.h>
 
+#include "audit.h"
+#include "dom.h"
 #include "engine.h"
-
-/* Copies a struct of __u64 counters another thread is updating, one load each. */
-static void snap_u64s(const void *from, void *to, size_t bytes)
-{
-	const __u64 *src = from;
-	__u64 *dst = to;
-	size_t i;
-
-	for (i = 0; i < bytes / sizeof(__u64); i++)
-		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
-}
+#include "counters.h"
+#include "idle_engine.h"
+#include "leak.h"
+#include "stats.h"
 
 static void line_json(struct engine *e, struct eng_q *q, const struct eng_counters *c, double dt,
 		      double t, bool final)
@@ -78,38 +73,32 @@ static void line_text(struct engine *e, struct eng_q *q, const struct eng_counte
 		(unsigned long long)ks.rx_fill_ring_empty_descs, (unsigned long long)c->bad_descs);
 }
 
-/* --busy-poll on a queue the kernel gives no NAPI id polls nothing: say so once, when
- * the first packets have told the socket its queue's id. */
+/* Busy polling on a queue the kernel gives no NAPI id polls nothing: --busy-poll says
+ * so once, when the first packets have told the socket its queue's id; busy polling on
+ * by itself (idle_engine.c) starts its recvfrom per pass only on a queue that has one. */
 static void check_busy_poll(struct engine *e, struct eng_q *q, const struct eng_counters *c)
 {
 	__u32 id;
 
-	if (!e->cfg.busy_poll || q->napi_checked || !c->rx_packets)
+	if (!(e->cfg.busy_poll || e->busy_auto) || q->napi_checked || !c->rx_packets)
 		return;
 	q->napi_checked = true;
-	if (!xp_xsk_napi_id(q->xsk, &id) && !id)
-		fprintf(stderr,
-			"xpile: %s:%u: --busy-poll has nothing to poll: the kernel gives this queue no NAPI id (veth, or a driver without busy-poll support); its softirq serves it as without the option\n",
-			q->port->ifname, q->queue);
-}
-
-/* txonly sends one frame per packet: a packet counts as sent once the kernel completed
- * it, so a down link shows 0 sent, not what sat in the TX ring. */
-static void sent_only(const struct engine *e, struct eng_counters *c)
-{
-	if (e->cfg.mode != &eng_mode_txonly)
+	if (xp_xsk_napi_id(q->xsk, &id))
 		return;
-	c->tx_packets = c->completed;
-	c->tx_bytes = c->completed * e->tx_len;
-}
-
-__u64 eng_tx_unsent(struct engine *e)
-{
-	__u64 n = 0;
-
-	for (__u32 i = 0; i < e->nq; i++)
-		n += e->qs[i].c.tx_posted - e->qs[i].c.completed;
-	return n;
+	if (e->busy_auto && id) {
+		__atomic_store_n(&q->busy_live, true, __ATOMIC_RELAXED);
+		ut_say(0,
+		       "%s:%u: busy polling NAPI %u from its worker (the interface defers its IRQs)",
+		       q->port->ifname, q->queue, id);
+	} else if (e->busy_auto) {
+		ut_say(0,
+		       "%s:%u: the kernel gives this queue no NAPI id (veth, or a driver without busy-poll support): not busy polled, its softirq serves it",
+		       q->port->ifname, q->queue);
+	} else if (!id) {
+		ut_say(0,
+		       "%s:%u: --busy-poll has nothing to poll: the kernel gives this queue no NAPI id (veth, or a driver without busy-poll support); its softirq serves it as without the option",
+		       q->port->ifname, q->queue);
+	}
 }
 
 void eng_stats_tick(struct engine *e, bool final)
@@ -124,20 +113,24 @@ void eng_stats_tick(struct engine *e, bool final)
 	for (i = 0; i < e->nq; i++) {
 		struct eng_q *q = &e->qs[i];
 
-		snap_u64s(&q->c, &c, sizeof(c));
-		sent_only(e, &c);
+		eng_counters_snap(e, q, &c);
 		check_busy_poll(e, q, &c);
-		if (e->cfg.json)
+		if (e->cfg.silent)
+			;
+		else if (e->cfg.json)
 			line_json(e, q, &c, dt, t, final);
 		else if (!e->cfg.quiet || final)
 			line_text(e, q, &c, dt, t, final);
 		q->shown = c;
 	}
-	if (!final && (e->cfg.json || !e->cfg.quiet))
+	eng_idle_stats(e, t);
+	if (!final && !e->cfg.silent && (e->cfg.json || !e->cfg.quiet))
 		eng_stats_allocator(e, false);
 	/* Every interval: where every frame is, proven without pausing (audit.c). */
-	if (!final)
+	if (!final) {
 		eng_audit_live(e);
+		eng_leaks_report(e);
+	}
 	if (e->cfg.json)
 		fflush(stdout);
 	e->last_tick_ns = now;
@@ -147,36 +140,15 @@ void eng_stats_tick(struct engine *e, bool final)
  * run. */
 static void allocator_dom(struct engine *e, const struct eng_dom *d, bool final)
 {
-	struct xp_cache_stats s, sum = {};
-	struct xp_deal_stats ds, dsum = {};
 	const char *backend = xp_pool_backend_name(xp_pool_backend(d->pool));
+	struct eng_alloc_sum as;
+	const struct xp_cache_stats *sum = &as.cache;
+	const struct xp_deal_stats *dsum = &as.deal;
 	char umem[24] = "";
-	__u64 copied = 0;
-	__u32 i;
+	__u64 copied;
 
-	for (i = 0; i < e->nworkers; i++) {
-		const struct eng_wdom *wd = &e->workers[i].wd[d->id];
-
-		if (wd->deal) {
-			snap_u64s(&wd->deal->st, &ds, sizeof(ds));
-			dsum.gets += ds.gets;
-			dsum.uneven += ds.uneven;
-			dsum.topups += ds.topups;
-		}
-		if (!wd->cache)
-			continue;
-		snap_u64s(&wd->cache->st, &s, sizeof(s));
-		sum.get_hits += s.get_hits;
-		sum.put_hits += s.put_hits;
-		sum.get_misses += s.get_misses;
-		sum.put_misses += s.put_misses;
-		sum.refills += s.refills;
-		sum.flushes += s.flushes;
-		sum.fails += s.fails;
-	}
-	for (i = 0; i < e->nq; i++)
-		if (e->qs[i].dom == d)
-			copied += __atomic_load_n(&e->qs[i].c.tx_copied, __ATOMIC_RELAXED);
+	eng_alloc_sum(e, d, &as);
+	copied = as.copied;
 	if (e->cfg.json) {
 		printf("{\"type\":\"allocator\",\"when\":\"%s\",\"umem\":%u,\"backend\":\"%s\",\"frames\":%u,\"avail\":%u,"
 		       "\"cached\":%u,\"get_hits\":%llu,\"put_hits\":%llu,\"get_misses\":%llu,"
@@ -184,11 +156,11 @@ static void allocator_dom(struct engine *e, const struct eng_dom *d, bool final)
 		       "\"deals\":%llu,\"deals_uneven\":%llu,\"deal_topups\":%llu,\"tx_copied\":%llu}\n",
 		       final ? "exit" : "interval", d->id, backend, xp_pool_size(d->pool),
 		       xp_pool_avail(d->pool), xp_pool_cached(d->pool),
-		       (unsigned long long)sum.get_hits, (unsigned long long)sum.put_hits,
-		       (unsigned long long)sum.get_misses, (unsigned long long)sum.put_misses,
-		       (unsigned long long)sum.refills, (unsigned long long)sum.flushes,
-		       (unsigned long long)sum.fails, (unsigned long long)dsum.gets,
-		       (unsigned long long)dsum.uneven, (unsigned long long)dsum.topups,
+		       (unsigned long long)sum->get_hits, (unsigned long long)sum->put_hits,
+		       (unsigned long long)sum->get_misses, (unsigned long long)sum->put_misses,
+		       (unsigned long long)sum->refills, (unsigned long long)sum->flushes,
+		       (unsigned long long)sum->fails, (unsigned long long)dsum->gets,
+		       (unsigned long long)dsum->uneven, (unsigned long long)dsum->topups,
 		       (unsigned long long)copied);
 		return;
 	}
@@ -197,12 +169,12 @@ static void allocator_dom(struct engine *e, const struct eng_dom *d, bool final)
 	fprintf(stderr,
 		"%sallocator%s: %s, %u frames, %u in pile, %u cached; cache gets %llu hit %llu miss, puts %llu hit %llu miss, %llu refills, %llu flushes, %llu refused; dealt %llu, %llu not channel-even, %llu top-ups",
 		final ? "" : "         ", umem, backend, xp_pool_size(d->pool),
-		xp_pool_avail(d->pool), xp_pool_cached(d->pool), (unsigned long long)sum.get_hits,
-		(unsigned long long)sum.get_misses, (unsigned long long)sum.put_hits,
-		(unsigned long long)sum.put_misses, (unsigned long long)sum.refills,
-		(unsigned long long)sum.flushes, (unsigned long long)sum.fails,
-		(unsigned long long)dsum.gets, (unsigned long long)dsum.uneven,
-		(unsigned long long)dsum.topups);
+		xp_pool_avail(d->pool), xp_pool_cached(d->pool), (unsigned long long)sum->get_hits,
+		(unsigned long long)sum->get_misses, (unsigned long long)sum->put_hits,
+		(unsigned long long)sum->put_misses, (unsigned long long)sum->refills,
+		(unsigned long long)sum->flushes, (unsigned long long)sum->fails,
+		(unsigned long long)dsum->gets, (unsigned long long)dsum->uneven,
+		(unsigned long long)dsum->topups);
 	if (copied)
 		fprintf(stderr, "; %llu frames copied in from the other UMEM",
 			(unsigned long long)copied);
@@ -211,6 +183,8 @@ static void allocator_dom(struct engine *e, const struct eng_dom *d, bool final)
 
 void eng_stats_allocator(struct engine *e, bool final)
 {
+	if (e->cfg.silent)
+		return;
 	for (__u32 i = 0; i < e->ndoms; i++)
 		allocator_dom(e, &e->dom[i], final);
 }

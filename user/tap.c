@@ -28,13 +28,20 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/ethtool.h>
 #include <linux/if_tun.h>
+#include <linux/sockios.h>
 
 #include <liburing.h>
 
+#include "cli.h"
+#include "dom.h"
 #include "engine.h"
+#include "rings.h"
+#include "punt.h"
 #include "tap.h"
 #include "uring_buf.h"
+#include "xpile/host.h"
 
 #define TAP_SQ 256u
 #define TAP_CQ 2048u
@@ -63,7 +70,7 @@ struct eng_tap {
 	/* The inject's multishot read, its worker's alone (inq->w). */
 	bool mshot; /* multishot with provided buffers; else READ_FIXED */
 	bool armed; /* the multishot read is posted and has not ended */
-	struct eng_bufring br;
+	struct ut_bufring br;
 	__u64 bid_h[TAP_MSHOT_BUFS]; /* the frame each buffer id holds */
 	__u16 free_bid[TAP_MSHOT_BUFS]; /* ids with no frame in the ring */
 	__u32 nfree_bid;
@@ -84,21 +91,23 @@ struct eng_tap_w {
 	bool stopping, ring_ok, ring_fd;
 };
 
-int eng_tap_opt(void *cfgp, const char *v, char *why, size_t len)
+int eng_tap_opt(struct eng_tap_cfg *c, const char *v, char *why, size_t len)
 {
-	struct eng_config *c = cfgp;
 	const char *eq = strchr(v, '=');
 	size_t n = eq ? (size_t)(eq - v) : strlen(v);
 
-	if (c->ntaps == ENG_MAX_PORTS) {
-		snprintf(why, len, "at most %d host TAPs", ENG_MAX_PORTS);
-		return -1;
+	if (c->ntaps == ENG_TAP_MAX) {
+		snprintf(why, len, "at most %d host TAPs", ENG_TAP_MAX);
+		return -EINVAL;
 	}
 	if (!n || n >= IFNAMSIZ || (eq && (!eq[1] || strlen(eq + 1) >= IFNAMSIZ))) {
 		snprintf(why, len,
 			 "expected PORT or PORT=NAME (names of 1..15 bytes), e.g. e1=xp-e1");
-		return -1;
+		return -EINVAL;
 	}
+	/* The kernel's answer to such a name is only EINVAL. */
+	if (eq && cli_check_ifname(eq + 1, why, len))
+		return -1;
 	snprintf(c->taps[c->ntaps].port, sizeof(c->taps[0].port), "%.*s", (int)n, v);
 	if (eq)
 		snprintf(c->taps[c->ntaps].name, sizeof(c->taps[0].name), "%s", eq + 1);
@@ -107,13 +116,67 @@ int eng_tap_opt(void *cfgp, const char *v, char *why, size_t len)
 	else {
 		snprintf(why, len, "'xp-%.*s' is too long for an interface name: give PORT=NAME",
 			 (int)n, v);
-		return -1;
+		return -EINVAL;
 	}
 	c->ntaps++;
 	return 0;
 }
 
-#define tap_fail(...) eng_say(-1, __VA_ARGS__)
+/* The ethtool driver of @name ("veth", "tun"...) and its bus ("tun" or "tap" for the
+ * tun driver), or "" when it cannot be told. */
+static void drv_info(int s, const char *name, char *drv, size_t dlen, char *bus, size_t blen)
+{
+	struct ethtool_drvinfo di = { .cmd = ETHTOOL_GDRVINFO };
+	struct ifreq ifr;
+
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	ifr.ifr_data = (char *)&di;
+	drv[0] = bus[0] = 0;
+	if (s >= 0 && !ioctl(s, SIOCETHTOOL, &ifr)) {
+		snprintf(drv, dlen, "%.*s", (int)sizeof(di.driver), di.driver);
+		snprintf(bus, blen, "%.*s", (int)sizeof(di.bus_info), di.bus_info);
+	}
+}
+
+/* One line for a TAP that could not be made: TUNSETIFF says EINVAL for a name that
+ * exists as something else, and EBUSY for a TAP another process holds. */
+static int create_failed(const struct engine *e, const struct eng_tap *t, int err)
+{
+	const char *port = e->cfg.tap->taps[t->idx].port, *name = e->cfg.tap->taps[t->idx].name;
+	char opt[2 * IFNAMSIZ + 16], drv[40], bus[40];
+	int s;
+
+	if (!strncmp(name, "xp-", 3) && !strcmp(name + 3, port))
+		snprintf(opt, sizeof(opt), "--host-tap %s", port);
+	else
+		snprintf(opt, sizeof(opt), "--host-tap %s=%s", port, name);
+	if (err == -EBUSY)
+		return ut_say(
+			err,
+			"%s: TAP %s is held by another process (an engine still running?): stop it, or name another TAP",
+			opt, t->name);
+	if (err != -EINVAL || !if_nametoindex(t->name))
+		return ut_say(err, "%s: cannot create TAP %s: %s", opt, t->name, strerror(-err));
+	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	drv_info(s, t->name, drv, sizeof(drv), bus, sizeof(bus));
+	if (s >= 0)
+		close(s);
+	if (!strcmp(drv, "tun") && strcmp(bus, "tap"))
+		return ut_say(
+			err,
+			"%s: %s exists and is a TUN device, not a TAP: name a new interface, e.g. --host-tap %s=xp-%s",
+			opt, t->name, port, port);
+	if (!strcmp(drv, "tun"))
+		return ut_say(
+			err,
+			"%s: %s exists and is a TAP made with other flags (multi-queue?): remove it (ip link del %s) or name a new interface",
+			opt, t->name, t->name);
+	return ut_say(
+		err,
+		"%s: %s exists and is not a TAP (driver %s): name a new interface, e.g. --host-tap %s=xp-%s",
+		opt, t->name, drv[0] ? drv : "unknown", port, port);
+}
 
 /* The TAP with the port's MAC and MTU, up. A TAP closed by an engine that just exited
  * may stay attached for a few ms (io_uring's teardown is async): EBUSY is retried. */
@@ -216,51 +279,52 @@ static int mshot_setup(struct engine *e, struct eng_tap *t)
 	for (__u32 i = 0; i < TAP_MSHOT_BUFS; i++)
 		t->free_bid[i] = (__u16)(TAP_MSHOT_BUFS - 1 - i);
 	t->nfree_bid = TAP_MSHOT_BUFS;
-	if (e->cfg.tap_read == ENG_TAP_READ_FIXED)
+	if (e->cfg.tap->tap_read == ENG_TAP_READ_FIXED)
 		return 0;
 	probe = io_uring_get_probe_ring(&tw->ring);
-	if (probe && io_uring_opcode_supported(probe, ENG_OP_READ_MULTISHOT) && tw->fixed)
-		err = eng_bufring_setup(&tw->ring, &t->br, TAP_MSHOT_BUFS, (__u16)t->idx);
+	if (probe && io_uring_opcode_supported(probe, UT_OP_READ_MULTISHOT) && tw->fixed)
+		err = ut_bufring_setup(&tw->ring, &t->br, TAP_MSHOT_BUFS, (__u16)t->idx);
 	if (probe)
 		io_uring_free_probe(probe);
 	t->mshot = !err;
-	if (err && e->cfg.tap_read == ENG_TAP_READ_MSHOT)
-		return tap_fail(
+	if (err && e->cfg.tap->tap_read == ENG_TAP_READ_MSHOT)
+		return eng_refuse(
+			e, err,
 			"--host-tap-read multishot: %s: the kernel has no multishot read with provided buffers (%s; Linux 6.7+); use --host-tap-read fixed",
 			t->name, strerror(-err));
 	if (err && !e->cfg.quiet && !e->cfg.json)
-		fprintf(stderr,
-			"xpile: host TAP %s: inject with READ_FIXED (no multishot read: %s)\n",
-			t->name, strerror(-err));
+		ut_say(0, "host TAP %s: inject with READ_FIXED (no multishot read: %s)", t->name,
+		       strerror(-err));
 	return 0;
 }
 
 int eng_tap_setup(struct engine *e)
 {
-	const struct eng_config *c = &e->cfg;
+	const struct eng_tap_cfg *c = e->cfg.tap;
 	int fds[ENG_MAX_PORTS], err;
 	__u32 i, j;
 
-	if (!c->ntaps)
+	if (!c)
 		return 0;
+	err = eng_punt_init(e, c->punt_rule_set ? &c->punt_rule : NULL);
+	if (err)
+		return ut_say(err, "--host-tap: out of memory");
 	for (i = 0; i < c->ntaps; i++) {
 		struct eng_tap *t = calloc(1, sizeof(*t));
 
 		if (!t)
-			return tap_fail("out of memory for --host-tap");
+			return ut_say(-ENOMEM, "out of memory for --host-tap");
 		t->fd = -1;
 		t->idx = i;
 		snprintf(t->name, sizeof(t->name), "%s", c->taps[i].name);
 		e->taps[e->ntaps++] = t;
-		for (j = 0; j < c->nports; j++)
+		for (j = 0; j < e->cfg.nports; j++)
 			if (!strcmp(e->ports[j].ifname, c->taps[i].port))
 				t->p = &e->ports[j];
-		if (!t->p || t->p->tap) {
-			tap_fail("--host-tap %s: %s", c->taps[i].port,
-				 t->p ? "given twice" :
-					"not a port of this engine: name an --iface");
-			return -ENG_BAD_INPUT;
-		}
+		if (!t->p || t->p->tap)
+			return eng_refuse(e, -EINVAL, "--host-tap %s: %s", c->taps[i].port,
+					  t->p ? "given twice" :
+						 "not a port of this engine: name an --iface");
 		t->p->tap = t;
 		for (j = 0; j < e->nq && !t->inq; j++)
 			if (e->qs[j].port == t->p)
@@ -269,8 +333,7 @@ int eng_tap_setup(struct engine *e)
 		t->reused = if_nametoindex(t->name) != 0;
 		err = tap_create(t);
 		if (err)
-			return tap_fail("--host-tap %s: cannot create TAP %s: %s", t->p->ifname,
-					t->name, strerror(-err));
+			return create_failed(e, t, err);
 		fds[i] = t->fd;
 	}
 	for (i = 0; i < e->nworkers; i++) {
@@ -283,23 +346,31 @@ int eng_tap_setup(struct engine *e)
 			continue;
 		w->tapw = calloc(1, sizeof(*w->tapw));
 		if (!w->tapw)
-			return tap_fail("out of memory for --host-tap");
+			return ut_say(-ENOMEM, "out of memory for --host-tap");
 		err = ring_setup(e, w->tapw, fds, e->ntaps);
+		if (err && !w->tapw->ring_ok) {
+			char why[256];
+
+			/* No fallback: punt and inject are io_uring operations (tap.h). */
+			return ut_say(
+				err,
+				"--host-tap: the host TAP's punt and inject run on io_uring, which is refused here (%s): allow io_uring in the seccomp profile or run without --host-tap",
+				xp_uring_refusal(err, "io_uring_setup", why, sizeof(why)));
+		}
 		if (err)
-			return tap_fail(
-				"--host-tap: io_uring for the TAPs: %s (io_uring disabled?)",
-				strerror(-err));
+			return ut_say(err, "--host-tap: io_uring for the TAPs: %s", strerror(-err));
 	}
-	for (i = 0; i < e->ntaps; i++)
-		if (mshot_setup(e, e->taps[i]))
-			return -ENG_BAD_INPUT;
-	if (!c->quiet && !c->json)
+	for (i = 0; i < e->ntaps; i++) {
+		err = mshot_setup(e, e->taps[i]);
+		if (err)
+			return err;
+	}
+	if (!e->cfg.quiet && !e->cfg.json)
 		for (i = 0; i < e->ntaps; i++)
-			fprintf(stderr, "xpile: host TAP %s for %s (its MAC and MTU)%s%s%s\n",
-				e->taps[i]->name, e->taps[i]->p->ifname,
-				c->punt_rule_set ? ", with --punt" : "",
-				e->taps[i]->reused ? ", the existing one" : "",
-				c->tap_keep ? ", kept at exit" : "");
+			ut_say(0, "host TAP %s for %s (its MAC and MTU)%s%s%s", e->taps[i]->name,
+			       e->taps[i]->p->ifname, c->punt_rule_set ? ", with --punt" : "",
+			       e->taps[i]->reused ? ", the existing one" : "",
+			       c->tap_keep ? ", kept at exit" : "");
 	return 0;
 }
 
@@ -341,22 +412,89 @@ static bool for_host(const struct engine *e, const struct eng_port *p, const __u
 {
 	if (len >= 6 && !memcmp(pkt, p->mac, 6))
 		return true;
-	return e->cfg.punt_rule_set && xp_rule_match(&e->cfg.punt_rule, pkt, len, queue);
+	return eng_punt_match(e->punt, pkt, len, queue);
+}
+
+/* A copy of @d to @t (the frame stays the caller's); false: dropped and counted. */
+static bool tap_copy(struct eng_worker *w, struct eng_tap *t, const struct xdp_desc *d)
+{
+	struct eng_tap_w *tw = w->tapw;
+	struct engine *e = w->e;
+	struct io_uring_sqe *sqe;
+
+	if (!tw->ncopy_free || !(sqe = sqe_get(tw))) {
+		__atomic_fetch_add(&t->punt_dropped, 1, __ATOMIC_RELAXED);
+		return false;
+	}
+	__u32 slot = tw->copy_free[--tw->ncopy_free];
+	__u8 *buf = tw->copy + (size_t)slot * e->dom[0].layout.chunk_size;
+
+	memcpy(buf, eng_data(&e->dom[0], d->addr), d->len);
+	if (tw->fixed)
+		io_uring_prep_write_fixed(sqe, (int)t->idx, buf, d->len, 0, 1);
+	else
+		io_uring_prep_write(sqe, (int)t->idx, buf, d->len, 0);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	io_uring_sqe_set_data64(sqe, ud(K_COPY, t->idx, slot));
+	return true;
+}
+
+/* @d written to @t from the frame itself, which is no longer the caller's. */
+static bool tap_punt(struct eng_worker *w, struct eng_tap *t, const struct xdp_desc *d)
+{
+	struct eng_tap_w *tw = w->tapw;
+	struct engine *e = w->e;
+	__u8 *pkt = eng_data(&e->dom[0], d->addr);
+	__u64 h = xp_layout_handle(&e->dom[0].layout, d->addr);
+	struct io_uring_sqe *sqe = sqe_get(tw);
+
+	xp_ledger_move(w->wd[0].acct, XP_PLACE_APP, XP_PLACE_URING, &h, 1);
+	if (!sqe) {
+		__atomic_fetch_add(&t->punt_dropped, 1, __ATOMIC_RELAXED);
+		frame_free(w, h);
+		return false;
+	}
+	if (tw->fixed)
+		io_uring_prep_write_fixed(sqe, (int)t->idx, pkt, d->len, 0, 0);
+	else
+		io_uring_prep_write(sqe, (int)t->idx, pkt, d->len, 0);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	io_uring_sqe_set_data64(sqe, ud(K_PUNT, t->idx, h));
+	tw->held++;
+	return true;
+}
+
+static bool tap_usable(const struct eng_worker *w, const struct eng_q *q)
+{
+	return q->port->tap && w->tapw && !__atomic_load_n(&q->port->tap->gone, __ATOMIC_RELAXED);
+}
+
+bool eng_tap_punt_one(struct eng_worker *w, struct eng_q *q, const struct xdp_desc *d)
+{
+	if (!tap_usable(w, q)) {
+		__u64 h;
+
+		eng_free_descs(q->wd, &h, d, 1);
+		return false;
+	}
+	return tap_punt(w, q->port->tap, d);
+}
+
+bool eng_tap_copy(struct eng_worker *w, struct eng_q *q, const struct xdp_desc *d)
+{
+	return tap_usable(w, q) && tap_copy(w, q->port->tap, d);
 }
 
 __u32 eng_tap_rx(struct eng_worker *w, struct eng_q *q, struct xdp_desc *d, __u32 n)
 {
 	struct eng_tap *t = q->port->tap;
-	struct eng_tap_w *tw = w->tapw;
 	struct engine *e = w->e;
 	__u32 i, k = 0;
 
-	if (!t || !tw || __atomic_load_n(&t->gone, __ATOMIC_RELAXED))
+	if (!tap_usable(w, q))
 		return n;
 	for (i = 0; i < n; i++) {
 		__u8 *pkt = eng_data(&e->dom[0], d[i].addr);
-		__u64 h = xp_layout_handle(&e->dom[0].layout, d[i].addr);
-		struct io_uring_sqe *sqe;
 		bool chain =
 			(d[i].options & XDP_PKT_CONTD) || (i && (d[i - 1].options & XDP_PKT_CONTD));
 
@@ -366,20 +504,7 @@ __u32 eng_tap_rx(struct eng_worker *w, struct eng_q *q, struct xdp_desc *d, __u3
 		}
 		if (pkt[0] & 1) { /* broadcast, multicast: a copy up, the frame goes on */
 			d[k++] = d[i];
-			if (!tw->ncopy_free || !(sqe = sqe_get(tw))) {
-				__atomic_fetch_add(&t->punt_dropped, 1, __ATOMIC_RELAXED);
-				continue;
-			}
-			__u32 slot = tw->copy_free[--tw->ncopy_free];
-			__u8 *buf = tw->copy + (size_t)slot * e->dom[0].layout.chunk_size;
-
-			memcpy(buf, pkt, d[i].len);
-			if (tw->fixed)
-				io_uring_prep_write_fixed(sqe, (int)t->idx, buf, d[i].len, 0, 1);
-			else
-				io_uring_prep_write(sqe, (int)t->idx, buf, d[i].len, 0);
-			sqe->flags |= IOSQE_FIXED_FILE;
-			io_uring_sqe_set_data64(sqe, ud(K_COPY, t->idx, slot));
+			tap_copy(w, t, &d[i]);
 			continue;
 		}
 		if (!for_host(e, q->port, pkt, d[i].len, q->queue)) {
@@ -387,31 +512,48 @@ __u32 eng_tap_rx(struct eng_worker *w, struct eng_q *q, struct xdp_desc *d, __u3
 			continue;
 		}
 		/* For the host alone: written from the frame, which leaves the batch. */
-		sqe = sqe_get(tw);
-		xp_ledger_move(w->wd[0].acct, XP_PLACE_APP, XP_PLACE_URING, &h, 1);
-		if (!sqe) {
-			__atomic_fetch_add(&t->punt_dropped, 1, __ATOMIC_RELAXED);
+		tap_punt(w, t, &d[i]);
+	}
+	return k;
+}
+
+int eng_tap_punt(struct eng_worker *w, struct eng_q *q, const struct xdp_desc *d, __u32 n)
+{
+	struct eng_tap *t = q->port->tap;
+	struct engine *e = w->e;
+	__u32 i;
+
+	if (!t || !w->tapw)
+		return -ENODEV;
+	for (i = 0; i < n; i++) {
+		/* The TAP takes whole frames: a chain's tail buffers are freed. */
+		if ((i && (d[i - 1].options & XDP_PKT_CONTD)) ||
+		    __atomic_load_n(&t->gone, __ATOMIC_RELAXED)) {
+			__u64 h = xp_layout_handle(&e->dom[0].layout, d[i].addr);
+
+			if (!(i && (d[i - 1].options & XDP_PKT_CONTD)))
+				__atomic_fetch_add(&t->punt_dropped, 1, __ATOMIC_RELAXED);
+			xp_ledger_move(w->wd[0].acct, XP_PLACE_APP, XP_PLACE_URING, &h, 1);
 			frame_free(w, h);
 			continue;
 		}
-		if (tw->fixed)
-			io_uring_prep_write_fixed(sqe, (int)t->idx, pkt, d[i].len, 0, 0);
-		else
-			io_uring_prep_write(sqe, (int)t->idx, pkt, d[i].len, 0);
-		sqe->flags |= IOSQE_FIXED_FILE;
-		io_uring_sqe_set_data64(sqe, ud(K_PUNT, t->idx, h));
-		tw->held++;
+		tap_punt(w, t, &d[i]);
 	}
-	return k;
+	return 0;
 }
 
 static void tap_gone(struct engine *e, struct eng_tap *t, int err)
 {
 	if (__atomic_exchange_n(&t->gone, true, __ATOMIC_ACQ_REL))
 		return;
-	fprintf(stderr,
-		"xpile: host TAP %s: %s; punt and inject for %s stop, the fast path goes on\n",
-		t->name, strerror(err), t->p->ifname);
+	/* EBADFD: the fd is no longer attached to a device, which went. */
+	if (err == EBADFD || !if_nametoindex(t->name))
+		ut_say(0,
+		       "host TAP %s was deleted (ip link del?): punt and inject for %s stop, the fast path goes on; restart the engine to get the TAP back",
+		       t->name, t->p->ifname);
+	else
+		ut_say(0, "host TAP %s: %s; punt and inject for %s stop, the fast path goes on",
+		       t->name, strerror(err), t->p->ifname);
 }
 
 /* The frames left in a TAP's buffer ring back to the pile, once no read can take
@@ -426,7 +568,7 @@ static void mshot_release(struct eng_worker *w, struct eng_tap *t)
 	memset(in_ring, 1, sizeof(in_ring));
 	for (__u32 i = 0; i < t->nfree_bid; i++)
 		in_ring[t->free_bid[i]] = false;
-	eng_bufring_free(&tw->ring, &t->br);
+	ut_bufring_free(&tw->ring, &t->br);
 	t->nfree_bid = 0;
 	for (__u16 bid = 0; bid < TAP_MSHOT_BUFS; bid++) {
 		if (in_ring[bid]) {
@@ -454,17 +596,17 @@ static void mshot_post(struct eng_worker *w, struct eng_tap *t, __u32 room)
 			break; /* the pile is dry: frames go to RX first */
 		t->nfree_bid--;
 		t->bid_h[bid] = h;
-		eng_bufring_add(&t->br,
-				eng_data(&e->dom[0], xp_layout_tx_addr(&e->dom[0].layout, h,
-								       e->dom[0].layout.data_off)),
-				room, bid, n++);
+		ut_bufring_add(&t->br,
+			       eng_data(&e->dom[0], xp_layout_tx_addr(&e->dom[0].layout, h,
+								      e->dom[0].layout.data_off)),
+			       room, bid, n++);
 		tw->held++;
 	}
 	if (n)
-		eng_bufring_publish(&t->br, n);
+		ut_bufring_publish(&t->br, n);
 	if (t->armed || t->nfree_bid == TAP_MSHOT_BUFS || !(sqe = sqe_get(tw)))
 		return;
-	eng_prep_read_multishot(sqe, (int)t->idx, true, (__u16)t->idx);
+	ut_prep_read_multishot(sqe, (int)t->idx, true, (__u16)t->idx);
 	io_uring_sqe_set_data64(sqe, ud(K_MSHOT, t->idx, 0));
 	t->armed = true;
 }
@@ -554,8 +696,8 @@ static void reap_mshot(struct eng_worker *w, struct eng_tap *t, const struct io_
 	}
 	if (cqe->res == -EINVAL && !t->mshot_reads) {
 		/* Refused at once (the opcode or the buffer ring): READ_FIXED from now on. */
-		fprintf(stderr, "xpile: host TAP %s: multishot read refused (%s); READ_FIXED\n",
-			t->name, strerror(-cqe->res));
+		ut_say(0, "host TAP %s: multishot read refused (%s); READ_FIXED", t->name,
+		       strerror(-cqe->res));
 		mshot_release(w, t);
 		t->mshot = false;
 	} else if (cqe->res < 0 && cqe->res != -ENOBUFS && cqe->res != -ECANCELED &&
@@ -665,8 +807,8 @@ void eng_tap_stop(struct eng_worker *w)
 			break;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if ((__u64)now.tv_sec * 1000000000ull + (__u64)now.tv_nsec > deadline) {
-			fprintf(stderr, "xpile: host TAP: %llu frames still in io_uring at exit\n",
-				(unsigned long long)tw->held);
+			ut_say(0, "host TAP: %llu frames still in io_uring at exit",
+			       (unsigned long long)tw->held);
 			break;
 		}
 		io_uring_wait_cqe_timeout(&tw->ring, &cqe, &ts);
@@ -713,21 +855,22 @@ void eng_tap_report(struct engine *e)
 			       (unsigned long long)t->punt_dropped, (unsigned long long)t->injected,
 			       (unsigned long long)t->inject_dropped, t->gone ? "true" : "false");
 		else
-			fprintf(stderr,
-				"xpile: host TAP %s: punted %llu, copied %llu, punt_dropped %llu, injected %llu, inject_dropped %llu\n",
-				t->name, (unsigned long long)t->punted,
-				(unsigned long long)t->copied, (unsigned long long)t->punt_dropped,
-				(unsigned long long)t->injected,
-				(unsigned long long)t->inject_dropped);
+			ut_say(0,
+			       "host TAP %s: punted %llu, copied %llu, punt_dropped %llu, injected %llu, inject_dropped %llu",
+			       t->name, (unsigned long long)t->punted,
+			       (unsigned long long)t->copied, (unsigned long long)t->punt_dropped,
+			       (unsigned long long)t->injected,
+			       (unsigned long long)t->inject_dropped);
 	}
 }
 
 void eng_tap_destroy(struct engine *e)
 {
+	eng_punt_free(e);
 	/* A buffer ring its worker did not take down (it never ran): no frame in it. */
 	for (__u32 i = 0; i < e->ntaps; i++)
 		if (e->taps[i]->br.br && e->taps[i]->inq->w->tapw)
-			eng_bufring_free(&e->taps[i]->inq->w->tapw->ring, &e->taps[i]->br);
+			ut_bufring_free(&e->taps[i]->inq->w->tapw->ring, &e->taps[i]->br);
 	for (__u32 i = 0; i < e->nworkers; i++) {
 		struct eng_tap_w *tw = e->workers[i].tapw;
 

@@ -17,8 +17,11 @@
 
 #include <liburing.h>
 
+#include "cli_json.h"
 #include "engine.h"
+#include "tap.h"
 #include "uring_wait.h"
+#include "xpile/host.h"
 
 #define UW_ENTRIES 128u /* SQ; the CQ is twice that */
 
@@ -48,14 +51,16 @@ static void say_once(struct engine *e, int core, bool uring, const char *why)
 	if (__atomic_exchange_n(&e->wait_told, 1, __ATOMIC_ACQ_REL))
 		return;
 	if (e->cfg.json) {
-		printf("{\"type\":\"idle_wait\",\"core\":%d,\"wait\":\"%s\",\"why\":\"%s\"}\n",
-		       core, uring ? "io_uring" : "poll", why);
+		char q[600];
+
+		printf("{\"type\":\"idle_wait\",\"core\":%d,\"wait\":\"%s\",\"why\":%s}\n", core,
+		       uring ? "io_uring" : "poll", cli_json_quote(why, q, sizeof(q)));
 		fflush(stdout);
 	} else if (!e->cfg.quiet) {
-		fprintf(stderr, "xpile: idle wait: %s (%s)\n",
-			uring ? "io_uring multishot poll, one wait for all of a worker's sockets" :
-				"poll()",
-			why);
+		ut_say(0, "idle wait: %s (%s)",
+		       uring ? "io_uring multishot poll, one wait for all of a worker's sockets" :
+			       "poll()",
+		       why);
 	}
 }
 
@@ -127,14 +132,17 @@ int eng_uwait_init(struct eng_worker *w)
 	if (err == -EINVAL)
 		err = io_uring_queue_init(UW_ENTRIES, &u->ring, IORING_SETUP_COOP_TASKRUN);
 	if (err) {
+		char why[256], line[300];
+
 		free(u);
-		if (e->cfg.idle_wait == ENG_WAIT_URING) {
-			fprintf(stderr,
-				"xpile: core %d: --idle-wait uring: io_uring unavailable: %s (kernel.io_uring_disabled or seccomp?); use --idle-wait poll\n",
-				w->core, strerror(-err));
-			return err;
-		}
-		say_once(e, w->core, false, strerror(-err)); /* io_uring unavailable */
+		xp_uring_refusal(err, "io_uring_setup", why, sizeof(why));
+		if (e->cfg.idle_wait == ENG_WAIT_URING)
+			return ut_say(
+				err,
+				"core %d: --idle-wait uring: io_uring refused: %s; use --idle-wait poll",
+				w->core, why);
+		snprintf(line, sizeof(line), "io_uring refused: %s", why);
+		say_once(e, w->core, false, line);
 		return 0;
 	}
 	u->n = wait_fds(w, u->fd);

@@ -9,6 +9,8 @@
  * ENG_WATCH_NS.
  */
 #include <net/if.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,10 +19,14 @@
 #include <unistd.h>
 
 #include "engine.h"
-#include "xpile/log.h"
+#include "watch.h"
 #include "xpile/owner.h"
 
 #define ENG_WATCH_NS 200000000ull
+/* --reattach: how long the program and its pins may be gone before it is an unload.
+ * `xpile-loader load` removes stale pins first and pins the new program some 0.1-1 s
+ * later (the verifier), so in between a load looks like an unload. */
+#define ENG_RELOAD_WAIT_NS 3000000000ull
 
 void eng_event(struct engine *e, const struct eng_port *p, const char *event, const char *fmt, ...)
 {
@@ -40,7 +46,7 @@ void eng_event(struct engine *e, const struct eng_port *p, const char *event, co
 		       detail);
 		fflush(stdout);
 	} else {
-		fprintf(stderr, "xpile: %s: %s\n", p->ifname, detail);
+		ut_say(0, "%s: %s", p->ifname, detail);
 	}
 }
 
@@ -49,28 +55,68 @@ void eng_event(struct engine *e, const struct eng_port *p, const char *event, co
 static int stop(struct engine *e, const struct eng_port *p, const char *why)
 {
 	if (e->cfg.json)
-		fprintf(stderr, "xpile: %s: %s\n", p->ifname, why);
+		ut_say(0, "%s: %s", p->ifname, why);
 	e->fault_status = ENG_PORT_FAILED;
 	return ENG_PORT_FAILED;
 }
 
-static bool link_running(const char *ifname)
+enum link_state { LINK_ADMIN_DOWN, LINK_NO_CARRIER, LINK_UP };
+
+/*
+ * Whether the port carries frames: administratively up, with a carrier. The carrier
+ * is the driver's (ETHTOOL_GLINK: netif_carrier_ok() for most), which is right the
+ * moment the link comes up; IFF_RUNNING, the operational state, follows it later
+ * (linkwatch runs asynchronously, rate-limited), so it is the fallback only for a
+ * driver without get_link. Cannot tell: up (say nothing).
+ */
+static enum link_state link_state(const char *ifname)
 {
+	struct ethtool_value ev = { .cmd = ETHTOOL_GLINK };
 	struct ifreq ifr = {};
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	bool up = true; /* cannot tell: say nothing */
+	enum link_state st = LINK_UP;
 
 	if (fd < 0)
-		return up;
+		return st;
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	if (!ioctl(fd, SIOCGIFFLAGS, &ifr))
-		up = (ifr.ifr_flags & IFF_UP) && (ifr.ifr_flags & IFF_RUNNING);
+	if (!ioctl(fd, SIOCGIFFLAGS, &ifr)) {
+		short flags = ifr.ifr_flags;
+
+		ifr.ifr_data = (void *)&ev;
+		if (!(flags & IFF_UP))
+			st = LINK_ADMIN_DOWN;
+		else if (!ioctl(fd, SIOCETHTOOL, &ifr))
+			st = ev.data ? LINK_UP : LINK_NO_CARRIER;
+		else
+			st = (flags & IFF_RUNNING) ? LINK_UP : LINK_NO_CARRIER;
+	}
 	close(fd);
-	return up;
+	return st;
 }
+
+static bool link_running(const char *ifname)
+{
+	return link_state(ifname) == LINK_UP;
+}
+
+/* A NIC negotiates its link for a second or more after a reset (ethtool -L, xpile-loader
+ * wire, attaching XDP): what is sent before the carrier is there is dropped, so the
+ * workers wait for it, as DPDK's testpmd waits for its ports, this long at most. A port
+ * that is down by `ip link set down` is not waited for. */
+#define LINK_WAIT_NS 3000000000ull
 
 void eng_watch_start(struct engine *e)
 {
+	__u64 t0 = eng_now_ns();
+	bool waiting = !e->take_over;
+
+	while (waiting && eng_now_ns() - t0 < LINK_WAIT_NS) {
+		waiting = false;
+		for (__u32 i = 0; i < e->cfg.nports; i++)
+			waiting |= link_state(e->ports[i].ifname) == LINK_NO_CARRIER;
+		if (waiting)
+			usleep(20000);
+	}
 	for (__u32 i = 0; i < e->cfg.nports; i++) {
 		struct eng_port *p = &e->ports[i];
 
@@ -80,6 +126,9 @@ void eng_watch_start(struct engine *e)
 				e, p, "link_down",
 				"link is down: nothing is received or sent until it is up (ip link set dev %s up; a veth needs its peer up too)",
 				p->ifname);
+		else if (eng_now_ns() - t0 >= 100000000ull)
+			eng_event(e, p, "link_up", "link came up after %.1f s; serving",
+				  (eng_now_ns() - t0) / 1e9);
 	}
 }
 
@@ -94,15 +143,15 @@ static int adopt(struct engine *e, struct eng_port *p)
 {
 	struct xp_steer_opts so = { .sz = sizeof(so) };
 	struct xp_steer *s;
-	xp_log_fn prev;
+	char why[256]; /* quietly: the watch says what it found itself */
 	int err;
 
 	so.ifname = p->ifname;
 	so.pin_path = e->cfg.pin_path;
 	so.attach_existing = true;
-	prev = xp_set_log_fn(NULL);
+	so.errbuf = why;
+	so.errbuf_sz = sizeof(why);
 	err = xp_steer_open(&so, &s);
-	xp_set_log_fn(prev);
 	if (err)
 		return err;
 	for (__u32 i = 0; i < e->nq; i++)
@@ -140,6 +189,8 @@ static int watch_steer(struct engine *e, struct eng_port *p)
 		return 0;
 	}
 	p->half_seen = false;
+	if (!(h.prog_gone && h.pins_gone))
+		p->vanished_ns = 0;
 	if (h.prog_replaced && h.pins_replaced && e->cfg.reattach && !adopt(e, p)) {
 		eng_event(
 			e, p, "program_adopted",
@@ -160,10 +211,28 @@ static int watch_steer(struct engine *e, struct eng_port *p)
 		return stop(e, p, why);
 	}
 	if (h.prog_gone && h.pins_gone) {
+		__u64 now = eng_now_ns();
+
+		if (e->cfg.reattach && !p->vanished_ns) {
+			p->vanished_ns = now;
+			eng_event(
+				e, p, "program_vanished",
+				"the steer program and its pins were removed: waiting %.0f s for a program `xpile-loader load` puts in their place (--reattach)",
+				ENG_RELOAD_WAIT_NS / 1e9);
+			return 0;
+		}
+		if (e->cfg.reattach && now - p->vanished_ns < ENG_RELOAD_WAIT_NS)
+			return 0;
 		p->prog_lost = true;
-		snprintf(
-			why, sizeof(why),
-			"the steer program and its pins were removed (xpile-loader unload): stopping");
+		if (e->cfg.reattach)
+			snprintf(
+				why, sizeof(why),
+				"the steer program and its pins were removed and no program was loaded in their place within %.0f s (xpile-loader unload?): stopping",
+				ENG_RELOAD_WAIT_NS / 1e9);
+		else
+			snprintf(
+				why, sizeof(why),
+				"the steer program and its pins were removed (xpile-loader unload, or a load after xdp off: --reattach serves through what it loads): stopping");
 		eng_event(e, p, "program_unloaded", "%s", why);
 		return stop(e, p, why);
 	}
@@ -219,7 +288,7 @@ int eng_watch(struct engine *e, __u64 now)
 		struct eng_port *p = &e->ports[i];
 		bool up;
 
-		if (p->gone || p->prog_lost)
+		if (p->gone || p->prog_lost || p->remote) /* remote: the node's, not ours to see */
 			continue;
 		if (!if_indextoname(p->ifindex, name)) {
 			p->gone = true;

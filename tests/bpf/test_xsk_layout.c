@@ -22,7 +22,8 @@
 #include <xdp/libxdp.h>
 
 #include "xpile/steer.h"
-#include "xpile/umem.h"
+#include "xpile/layout.h"
+#include "xpile/mem.h"
 #include "xpile/xsk.h"
 #include "bpflog.h"
 #include "xt.h"

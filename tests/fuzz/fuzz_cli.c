@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * The command-line framework (tools/cli, cli.h) on random argument vectors, against
+ * The command-line framework (tools/util/cli.c, cli.h) on random argument vectors, against
  * what cli.h promises: a parse returns CLI_RUN, 0 (help, --parse-only) or 2; a usage
  * error is ONE line on stderr naming the program; when the command is to run, every
  * option given holds a value of its kind that reads back from its text the way
@@ -10,10 +10,16 @@
  * bounds.
  *
  * Input: byte 0 picks the command; the rest are the arguments, NUL-separated.
- * Built only where tools/cli exists (branch cli); elsewhere the replay skips.
+ * Built only where tools/util/cli.c exists (branch cli); elsewhere the replay skips.
  */
-#if __has_include("../../tools/cli/cli.c")
-#include "../../tools/cli/cli.c"
+#if __has_include("../../tools/util/cli.c")
+#include "../../tools/util/cli.c"
+/* cli.c calls these for --version, --json errors, --man and --bash-completion. */
+#include "../../tools/util/cli_json.c"
+#include "../../tools/util/say.c"
+#include "../../tools/util/cli_version.c"
+#include "../../tools/util/cli_man.c"
+#include "../../tools/util/cli_complete.c"
 #define HAVE_CLI 1
 #endif
 
@@ -297,7 +303,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #else
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	fprintf(stderr, "SKIP: tools/cli is not in this tree (branch cli)\n");
+	fprintf(stderr, "SKIP: tools/util/cli.c is not in this tree (branch cli)\n");
 	exit(77);
 }
 

@@ -1,68 +1,32 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * The engine's trust boundary with the kernel: RX descriptors (eng_rx) and completion
- * addresses (eng_complete) in user/worker.c, fed random and frame-derived values
+ * The engine's trust boundary with the kernel: RX descriptors (eng_rx_ring) and
+ * completion addresses (eng_complete) in user/rings.c, fed random and frame-derived values
  * against a real UMEM geometry from xp_layout_compute().
  *
- * The rule (worker.c: "a descriptor from the kernel is trusted only once it points
+ * The rule (rings.c: "a descriptor from the kernel is trusted only once it points
  * inside one frame ... and that frame is one we gave it"): an accepted RX descriptor's
  * handle is the start of a real frame (xp_layout_frame_index() and back) that the
  * ledger has in fill, and its bytes [data, data + len) lie in that frame; an accepted
  * completion address maps to a real frame the ledger has in tx. A frame is taken once:
  * given twice, the second is bad. Everything else is refused and counted once in
  * bad_descs. Across calls every descriptor is consumed once: returned
- * (in ring order) or counted bad, and eng_rx returns whole packets (XDP_PKT_CONTD
+ * (in ring order) or counted bad, and eng_rx_ring returns whole packets (XDP_PKT_CONTD
  * chains) unless a chain is longer than the batch.
  *
  * Input: 8 bytes of geometry (kind, frame size, headroom, frames, page size, packing,
  * batch; the mode byte: completions or RX, a debug ledger or not, which frames are in
  * fill), then 11 bytes per descriptor.
  */
-#include "../../user/worker.c"
+#include "../../user/rings.c"
 
-/* What eng_worker_main() (not driven here) and the capture/TAP hooks call: their files
- * (audit.c, capture.c, tap.c, uring_wait.c) are not linked into this harness, whose
- * workers have no capture ring, no TAP and no io_uring wait (w->cap, w->tapw, w->uwait
- * stay NULL, so eng_rx never calls the first two). */
-void eng_cut_take(struct eng_worker *w)
+/* The ring moves (user/rings.c) alone: this harness's worker has no capture ring
+ * (w->cap stays NULL, so eng_rx_ring() never calls the capture hook, whose ring code,
+ * tools/util/capring.c, is not linked in). */
+void ut_cap_batch(struct ut_cap_ring *r, __u32 ifid, const struct xp_layout *l, void *base,
+		  __u32 queue, const struct xdp_desc *d, __u32 n, unsigned int dir)
 {
-	(void)w;
-}
-void eng_capture_batch(struct eng_worker *w, const struct eng_q *q, const struct xdp_desc *d,
-		       __u32 n, unsigned int dir)
-{
-	(void)w, (void)q, (void)d, (void)n, (void)dir;
-}
-void eng_capture_idle(struct eng_worker *w)
-{
-	(void)w;
-}
-__u32 eng_tap_rx(struct eng_worker *w, struct eng_q *q, struct xdp_desc *d, __u32 n)
-{
-	(void)w, (void)q, (void)d;
-	return n;
-}
-__u32 eng_tap_poll(struct eng_worker *w)
-{
-	(void)w;
-	return 0;
-}
-void eng_tap_stop(struct eng_worker *w)
-{
-	(void)w;
-}
-int eng_uwait_init(struct eng_worker *w)
-{
-	(void)w;
-	return -ENOSYS;
-}
-void eng_uwait_sleep(struct eng_worker *w, int timeout_ms)
-{
-	(void)w, (void)timeout_ms;
-}
-void eng_uwait_fini(struct eng_worker *w)
-{
-	(void)w;
+	(void)r, (void)ifid, (void)l, (void)base, (void)queue, (void)d, (void)n, (void)dir;
 }
 
 #include "fuzz.h"
@@ -71,8 +35,10 @@ void eng_uwait_fini(struct eng_worker *w)
 #define RING 256
 #define MAX_FRAMES 1024
 
-static struct engine eng;
-static struct eng_worker wk;
+static struct eng_dom dom0;
+static struct eng_wdom wdom0;
+static struct engine eng = { .dom = &dom0, .ndoms = 1 };
+static struct eng_worker wk = { .wd = &wdom0 };
 static struct eng_q q;
 static __u8 in_fill[MAX_FRAMES]; /* RX: frames the ledger has in fill, as the oracle sees */
 static struct xp_xsk xsk;
@@ -225,7 +191,11 @@ static void fuzz_rx(struct fuzz_in *in, const struct xp_layout *l, __u32 batch, 
 	ring_init(&xsk.rx, rxring, &rx_prod, &rx_cons, &rx_flags);
 	while (in->n && n < RING) {
 		gen_desc(in, l, &rxring[n]);
-		/* In ring order, as eng_rx takes them: a frame once, while in fill. */
+		/* The library's layout check (xpile/desc.h) lets every frame-exact one by. */
+		FUZZ_CHECK(!desc_valid(l, &rxring[n]) || xp_desc_rx_ok(l, &rxring[n]),
+			   "xp_desc_rx_ok refused a valid RX desc addr %#llx len %u",
+			   (unsigned long long)rxring[n].addr, rxring[n].len);
+		/* In ring order, as eng_rx_ring takes them: a frame once, while in fill. */
 		if (desc_valid(l, &rxring[n]) && in_fill[frame_idx(l, rxring[n].addr)]) {
 			in_fill[frame_idx(l, rxring[n].addr)] = 0;
 			want[nvalid++] = rxring[n];
@@ -238,9 +208,9 @@ static void fuzz_rx(struct fuzz_in *in, const struct xp_layout *l, __u32 batch, 
 	memset(&q.c, 0, sizeof(q.c));
 	while (xsk.rx.cached_cons != n && calls++ < 4 * RING) {
 		__u32 before = xsk.rx.cached_cons;
-		__u32 k = eng_rx(&wk, &q, out, batch), whole = k;
+		__u32 k = eng_rx_ring(&wk, &q, out, batch), whole = k;
 
-		FUZZ_CHECK(k <= batch, "eng_rx returned %u of a batch of %u", k, batch);
+		FUZZ_CHECK(k <= batch, "eng_rx_ring returned %u of a batch of %u", k, batch);
 		returned += k;
 		for (__u32 i = 0; i < k; i++) {
 			FUZZ_CHECK_KNOWN(

@@ -32,8 +32,8 @@ for n in "${names[@]}"; do
 		failed=$((failed + 1))
 		continue
 	fi
-	if [ "$n" = cli ] && [ ! -f tools/cli/cli.c ]; then
-		echo "fuzz $n: not applicable (tools/cli is not in this tree)"
+	if [ "$n" = cli ] && [ ! -f tools/util/cli.c ]; then
+		echo "fuzz $n: not applicable (tools/util/cli.c is not in this tree)"
 		continue
 	fi
 	if [ "$n" = steer ] && [ "$(id -u)" != 0 ]; then

@@ -10,6 +10,11 @@
 #   st_pin_dir NS IF         where the pins of IF in NS live
 #   st_no_trace NS IF        nothing attached to IF, no pin dir, no wiring plan
 #   st_udp NS DST PORT N     send N one-byte UDP datagrams (bash /dev/udp), bounded
+#   st_fakenic NS ARGS...    xpile-loader ARGS inside NS with tests/lib/fakenic.h preloaded:
+#                            lo answers SIOCETHTOOL as a NIC with RSS and ntuple tables
+#   st_bpffs_bind VAR        the host's bpffs bound outside /sys (VAR gets the path), for
+#                            --bpffs where a process cannot find it (no CAP_SYS_PTRACE
+#                            inside ip netns exec); unmounted at exit
 
 LOADER=${LOADER:-$XT_BUILD/xpile-loader}
 if [ -z "${XT_TMP:-}" ]; then
@@ -35,6 +40,17 @@ st_loader() {
 	ip netns exec "$ns" "$LOADER" "$@"
 }
 
+st_fakenic() {
+	local ns=$1
+	shift
+	if [ ! -f "$XT_TMP/fakenic.so" ]; then
+		cc -shared -fPIC -O1 -Wall -Werror -Itests/lib -x c - -o "$XT_TMP/fakenic.so" \
+			<<<'#include "fakenic.h"' || xt_fail "cannot build the fake NIC shim"
+	fi
+	ip netns exec "$ns" env LD_PRELOAD="$XT_TMP/fakenic.so" XPILE_FAKENIC_IF=lo \
+		ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" "$LOADER" "$@"
+}
+
 st_pin_dir() { echo "$BPFFS/xpile/ns$(st_ns_ino "$1")/$2"; }
 
 st_no_trace() {
@@ -53,6 +69,14 @@ st_no_trace() {
 		return 1
 	fi
 	return 0
+}
+
+st_bpffs_bind() {
+	local d
+	d=$(mktemp -d /tmp/xpile-bpffs.XXXXXX) || xt_fail "mktemp failed"
+	mount --bind "$BPFFS" "$d" || { rmdir "$d"; xt_fail "cannot bind the host's bpffs $BPFFS"; }
+	xt_on_exit "umount -l '$d'; rmdir '$d'"
+	printf -v "$1" '%s' "$d"
 }
 
 st_udp() { # ns dst port n

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # tools/deploy/, checked by machines, not by eye:
-#  - daemonset.yaml (ConfigMap, DaemonSet, an engine Pod) validates against
-#    Kubernetes' OpenAPI schema (npm kubernetes-models 4.5.0, installed here from the
-#    npm registry into a temporary directory), the DaemonSet keeps its least-privilege
-#    promises (caps exactly BPF, PERFMON, NET_ADMIN, nothing privileged, the probes,
-#    the scrape annotation, the three hostPath mounts), and a broken copy is refused;
+#  - daemonset.yaml (ConfigMap, DaemonSet), xsk-pod.yaml (the engine Pod) and
+#    network-attachment.yaml validate against Kubernetes' OpenAPI schema (npm
+#    kubernetes-models, as tools/deploy/package.json and its lockfile declare, `npm
+#    ci` into a temporary directory); the DaemonSet keeps its least-privilege promises
+#    (caps exactly BPF, PERFMON, NET_ADMIN, NET_RAW, nothing privileged, a Localhost
+#    seccomp profile that tools/deploy/seccomp/ ships, the probes, the scrape
+#    annotation, its hostPath mounts); the Pod passes PodSecurity
+#    "restricted" (no capabilities, non-root, no hostNetwork, no hostPath, seccomp
+#    RuntimeDefault) and asks for an xpile.io resource; the attachment's CNI config is
+#    xpile-cni's; broken copies of each are refused with the rule they break;
 #  - the ConfigMap's agent.json passes `xpile-agent run --check` where eth1 exists;
-#  - xpile-agent.service passes `systemd-analyze verify`;
+#  - xpile-agent.service.in has the DaemonSet's capabilities;
 #  - image.sh builds the image offline; the docker-save archive's digests match its
 #    manifest; the agent runs from the image's root file system alone (chroot, with
 #    bpffs and /proc mounted as the DaemonSet does): it attaches and serves /readyz;
@@ -16,26 +21,45 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/agent.sh # and netns.sh, steer.sh, engine.sh
 ag_require
-for t in node npm systemd-analyze chroot curl setpriv nsenter unshare; do
+for t in node npm chroot curl setpriv nsenter unshare; do
 	command -v $t >/dev/null || xt_skip "$t missing (tools/setup/install-deps.sh installs it)"
 done
 ag_dir T
 
 # 1. The manifests against the OpenAPI schema.
-if ! timeout 50 npm install --prefix "$T/npm" --cache "$T/npm-cache" --no-audit --no-fund \
-	--loglevel=error kubernetes-models@4.5.0 yaml@2.9.1 >"$T/npm.log" 2>&1; then
-	xt_fail "npm install kubernetes-models failed (the npm registry unreachable?): $(tail -3 "$T/npm.log")"
+mkdir -p "$T/npm"
+cp tools/deploy/package.json tools/deploy/package-lock.json "$T/npm/"
+if ! timeout 90 npm ci --prefix "$T/npm" --cache "$T/npm-cache" --no-audit --no-fund \
+	--loglevel=error >"$T/npm.log" 2>&1; then
+	xt_fail "npm ci (tools/deploy/package-lock.json) failed (the npm registry unreachable?): $(tail -3 "$T/npm.log")"
 fi
 val() { NODE_PATH="$T/npm/node_modules" node tools/deploy/validate.js "$@"; }
-out=$(val tools/deploy/daemonset.yaml) || xt_fail "daemonset.yaml does not validate: $out"
-[ "$(grep -c '^ok ' <<<"$out")" = 3 ] || xt_fail "expected 3 valid documents: $out"
-sed 's/containerPort: 9469/containerPort: "metrics"/' tools/deploy/daemonset.yaml >"$T/bad1.yaml"
-out=$(val "$T/bad1.yaml" --expect-invalid) || xt_fail "a string containerPort passed: $out"
-grep -q 'containerPort must be integer' <<<"$out" || xt_fail "bad1: $out"
-sed 's/add: \["BPF", "PERFMON", "NET_ADMIN"\]/add: ["SYS_ADMIN"]/' tools/deploy/daemonset.yaml >"$T/bad2.yaml"
-out=$(val "$T/bad2.yaml" --expect-invalid) || xt_fail "CAP_SYS_ADMIN passed: $out"
-grep -q 'want BPF, NET_ADMIN, PERFMON' <<<"$out" || xt_fail "bad2: $out"
-echo "daemonset.yaml: ConfigMap, DaemonSet, Pod valid against the OpenAPI schema; 2 broken copies refused"
+for f in daemonset:2 xsk-pod:1 network-attachment:1; do
+	out=$(val "tools/deploy/${f%:*}.yaml") || xt_fail "${f%:*}.yaml does not validate: $out"
+	[ "$(grep -c '^ok ' <<<"$out")" = "${f#*:}" ] || xt_fail "${f%:*}.yaml: expected ${f#*:} valid documents: $out"
+done
+# refused FILE SED WANT: a copy of FILE changed by SED is invalid, for the reason WANT.
+refused() {
+	sed "$2" "tools/deploy/$1" >"$T/bad.yaml"
+	cmp -s "$T/bad.yaml" "tools/deploy/$1" && xt_fail "refused: '$2' changed nothing in $1"
+	out=$(val "$T/bad.yaml" --expect-invalid) || xt_fail "$1 with '$2' passed: $out"
+	grep -q -- "$3" <<<"$out" || xt_fail "$1 with '$2': $out (wanted $3)"
+}
+refused daemonset.yaml 's/containerPort: 9469/containerPort: "metrics"/' 'containerPort must be integer'
+refused daemonset.yaml 's/add: \["BPF", "PERFMON", "NET_ADMIN", "NET_RAW"\]/add: ["SYS_ADMIN"]/' \
+	'want BPF, NET_ADMIN, NET_RAW, PERFMON'
+refused daemonset.yaml 's/type: Localhost/type: RuntimeDefault/' 'want Localhost'
+refused daemonset.yaml 's/"mode": "0660", "group": 9469,/"mode": "0666",/' \
+	'device_plugin.mode 0666 lets any local user connect'
+refused xsk-pod.yaml 's/^spec:/spec:\n  hostNetwork: true/' 'restricted: host namespaces'
+refused xsk-pod.yaml 's/drop: \["ALL"\]/drop: ["ALL"]\n          add: ["NET_RAW"]/' 'restricted: engine: capability NET_RAW added (baseline)'
+refused xsk-pod.yaml '/seccompProfile:/,/type: RuntimeDefault/d' 'seccompProfile not RuntimeDefault or Localhost'
+refused xsk-pod.yaml 's/runAsNonRoot: true/runAsNonRoot: false/' 'runAsNonRoot != true'
+refused xsk-pod.yaml 's/^  containers:/  volumes:\n    - name: dp\n      hostPath:\n        path: \/tmp\/afxdp_dp\n  containers:/' \
+	'restricted: hostPath volume dp'
+refused xsk-pod.yaml '/xpile.io\/xsk: 1/d' 'requests no xpile.io resource'
+refused network-attachment.yaml 's/"type": "xpile-cni"/"type": "xpile-cni", "ipam": {}/' 'ipam'
+echo "manifests: valid against the OpenAPI schema; the Pod passes PodSecurity restricted; 11 broken copies refused, each for its rule"
 
 # 2. The ConfigMap's config, where its interface exists.
 eng_ns N node
@@ -45,14 +69,10 @@ sed -n '/agent.json: |/,/^---/p' tools/deploy/daemonset.yaml | sed '1d;$d' >"$T/
 ip netns exec "$N" "$AGENT" run --check --config "$T/agent.json" ||
 	xt_fail "the ConfigMap's agent.json does not pass --check"
 
-# 3. The systemd unit, pointed at this build.
-sed "s|/usr/local/bin/xpile-agent|$(realpath "$AGENT")|g" tools/deploy/xpile-agent.service \
-	>"$T/xpile-agent.service"
-out=$(systemd-analyze verify "$T/xpile-agent.service" 2>&1) || xt_fail "systemd-analyze verify: $out"
-[ -z "$out" ] || xt_fail "systemd-analyze verify: $out"
-grep -qx 'CapabilityBoundingSet=CAP_BPF CAP_PERFMON CAP_NET_ADMIN' tools/deploy/xpile-agent.service ||
+# 3. The systemd unit keeps the DaemonSet's capabilities (tests/net/test_install.sh
+# verifies the installed unit, test_agent_unit.sh scores its sandbox).
+grep -qx 'CapabilityBoundingSet=CAP_BPF CAP_PERFMON CAP_NET_ADMIN CAP_NET_RAW' tools/deploy/xpile-agent.service.in ||
 	xt_fail "the unit's bounding set is not the DaemonSet's"
-echo "xpile-agent.service: systemd-analyze verify clean"
 
 # 4. The image, built offline, and the agent run from it alone.
 tools/deploy/image.sh "$XT_BUILD" "$T/image" >/dev/null || xt_fail "image.sh failed"
@@ -80,6 +100,8 @@ ag_wait_log 10 "$T/img.log" "xpile-agent: ready:" || xt_fail "agent from the ima
 [ "$(ip netns exec "$N" curl -s -m 2 http://127.0.0.1:9469/readyz)" = ready ] ||
 	xt_fail "agent from the image not ready: $(cat "$T/img.log")"
 [ -S "$R/tmp/afxdp_dp/eth1/afxdp.sock" ] || xt_fail "no device-plugin socket in the image's /tmp/afxdp_dp"
+[ "$(stat -c '%a %g' "$R/tmp/afxdp_dp/eth1/afxdp.sock")" = "660 9469" ] ||
+	xt_fail "the ConfigMap's socket is $(stat -c '%a %g' "$R/tmp/afxdp_dp/eth1/afxdp.sock"), want mode 660 group 9469"
 kill -TERM "$IMG"
 wait "$IMG"
 rc=$?
@@ -88,13 +110,14 @@ st_no_trace "$N" eth1 || xt_fail "the image's agent left something"
 # The DaemonSet's capabilities are enough, and each one is needed. nsenter keeps the
 # host's /sys (bpffs), as a pod's hostPath mount does; the pins stay in this namespace's dir.
 caprun() { # caps -> the agent's log
-	timeout 10 nsenter --net="/run/netns/$N" setpriv --inh-caps=-all --bounding-set="-all,$1" -- \
+	# The pod's supplementalGroups: the sockets' group, which the agent gives them.
+	timeout 10 nsenter --net="/run/netns/$N" setpriv --groups=9469 --inh-caps=-all --bounding-set="-all,$1" -- \
 		"$AGENT" run --config "$R/etc/xpile/agent.json" --detach-on-exit >"$T/cap.log" 2>&1 &
 	local p=$!
 	ag_wait_log 5 "$T/cap.log" "xpile-agent: ready:" && kill -TERM $p
 	wait $p
 }
-sed -i "s|/tmp/afxdp_dp|$T/dp|; s|/run/xpile/agent.sock|$T/ctl.sock|" "$R/etc/xpile/agent.json"
+sed -i "s|/tmp/afxdp_dp|$T/dp|; s|/run/xpile/agent.sock|$T/ctl.sock|; s|/var/lib/kubelet|$T/kubelet|" "$R/etc/xpile/agent.json"
 caprun +bpf,+perfmon,+net_admin || xt_fail "BPF+PERFMON+NET_ADMIN are not enough: $(cat "$T/cap.log")"
 st_no_trace "$N" eth1 || xt_fail "left something with the DaemonSet's caps"
 for c in +perfmon,+net_admin +bpf,+net_admin +bpf,+perfmon; do

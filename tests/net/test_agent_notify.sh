@@ -48,7 +48,11 @@ rss=$(awk '/^VmRSS/ {print $2}' "/proc/$AG/status")
 
 kill -HUP "$N"
 xt_wait_for 5 grep -q ' RELOADING=1' "$D/notify.out" || xt_fail "no RELOADING=1 on SIGHUP"
-xt_wait_for 5 [ "$(grep -c ' READY=1' "$D/notify.out")" -ge 2 ] || xt_fail "no READY=1 after the reload"
+# A function, so that the count is read again at every try, not once at the call.
+ready_twice() { [ "$(grep -c ' READY=1' "$D/notify.out")" -ge 2 ]; }
+xt_wait_for 15 ready_twice ||
+	xt_fail "no READY=1 within 15 s of the reload: $(cat "$D/notify.out" "$D/agent.log")"
+echo "figure: reload: RELOADING=1 at $(grep -m1 ' RELOADING=1' "$D/notify.out" | cut -d' ' -f1) s, READY=1 again at $(grep ' READY=1' "$D/notify.out" | sed -n 2p | cut -d' ' -f1) s"
 kill -TERM "$N"
 wait "$N"
 rc=$?

@@ -131,7 +131,10 @@ ag_stop "$AG" || xt_fail "agent exit status $?"
 # Without CAP_SYS_PTRACE the agent cannot read a nobody's sockets; it says so once.
 printf '#!/bin/sh\nexec setpriv --bounding-set=-sys_ptrace -- %s "$@"\n' "$(realpath "$AGENT")" >"$D/noptrace"
 chmod 755 "$D/noptrace"
-AGENT=$D/noptrace ag_start AG "$B" "$D/agent.json" --detach-on-exit
+# The host's bpffs is out of its reach inside ip netns exec (PID 1's and kthreadd's roots
+# need CAP_SYS_PTRACE): named with --bpffs, as its refusal says.
+st_bpffs_bind HOSTFS
+AGENT=$D/noptrace ag_start AG "$B" "$D/agent.json" --detach-on-exit --bpffs "$HOSTFS"
 engine E2
 st_udp "$A" 198.18.71.2 7000 $K || xt_fail "sending to b0 failed"
 m=$(scrape)

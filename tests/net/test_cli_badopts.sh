@@ -39,7 +39,13 @@ refused() {
 	line=$(cat "$ERR")
 	[ "$rc" = 2 ] || xt_fail "$(basename "$bin") $cmd $*: exit $rc, want 2 ($line$(head -c 200 "$ERR.out"))"
 	[ "$(wc -l <"$ERR")" = 1 ] || xt_fail "$(basename "$bin") $cmd $*: $(wc -l <"$ERR") lines on stderr, want 1: $line"
-	[ ! -s "$ERR.out" ] || xt_fail "$(basename "$bin") $cmd $*: wrote to stdout: $(head -c 200 "$ERR.out")"
+	# With --json the same error is a JSON object on stdout; otherwise stdout stays empty.
+	if printf '%s\n' "$@" | grep -qx -- --json; then
+		jq -e '.status == 2 and (.error | type) == "string"' "$ERR.out" >/dev/null ||
+			xt_fail "$(basename "$bin") $cmd $*: --json, but stdout is not an error object: $(head -c 200 "$ERR.out")"
+	else
+		[ ! -s "$ERR.out" ] || xt_fail "$(basename "$bin") $cmd $*: wrote to stdout: $(head -c 200 "$ERR.out")"
+	fi
 	for w in "${want[@]}"; do
 		grep -qF -- "$w" "$ERR" || xt_fail "$(basename "$bin") $cmd $*: '$line' does not name '$w'"
 	done
@@ -140,6 +146,25 @@ for s in SIGINT SIGTERM SIGHUP SIGUSR1; do
 	grep -q "$s" <<<"$h" || xt_fail "xpile run --help does not say what $s does"
 done
 
+# Issue 21: --layout aligned with a frame that is not a power of two: one line.
+run "$ENGINE" run --layout aligned --frame-size 3072
+[ $? = 2 ] && [ "$(cat "$ERR")" = "xpile: --layout aligned takes --frame-size 2048 or 4096 (power-of-two chunks), not 3072: give one of those, or --layout interleaved (see 'xpile run --help')" ] ||
+	xt_fail "--layout aligned --frame-size 3072: $(cat "$ERR")"
+accepted "$ENGINE" run "frame-size=3072" -- --layout interleaved --frame-size 3072
+# Issue 21: no arguments at all is a usage error like any other: one line, exit 2.
+want=("xpile: a command is required: run, stats, ctl or top (see 'xpile --help')"
+	"xpile-loader: a command is required: load, unload, status, stats, rule, wire, features or replace (see 'xpile-loader --help')")
+i=0
+for bin in "$ENGINE" "$LOADER" "$BENCH" "$AGENT"; do
+	timeout 10 "$bin" >"$ERR.out" 2>"$ERR"
+	rc=$?
+	[ $rc = 2 ] && [ "$(wc -l <"$ERR")" = 1 ] && [ ! -s "$ERR.out" ] && grep -q "a command is required: .*(see '$(basename "$bin") --help')$" "$ERR" ||
+		xt_fail "$(basename "$bin") with no arguments: exit $rc: $(head -c 300 "$ERR")"
+	[ $i -ge ${#want[@]} ] || [ "$(cat "$ERR")" = "${want[$i]}" ] ||
+		xt_fail "$(basename "$bin") with no arguments: got '$(cat "$ERR")', want '${want[$i]}'"
+	i=$((i + 1))
+done
+
 # 3. The same words everywhere.
 accepted "$ENGINE" run "xdp-mode=native" -- --xdp-mode drv
 accepted "$ENGINE" run "xdp-mode=skb" -- --xdp-mode generic
@@ -150,6 +175,44 @@ accepted "$LOADER" load "verbose=2" -- -vv x0
 accepted "$BENCH" alloc "verbose=2" -- -v --verbose
 refused "$BENCH" layout --deal -- --deal
 accepted "$BENCH" deal "runs=3" -- --runs 3
+accepted "$AGENT" run "verbose=2" -- -vv --config x.json
+accepted "$AGENT" ctl "verbose=1" -- -v status
+accepted "$AGENT" run "json=1" -- --json --check --config x.json
+# One --version: NAME VERSION (libbpf X, libxdp Y[, liburing Z]), the same from a
+# command, -V alike; with --json one object with every library (null: not linked).
+for bin in "$ENGINE" "$LOADER" "$BENCH" "$AGENT"; do
+	n=$(basename "$bin")
+	v=$("$bin" --version) || xt_fail "$n --version failed"
+	grep -Eqx "$n [0-9]+\.[0-9]+\.[0-9]+ \(libbpf [0-9.]+, libxdp [0-9.]+(, liburing [0-9.]+)?\)" <<<"$v" ||
+		xt_fail "$n --version said '$v'"
+	[ "$("$bin" -V)" = "$v" ] || xt_fail "$n -V differs from --version"
+	cmd=$("$bin" --list-options | awk -F'\t' '/^opt/ { print $2; exit }')
+	[ "$("$bin" "$cmd" --version)" = "$v" ] || xt_fail "$n $cmd --version differs from --version"
+	j=$("$bin" --version --json) || xt_fail "$n --version --json failed"
+	jq -e --arg n "$n" '.name == $n and (.version | test("^[0-9]+\\.")) and (.libbpf | type) == "string"
+		and (.libxdp | type) == "string" and has("liburing")' <<<"$j" >/dev/null ||
+		xt_fail "$n --version --json: $j"
+	[ "$(jq -r '"\(.name) \(.version)"' <<<"$j")" = "${v%% (*}" ] || xt_fail "$n: text and JSON versions differ"
+done
+[ "$(jq -r .liburing <<<"$("$ENGINE" --version --json)")" != null ] || xt_fail "xpile links liburing"
+[ "$(jq -r .liburing <<<"$("$LOADER" --version --json)")" = null ] || xt_fail "xpile-loader links no liburing"
+echo "--version: one format in all four: $("$ENGINE" --version)"
+# A failing --json command writes an error object on stdout, and nothing else.
+out=$("$LOADER" status --json nosuch0 2>"$ERR")
+[ $? = 1 ] && jq -e '.status == 1 and (.error | test("nosuch0 not found"))' <<<"$out" >/dev/null ||
+	xt_fail "status --json nosuch0: stdout '$out', stderr $(cat "$ERR")"
+out=$("$LOADER" status nosuch0 2>"$ERR")
+[ $? = 1 ] && [ -z "$out" ] && [ "$(wc -l <"$ERR")" = 1 ] ||
+	xt_fail "status nosuch0: stdout '$out', stderr $(cat "$ERR")"
+out=$("$ENGINE" run --iface nosuch0 --mode rxdrop --json 2>"$ERR")
+[ $? = 1 ] && jq -e '.status == 1 and (.error | test("nosuch0"))' <<<"$out" >/dev/null ||
+	xt_fail "xpile run --json on a missing interface: stdout '$out', stderr $(cat "$ERR")"
+out=$("$AGENT" run --check --json --config /nonexistent/agent.json 2>"$ERR")
+[ $? = 2 ] && jq -e '.status == 2' <<<"$out" >/dev/null || xt_fail "agent --check --json: '$out'"
+out=$("$AGENT" ctl --socket /nonexistent/agent.sock status 2>"$ERR")
+[ $? = 1 ] && jq -e '.ok == false and (.error | test("cannot connect"))' <<<"$out" >/dev/null ||
+	xt_fail "ctl to no agent: '$out'"
+echo "failing --json commands: an error object on stdout"
 for bin in "$ENGINE" "$LOADER" "$BENCH"; do
 	"$bin" --help | grep -q '^SYNOPSIS' || xt_fail "$(basename "$bin") --help has no SYNOPSIS"
 	"$bin" nosuch >/dev/null 2>"$ERR"

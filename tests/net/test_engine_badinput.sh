@@ -25,7 +25,7 @@ expect() { # label, regexp the one line must match, engine arguments...
 
 expect "missing interface" "nosuch0 not found.*ip link" --iface nosuch0 --mode rxdrop
 expect "queue out of range" "queue 5 is out of range.*(use|ethtool -L)" --iface b0:5 --mode rxdrop
-expect "unsupported mode" "--mode bridge: expected rxdrop, txonly, l2fwd or fwd" --iface b0 --mode bridge
+expect "unsupported mode" "--mode bridge: expected rxdrop, txonly, l2fwd, fwd or router" --iface b0 --mode bridge
 expect "zero-copy on veth" "does not support zero-copy; use --copy" --iface b0 --mode rxdrop --zero-copy
 expect "fwd with one port" "fwd.*exactly two" --iface b0 --mode fwd
 expect "bad ring size" "--rx-ring 1000: expected a power of two" --iface b0 --mode rxdrop --rx-ring 1000

@@ -105,6 +105,34 @@ loader status b0 | grep -q "xpile: 0 rules" || xt_fail "adopted: the loader's pr
 loader unload b0 >/dev/null 2>&1 || xt_fail "unload of the adopted program failed"
 no_leftovers "adopted"
 
+# 4d. The same as it happens, the engine watching: `xdp off` then `load` at once, twice;
+# then a load that takes 0.6 s (the program and its pins gone meanwhile, as a load
+# under load leaves them): the engine waits for it rather than take it for an unload.
+for run in 1 2 3; do
+	eng_start AD "$B" --iface b0 --mode rxdrop --interval 0.2 --reattach
+	ip -n "$B" link set dev b0 xdp off
+	[ $run = 3 ] && rm -rf "$PINS" && sleep 0.6
+	loader load b0 >"$XT_TMP/ad.out" 2>&1 || { cat "$XT_TMP/ad.out"; xt_fail "4d run $run: load after xdp off failed"; }
+	xt_wait_for 4 grep -q program_adopted "$XT_TMP/AD.json" ||
+		{ cat "$XT_TMP/AD.err"; xt_fail "4d run $run: the loaded program was not adopted"; }
+	got=$(pings 3)
+	[ "${got:-0}" = 0 ] || xt_fail "4d run $run: $got pings reached the kernel, not the engine"
+	eng_stop "$AD" || { rc=$?; cat "$XT_TMP/AD.err"; xt_fail "4d run $run: exit status $rc"; }
+	[ "$(events AD program_unloaded)" = 0 ] || xt_fail "4d run $run: told an unload nobody ran"
+	loader status b0 | grep -q "xpile: 0 rules" || xt_fail "4d run $run: the loader's program did not stay"
+	loader unload b0 >/dev/null 2>&1 || xt_fail "4d run $run: unload failed"
+	no_leftovers "4d run $run"
+done
+echo "xdp off + load under a --reattach engine: adopted in 3 of 3 runs (one with a 0.6 s load)"
+# 4e. An unload under --reattach: nothing comes in its place, and the engine says so.
+eng_start UR "$B" --iface b0 --mode rxdrop --interval 0.2 --reattach
+loader unload --force b0 >/dev/null 2>&1 || xt_fail "unload --force failed"
+wait_exit "$UR" "unload under --reattach"
+[ "$RC" = 4 ] || xt_fail "unload under --reattach: exit status $RC, want 4"
+grep -qxF "xpile: b0: the steer program and its pins were removed and no program was loaded in their place within 3 s (xpile-loader unload?): stopping" "$XT_TMP/UR.err" ||
+	xt_fail "unload under --reattach: $(cat "$XT_TMP/UR.err")"
+no_leftovers "unload under --reattach"
+
 # 4c. A foreign program in place of ours stops the engine even with --reattach, and it
 # stays: not ours to remove.
 eng_start FOR "$B" --iface b0 --mode rxdrop --interval 0.2 --reattach
@@ -137,7 +165,7 @@ xt_wait_for 3 grep -q link_down "$XT_TMP/LINK.json" || xt_fail "link: no link_do
 ip -n "$A" link set a0 up
 xt_wait_for 3 grep -q link_up "$XT_TMP/LINK.json" || xt_fail "link: no link_up event"
 sleep 0.5
-[ "$(events LINK link_down)$(events LINK link_up)" = 11 ] || xt_fail "link: events told more than once"
+[ "$(events LINK link_down)$(events LINK link_up)" = 11 ] || xt_fail "link: events told more than once: $(grep event "$XT_TMP/LINK.json")"
 eng_stop "$LINK" || xt_fail "link: exit status $?"
 no_leftovers "link down/up"
 
@@ -151,6 +179,21 @@ grep -q '"event":"link_down"' "$XT_TMP/down.json" || xt_fail "down: no warning a
 [ "$rc" != 0 ] || xt_fail "down: txonly --count 10 exited 0"
 [ "$(eng_sum "$XT_TMP/down.json" tx_packets)" = 0 ] || xt_fail "down: txonly reports packets sent"
 grep -q "10 of 10 packets never left" "$XT_TMP/down.err" || { cat "$XT_TMP/down.err"; xt_fail "down: no line saying they never left"; }
+# 7b. A link that is up but without a carrier yet (a NIC negotiating after a reset; here
+# the veth's peer comes up 0.5 s later) is waited for, not called down: every packet
+# reaches the peer, and the start says how long the link took.
+ip -n "$B" link set b0 down
+b0rx() { ip -n "$B" -s -j link show b0 | jq '.[0].stats64.rx.packets'; }
+rx0=$(b0rx)
+(sleep 0.5 && ip -n "$B" link set b0 up) &
+ip netns exec "$A" "$XPILE" run --iface a0 --mode txonly --count 200 --rate 2000 --json \
+	>"$XT_TMP/carrier.json" 2>"$XT_TMP/carrier.err" || xt_fail "carrier: txonly exited $?: $(cat "$XT_TMP/carrier.err")"
+wait
+[ "$(events carrier link_down)" = 0 ] || xt_fail "carrier: told link_down while the link was coming up"
+grep -q '"event":"link_up","detail":"link came up after [0-9.]* s' "$XT_TMP/carrier.json" ||
+	xt_fail "carrier: no link_up at start: $(grep event "$XT_TMP/carrier.json")"
+[ $(($(b0rx) - rx0)) -ge 200 ] || xt_fail "carrier: the peer got $(($(b0rx) - rx0)) of 200 packets"
+echo "a link coming up is waited for: 200 of 200 packets reached the peer, no link_down"
 
 # 8. After kill -9, the next engine reuses the program and, exiting cleanly, removes it;
 # a program `xpile-loader load` loaded stays.

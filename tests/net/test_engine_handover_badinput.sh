@@ -66,4 +66,30 @@ ip netns exec "$H1" ping -c 20 -i 0.02 -W 2 198.18.3.2 >"$XT_TMP/ping" 2>&1 ||
 eng_stop "$OLD" || { rc=$?; cat "$XT_TMP/OLD.err"; xt_fail "the engine exited with status $rc"; }
 eng_ledger_ok "$XT_TMP/OLD.json" || xt_fail "ledger not clean"
 [ ! -e "$SOCK" ] || xt_fail "the handover socket was left behind"
+
+# Two successors at once: both queue on the socket while the engine is stopped; the
+# first takes over, the other is told another successor won, and by whom.
+eng_start OLD "$E" "${ARGS[@]}" --handover "$SOCK"
+kill -STOP "$OLD"
+for n in 1 2; do
+	ip netns exec "$E" "$XPILE" run "${ARGS[@]}" --take-over "$SOCK" --duration 2 --json \
+		>"$XT_TMP/succ$n.json" 2>"$XT_TMP/succ$n.err" &
+	eval "S$n=$!"
+	XT_PIDS+=($!)
+done
+queued() { ip netns exec "$E" ss -xlnH | awk -v p="$SOCK" '$5 == p { print $3 }'; }
+xt_wait_for 5 bash -c "[ \"\$(ip netns exec $E ss -xlnH | awk -v p=$SOCK '\$5 == p { print \$3 }')\" = 2 ]" ||
+	{ kill -CONT "$OLD"; xt_fail "the two successors did not both connect: $(queued) queued"; }
+kill -CONT "$OLD"
+wait "$S1"
+r1=$?
+wait "$S2"
+r2=$?
+wait "$OLD" || xt_fail "the old engine exited with status $? after the handover"
+if [ $r1 = 0 ]; then W=$S1 L=2 rl=$r2; else W=$S2 L=1 rl=$r1; fi
+[ $((r1 + r2)) != 0 ] && [ $((r1 * r2)) = 0 ] || xt_fail "two successors: exit $r1 and $r2, want one 0"
+[ "$rl" = 1 ] && [ "$(cat "$XT_TMP/succ$L.err")" = "xpile: --take-over $SOCK: refused by the engine there (pid $OLD): another successor, pid $W, took it over first: take over from pid $W instead (its --handover socket)" ] ||
+	xt_fail "the losing successor: exit $rl: $(cat "$XT_TMP/succ$L.err")"
+grep -q '"role":"new"' "$XT_TMP/succ$((3 - L)).json" || xt_fail "the winner did not say it took over"
+echo "two successors at once: $(cat "$XT_TMP/succ$L.err")"
 echo "ok"

@@ -19,6 +19,24 @@ command -v iperf3 >/dev/null || xt_skip "iperf3 missing: apt-get install iperf3"
 eng_wire_hosts 198.18.5 1500
 HOST=198.18.5.3
 
+# Bad TAP names: one line each naming why. An interface that exists and is not a TAP
+# (the other port, a TUN device) cannot be one; a '/', ':' or a space is never a name.
+ip -n "$E" tuntap add dev xp-tun mode tun
+badtap() { # --host-tap-value status line
+	ip netns exec "$E" timeout 10 "$XPILE" run --iface e1 --iface e2 --mode fwd --cores 0 \
+		--duration 1 --host-tap "$1" >/dev/null 2>"$XT_TMP/tap.err"
+	rc=$?
+	[ $rc = "$2" ] && [ "$(cat "$XT_TMP/tap.err")" = "$3" ] ||
+		xt_fail "--host-tap $1: exit $rc, want $2: got '$(cat "$XT_TMP/tap.err")', want '$3'"
+	eng_no_xdp "$E" e1 && eng_no_xdp "$E" e2 || xt_fail "--host-tap $1: XDP program left attached"
+}
+badtap e1=e2 1 "xpile: --host-tap e1=e2: e2 exists and is not a TAP (driver veth): name a new interface, e.g. --host-tap e1=xp-e1"
+badtap e1=xp-tun 1 "xpile: --host-tap e1=xp-tun: xp-tun exists and is a TUN device, not a TAP: name a new interface, e.g. --host-tap e1=xp-e1"
+badtap e1=a/b 2 "xpile: --host-tap e1=a/b: an interface name has no '/', ':' or white space (see 'xpile run --help')"
+badtap 'e1=a b' 2 "xpile: --host-tap 'e1=a b': an interface name has no '/', ':' or white space (see 'xpile run --help')"
+ip -n "$E" link del xp-tun
+echo "bad TAP names: $(cat "$XT_TMP/tap.err")"
+
 eng_start ENG "$E" --iface e1 --iface e2 --mode fwd --cores 0 --ledger-debug --audit \
 	--interval 0.5 --host-tap e1
 ip -n "$E" link show xp-e1 >/dev/null 2>&1 || xt_fail "no TAP xp-e1 in the engine's namespace"
@@ -55,14 +73,15 @@ ip -n "$E" link del xp-e1 || xt_fail "cannot delete xp-e1"
 wait "$P"
 wait "$P2"
 grep -q '40 received' "$XT_TMP/ping3" || { cat "$XT_TMP/ping3"; xt_fail "fwd lost pings when the TAP was deleted"; }
-xt_wait_for 3 grep -q 'host TAP xp-e1:' "$XT_TMP/ENG.err" || { cat "$XT_TMP/ENG.err"; xt_fail "no line about the deleted TAP"; }
-[ "$(grep -c 'host TAP xp-e1:.*stop' "$XT_TMP/ENG.err")" = 1 ] || { cat "$XT_TMP/ENG.err"; xt_fail "the deleted TAP was told more than once"; }
+GONE="xpile: host TAP xp-e1 was deleted (ip link del?): punt and inject for e1 stop, the fast path goes on; restart the engine to get the TAP back"
+xt_wait_for 3 grep -qxF "$GONE" "$XT_TMP/ENG.err" || { cat "$XT_TMP/ENG.err"; xt_fail "no line saying the TAP was deleted"; }
+[ "$(grep -c 'host TAP xp-e1' "$XT_TMP/ENG.err")" = 1 ] || { cat "$XT_TMP/ENG.err"; xt_fail "the deleted TAP was told more than once"; }
 # Idle with the TAP gone, the worker sleeps (its fd is no longer in the wait).
 c0=$(awk '{print $14 + $15}' "/proc/$ENG/stat")
 sleep 1
 c1=$(awk '{print $14 + $15}' "/proc/$ENG/stat")
 [ $((c1 - c0)) -lt $(($(getconf CLK_TCK) / 2)) ] || xt_fail "the idle engine used $((c1 - c0)) ticks in 1 s with its TAP gone"
-echo "host tap deleted: $(grep 'host TAP xp-e1:' "$XT_TMP/ENG.err" | head -c 200); 40/40 pings through fwd; idle: $((c1 - c0)) ticks in 1 s"
+echo "host tap deleted: $(grep 'host TAP xp-e1 was' "$XT_TMP/ENG.err" | head -c 200); 40/40 pings through fwd; idle: $((c1 - c0)) ticks in 1 s"
 
 eng_stop "$ENG" || { rc=$?; cat "$XT_TMP/ENG.err"; xt_fail "engine exited with status $rc"; }
 eng_ledger_ok "$XT_TMP/ENG.json" || { grep ledger "$XT_TMP/ENG.json" | tail -3; xt_fail "ledger not clean"; }

@@ -56,7 +56,7 @@ VMAC=02:00:c6:12:03:09
 # RXD, not ENG again: eng_start waits for the ready line in $XT_TMP/NAME.json, and the fwd
 # engine's file still holds one until the new engine opens it.
 eng_start RXD "$E" --iface e1 --mode rxdrop --cores 0 --ledger-debug \
-	--host-tap e1 --punt 'udp dport 5555'
+	--host-tap e1 --punt 'udp dport 5555' --name "xph25u$$"
 ip -n "$E" link show xp-e1 >/dev/null 2>&1 || { cat "$XT_TMP/RXD.err"; xt_fail "rxdrop: no xp-e1 after the ready line"; }
 eng_quiet "$E" xp-e1
 ip -n "$E" link add xpv link xp-e1 address "$VMAC" type macvlan mode bridge ||
@@ -67,7 +67,8 @@ ip -n "$E" link set xpv up
 ip -n "$H1" neigh replace 198.18.3.9 lladdr "$VMAC" dev h1
 sleep 0.5
 # Counts datagrams per port until 1 s passes without one (10 s at most).
-ip netns exec "$E" timeout 15 python3 -c '
+listen() {
+	ip netns exec "$E" timeout 15 python3 -c '
 import select, socket, sys, time
 socks = {}
 for port in (5555, 5556):
@@ -85,15 +86,36 @@ while time.monotonic() < end:
         s.recv(2048)
         got[socks[s]] += 1
 print(got[5555], got[5556])
-' >"$XT_TMP/udp.out" 2>"$XT_TMP/udp.err" &
-U=$!
-XT_PIDS+=("$U")
-xt_wait_for 5 grep -q bound "$XT_TMP/udp.err" || { cat "$XT_TMP/udp.err"; xt_fail "the UDP listener did not start"; }
+	' >"$XT_TMP/udp.out" 2>"$XT_TMP/udp.err" &
+	U=$!
+	XT_PIDS+=("$U")
+	xt_wait_for 5 grep -q bound "$XT_TMP/udp.err" || { cat "$XT_TMP/udp.err"; xt_fail "the UDP listener did not start"; }
+}
+listen
 # shellcheck disable=SC2016 # expanded by the inner bash
 ip netns exec "$H1" bash -c 'for ((i = 0; i < $2; i++)); do printf x >/dev/udp/198.18.3.9/5555; printf y >/dev/udp/198.18.3.9/5556; done
 	for ((i = $2; i < $1; i++)); do printf x >/dev/udp/198.18.3.9/5555; done' _ "$K" "$M" 2>/dev/null
 wait "$U"
 read -r sock sock_other <"$XT_TMP/udp.out" || { cat "$XT_TMP/udp.err"; xt_fail "the UDP listener said nothing"; }
+# The rules changed while running (the control socket): 5556 added, 5555 deleted;
+# then J datagrams to each port: only the 5556 ones go up.
+J=6
+U5=$("$XPILE" ctl "xph25u$$" punt) || xt_fail "punt list: $U5"
+[ "$(jq '.rules | length' <<<"$U5")" = 1 ] || xt_fail "punt list: $U5"
+old=$(jq '.rules[0].id' <<<"$U5")
+"$XPILE" ctl "xph25u$$" punt action=add "rule=udp dport 5556" >"$XT_TMP/padd" || xt_fail "punt add: $(cat "$XT_TMP/padd")"
+"$XPILE" ctl "xph25u$$" punt action=del id="$old" >"$XT_TMP/pdel" || xt_fail "punt del: $(cat "$XT_TMP/pdel")"
+jq -e '.rules | length == 1 and .[0].rule == "udp dport 5556"' "$XT_TMP/pdel" >/dev/null || xt_fail "punt after del: $(cat "$XT_TMP/pdel")"
+"$XPILE" ctl "xph25u$$" punt action=add "rule=udp dport nope" >"$XT_TMP/pbad" && xt_fail "a bad rule was added"
+"$XPILE" ctl "xph25u$$" punt action=del id=999 >"$XT_TMP/pbad" && xt_fail "rule 999 deleted"
+listen
+# shellcheck disable=SC2016 # expanded by the inner bash
+ip netns exec "$H1" bash -c 'for ((i = 0; i < $1; i++)); do printf x >/dev/udp/198.18.3.9/5555; printf y >/dev/udp/198.18.3.9/5556; done' _ "$J" 2>/dev/null
+wait "$U"
+read -r live live_other <"$XT_TMP/udp.out" || { cat "$XT_TMP/udp.err"; xt_fail "the UDP listener said nothing"; }
+[ "$live" = 0 ] && [ "$live_other" = "$J" ] ||
+	xt_fail "after punt add 5556 / del 5555: the socket got $live to 5555 (want 0), $live_other to 5556 (want $J)"
+echo "punt add/del while running: then $J to 5556 went up, none of $J to 5555"
 eng_stop "$RXD" || { rc=$?; cat "$XT_TMP/RXD.err"; xt_fail "rxdrop engine exited with status $rc"; }
 eng_ledger_ok "$XT_TMP/RXD.json" || xt_fail "rxdrop: ledger not clean"
 rx=$(eng_sum "$XT_TMP/RXD.json" rx_packets)
@@ -101,7 +123,7 @@ punted=$(eng_sum "$XT_TMP/RXD.json" punted host_tap)
 pdrop=$(eng_sum "$XT_TMP/RXD.json" punt_dropped host_tap)
 [ "$sock" = "$K" ] && [ "$sock_other" = 0 ] ||
 	xt_fail "rxdrop: the socket behind the TAP got $sock datagrams to 5555 (want $K) and $sock_other to 5556 (want 0)"
-[ "$punted" = "$K" ] && [ "$pdrop" = 0 ] && [ $((rx - punted)) = "$M" ] ||
-	{ grep -E '"type":"(summary|host_tap)"' "$XT_TMP/RXD.json"; xt_fail "rxdrop: received $rx, punted $punted (want $K), punt_dropped $pdrop, dropped $((rx - punted)) (want $M)"; }
+[ "$punted" = $((K + J)) ] && [ "$pdrop" = 0 ] && [ $((rx - punted)) = $((M + J)) ] ||
+	{ grep -E '"type":"(summary|host_tap)"' "$XT_TMP/RXD.json"; xt_fail "rxdrop: received $rx, punted $punted (want $((K + J))), punt_dropped $pdrop, dropped $((rx - punted)) (want $((M + J)))"; }
 echo "punt in rxdrop: $K of $rx datagrams matched 'udp dport 5555' and reached a UDP socket behind xp-e1, the $M others were dropped"
 echo ok

@@ -4,8 +4,9 @@
 # An embedder's view of libxpile: `make install` into a scratch DESTDIR, then a tiny
 # program that includes every installed header (as C, and as C++ when g++ is there)
 # builds with nothing but `pkg-config --cflags --libs xpile`, links libxpile.so.0 and
-# runs a pool, the opts rule and the number parser through it. The BPF-only headers
-# are not installed, and an internal function does not link. Needs no network.
+# runs a pool, the opts rule and the number parser through it; the engine's entry points
+# (xpile/engine.h) link. The BPF-only headers are not installed, and an internal
+# function does not link. Needs no network.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 build=${XPILE_BUILD:-build}
@@ -67,6 +68,11 @@ int main(void)
 		return printf("audit: %d\n", err), 1;
 	if (xp_parse_u64("0x40", 0, 100, &v) || v != 64)
 		return printf("xp_parse_u64\n"), 1;
+	/* The engine is in the library too (xpile/engine.h): its entry points link. */
+	int (*create)(const struct xp_engine_opts *, struct xp_engine **) = xp_engine_create;
+	__u32 (*rx)(struct xp_worker *, struct xp_queue *, struct xp_pkt *, __u32) = xp_rx_burst;
+	if (!create || !rx)
+		return printf("xp_engine_create\n"), 1;
 	puts("embedded ok");
 	return 0;
 }

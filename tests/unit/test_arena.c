@@ -15,14 +15,14 @@
 
 #include "xpile/log.h"
 #include "xpile/region.h"
-#include "xpile/umem.h"
+#include "xpile/layout.h"
+#include "xpile/mem.h"
+#include "hugepages.h"
 #include "xt.h"
 
 #define MiB (1ull << 20)
-#define NR_HP "/proc/sys/vm/nr_hugepages"
 
 static char logbuf[4096];
-static long saved_nr = -1;
 
 static int capture(enum xp_log_level level, const char *fmt, va_list ap)
 {
@@ -181,36 +181,6 @@ static void test_full_and_bad(void)
 	XT_EQ(xp_arena_create(&o, &a), -EINVAL);
 }
 
-static long read_nr(void)
-{
-	FILE *f = fopen(NR_HP, "r");
-	long v = -1;
-
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
-static int write_nr(long v)
-{
-	FILE *f = fopen(NR_HP, "w");
-	int ok;
-
-	if (!f)
-		return -errno;
-	ok = fprintf(f, "%ld\n", v) > 0;
-	return fclose(f) == 0 && ok ? 0 : -EIO;
-}
-
-static void restore_nr(void)
-{
-	if (saved_nr >= 0)
-		write_nr(saved_nr);
-}
-
 /* Hugetlb memfd: a carve the pages cannot back fails with the sysctl (no SIGBUS); with
  * pages reserved it gets them, and only for what it asked. */
 static void test_hugepages(void)
@@ -222,17 +192,18 @@ static void test_hugepages(void)
 
 	o.hugepages = XP_HUGE_REQUIRE;
 	if (avail > 16)
-		XT_SKIP_CASE("%ld hugepages free: the shortage cannot be made", avail);
+		avail = xt_hp_drain();
+	if (avail < 0 || avail > 16)
+		XT_SKIP_CASE("%ld hugepages free after draining: the shortage cannot be made",
+			     avail);
 	XT_REQUIRE(xp_arena_create(&o, &a) == 0);
 	XT_EQ(xp_arena_mem(a)->page_size, XP_PAGE_2M);
 	XT_CHECK(xp_arena_mem(a)->hugepages);
 	logbuf[0] = 0;
 	XT_EQ(xp_arena_alloc(a, (__u64)(avail + 1) * 2 * MiB, 0, &b), -ENOMEM);
 	XT_CHECK(strstr(logbuf, "> /proc/sys/vm/nr_hugepages") != NULL);
-	saved_nr = read_nr();
-	XT_REQUIRE(saved_nr >= 0);
-	atexit(restore_nr);
-	XT_REQUIRE(write_nr(saved_nr + 3) == 0);
+	XT_REQUIRE(xt_hp_save() == 0);
+	XT_REQUIRE(xt_hp_write(xt_hp_read() + 3) == 0);
 	if (xp_hugepages_free() < 3) {
 		xp_arena_destroy(a);
 		XT_SKIP_CASE("the kernel could not reserve 3 hugepages (memory fragmented)");
@@ -245,8 +216,7 @@ static void test_hugepages(void)
 	XT_EQ(xp_arena_free(a, &b), 0);
 	XT_EQ(fd_backed(xp_arena_mem(a)->fd), 0);
 	xp_arena_destroy(a);
-	restore_nr();
-	saved_nr = -1;
+	xt_hp_restore();
 }
 
 /* XP_HUGE_AUTO without the pages: 4 KiB pages and one warning with the sysctl. */
@@ -257,7 +227,10 @@ static void test_auto_fallback(void)
 	struct xp_arena *a;
 
 	if (avail > 64)
-		XT_SKIP_CASE("%ld hugepages free: the fallback cannot be reached", avail);
+		avail = xt_hp_drain();
+	if (avail < 0 || avail > 64)
+		XT_SKIP_CASE("%ld hugepages free after draining: the fallback cannot be reached",
+			     avail);
 	o.size = (__u64)(avail + 1) * 2 * MiB;
 	logbuf[0] = 0;
 	XT_REQUIRE(xp_arena_create(&o, &a) == 0);
@@ -265,6 +238,7 @@ static void test_auto_fallback(void)
 	XT_CHECK(strstr(logbuf, "using 4 KiB pages") != NULL);
 	XT_CHECK(strstr(logbuf, "> /proc/sys/vm/nr_hugepages") != NULL);
 	xp_arena_destroy(a);
+	xt_hp_restore();
 }
 
 int main(void)

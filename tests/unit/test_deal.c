@@ -10,7 +10,8 @@
 #include "xpile/deal.h"
 #include "xpile/log.h"
 #include "xpile/pile.h"
-#include "xpile/umem.h"
+#include "xpile/layout.h"
+#include "xpile/mem.h"
 #include "xt.h"
 
 #define NFRAMES 4096u

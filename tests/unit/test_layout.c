@@ -3,7 +3,8 @@
 #include <errno.h>
 
 #include "xpile/log.h"
-#include "xpile/umem.h"
+#include "xpile/layout.h"
+#include "xpile/mem.h"
 #include "xt.h"
 
 static __u32 gcd(__u32 a, __u32 b)

@@ -4,7 +4,8 @@
 
 #include "xpile/log.h"
 #include "xpile/pile.h"
-#include "xpile/umem.h"
+#include "xpile/layout.h"
+#include "xpile/mem.h"
 #include "xt.h"
 
 static int cmp_u64(const void *a, const void *b)

@@ -7,63 +7,18 @@
 #include <unistd.h>
 
 #include "xpile/log.h"
-#include "xpile/umem.h"
+#include "xpile/layout.h"
+#include "xpile/mem.h"
+#include "hugepages.h"
 #include "xt.h"
 
-#define NR_HP "/proc/sys/vm/nr_hugepages"
-
 static char logbuf[4096];
-static long saved_nr = -1;
 
 static int capture(enum xp_log_level level, const char *fmt, va_list ap)
 {
 	size_t n = strlen(logbuf);
 
 	return vsnprintf(logbuf + n, sizeof(logbuf) - n, fmt, ap);
-}
-
-static long read_nr(void)
-{
-	FILE *f = fopen(NR_HP, "r");
-	long v = -1;
-
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
-static long total_hp(void)
-{
-	FILE *f = fopen("/proc/meminfo", "r");
-	char line[128];
-	long v = 0;
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "HugePages_Total: %ld", &v) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return v;
-}
-
-static int write_nr(long v)
-{
-	FILE *f = fopen(NR_HP, "w");
-	int ok;
-
-	if (!f)
-		return -errno;
-	ok = fprintf(f, "%ld\n", v) > 0;
-	return fclose(f) == 0 && ok ? 0 : -EIO;
-}
-
-static void restore_nr(void)
-{
-	if (saved_nr >= 0)
-		write_nr(saved_nr);
 }
 
 /* The kernel takes the layout's UMEM registration (chunk size, headroom, flags, length). */
@@ -134,7 +89,11 @@ static void test_hugepage_fallback(void)
 	struct xp_mem m;
 
 	if (avail > 64)
-		XT_SKIP_CASE("%ld hugepages free: the fallback cannot be reached", avail);
+		avail = xt_hp_drain();
+	if (avail < 0 || avail > 64)
+		XT_SKIP_CASE("%ld hugepages free after draining: the fallback cannot be reached",
+			     avail);
+	o.size = (__u64)(avail + 1) * XP_PAGE_2M - 100;
 	logbuf[0] = 0;
 	XT_REQUIRE(xp_mem_alloc(&o, &m) == 0);
 	XT_EQ(m.page_size, 4096);
@@ -148,6 +107,7 @@ static void test_hugepage_fallback(void)
 	o.hugepages = XP_HUGE_REQUIRE;
 	XT_EQ(xp_mem_alloc(&o, &m), -ENOMEM);
 	XT_CHECK(strstr(logbuf, "echo ") != NULL);
+	xt_hp_restore();
 }
 
 /* Reserve two hugepages more than are there, use them, give them back. */
@@ -158,11 +118,11 @@ static void test_hugepages(void)
 	};
 	struct xp_mem m;
 
-	saved_nr = read_nr();
-	XT_REQUIRE(saved_nr >= 0);
-	atexit(restore_nr);
+	long nr = xt_hp_read(), total = xt_hp_meminfo("HugePages_Total");
+
+	XT_REQUIRE(xt_hp_save() == 0 && nr >= 0);
 	/* Pages others hold beyond the pool count as surplus: grow past all of them. */
-	XT_REQUIRE(write_nr((total_hp() > saved_nr ? total_hp() : saved_nr) + 2) == 0);
+	XT_REQUIRE(xt_hp_write((total > nr ? total : nr) + 2) == 0);
 	if (xp_hugepages_free() < 2)
 		XT_SKIP_CASE("the kernel could not reserve 2 hugepages (memory fragmented)");
 	XT_REQUIRE(xp_mem_alloc(&o, &m) == 0);
@@ -183,9 +143,8 @@ static void test_hugepages(void)
 		XT_EQ(umem_reg(&l, &m), 0);
 	}
 	xp_mem_free(&m);
-	restore_nr();
-	XT_EQ(read_nr(), saved_nr);
-	saved_nr = -1;
+	xt_hp_restore();
+	XT_EQ(xt_hp_read(), xt_hp_saved);
 }
 
 static void test_umem_registration(void)

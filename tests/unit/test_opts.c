@@ -24,7 +24,8 @@
 #include "xpile/pile.h"
 #include "xpile/region.h"
 #include "xpile/steer.h"
-#include "xpile/umem.h"
+#include "xpile/layout.h"
+#include "xpile/mem.h"
 #include "xpile/xsk.h"
 #include "xt.h"
 
@@ -170,6 +171,10 @@ static void steer_opts(void)
 	struct xp_steer_opts o = { .sz = sizeof(o), .ifname = "lo" };
 	struct xp_steer *s = NULL;
 
+	/* Should a refusal regress, the open it lets through must not reach the host's lo:
+	 * a network namespace of our own (as root; else the open fails without rights). */
+	if (!geteuid() && unshare(CLONE_NEWNET))
+		fprintf(stderr, "  (steer_opts: no network namespace of its own)\n");
 	XT_EQ(xp_steer_open(newer(&o, sizeof(o), sizeof(o) + 8, sizeof(o) + 1), &s), -EINVAL);
 	XT_EQ(xp_steer_open(
 		      newer(&o, sizeof(o), sizeof(o), offsetof(struct xp_steer_opts, reserved_)),

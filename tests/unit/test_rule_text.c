@@ -250,6 +250,38 @@ static void test_file_words(void)
 	file_refused(buf, len, "line 1: more than 64 words");
 }
 
+/* The one tokeniser from a string: the file's limits and messages, blanks of any kind. */
+static void test_parse_str(void)
+{
+	char buf[XP_RULE_TEXT_MAX + 16], why[256];
+	struct xp_rule r, w;
+	int len = 0;
+
+	XT_EQ(xp_rule_parse_str(" udp\tdport 4789\r\naction  xsk ", &r, why, sizeof(why)), 0);
+	{
+		char *argv[] = { "udp", "dport", "4789", "action", "xsk" };
+
+		XT_EQ(xp_rule_parse(5, argv, &w, why, sizeof(why)), 0);
+	}
+	XT_EQ(memcmp(&r, &w, sizeof(r)), 0);
+	XT_EQ(xp_rule_parse_str(" \t", &r, why, sizeof(why)), -EINVAL);
+	XT_CHECK(strstr(why, "empty rule") != NULL);
+	len += snprintf(buf + len, sizeof(buf) - len, "action drop");
+	for (int i = 0; i < 62; i++)
+		len += snprintf(buf + len, sizeof(buf) - len, " ip");
+	xp_rule_parse_str(buf, &r, why, sizeof(why)); /* 64 words: the parser's to judge */
+	XT_CHECK(strstr(why, "words") == NULL);
+	snprintf(buf + len, sizeof(buf) - len, " udp");
+	XT_EQ(xp_rule_parse_str(buf, &r, why, sizeof(why)), -EINVAL);
+	XT_CHECK(strstr(why, "more than 64 words; a rule has fewer") != NULL);
+	memset(buf, ' ', XP_RULE_TEXT_MAX + 1);
+	buf[XP_RULE_TEXT_MAX + 1] = 0;
+	XT_EQ(xp_rule_parse_str(buf, &r, why, sizeof(why)), -EINVAL);
+	XT_CHECK(strstr(why, "rule longer than 4096 bytes") != NULL);
+	XT_EQ(xp_rule_parse_str("udp dport 65536 action drop", &r, why, sizeof(why)), -EINVAL);
+	XT_CHECK(strstr(why, "dport") != NULL);
+}
+
 static void test_file_bad_rule(void)
 {
 	static const char bad[] = "action pass\n\nudp dport 0443 prio -1 action drop\n";
@@ -284,6 +316,7 @@ int main(void)
 	XT_RUN(test_file_long_line);
 	XT_RUN(test_file_nul);
 	XT_RUN(test_file_words);
+	XT_RUN(test_parse_str);
 	XT_RUN(test_file_bad_rule);
 	XT_RUN(test_file_too_many);
 	return xt_done();

@@ -13,6 +13,7 @@
 #include <linux/magic.h>
 
 #include "steer_internal.h"
+#include "xpile/host.h"
 #include "xpile/owner.h"
 #include "xt.h"
 
@@ -118,6 +119,23 @@ static void test_pin_path(void)
 	XT_CHECK(!strcmp(root, "/sys/fs/bpf")); /* cleanup may remove what we create */
 }
 
+/* The pin key is the namespace's inode in every namespace, the initial one too: never
+ * empty, never a matter of who started the process. */
+static void test_netns_key(void)
+{
+	char key[64], want[64], root[PATH_MAX];
+	struct stat st;
+
+	XT_REQUIRE(!stat("/proc/self/ns/net", &st));
+	snprintf(want, sizeof(want), "ns%llu/", (unsigned long long)st.st_ino);
+	XT_EQ(xp_netns_key(key, sizeof(key)), 0);
+	XT_CHECK(!strcmp(key, want));
+	XT_EQ(xp_netns_key(key, 4), -ENAMETOOLONG);
+	setenv("XPILE_BPFFS", "/tmp", 1); /* an explicit bpffs must be one */
+	XT_EQ(xp_bpffs_root(root, sizeof(root), false), -ENOTDIR);
+	unsetenv("XPILE_BPFFS");
+}
+
 int main(void)
 {
 	snprintf(rundir, sizeof(rundir), "/tmp/xpile-users.XXXXXX");
@@ -128,6 +146,7 @@ int main(void)
 	XT_RUN(test_other_listed_then_stale);
 	XT_RUN(test_reused_pid_is_stale);
 	XT_RUN(test_pin_path);
+	XT_RUN(test_netns_key);
 	for (int i = 0; i < 3; i++) {
 		char dir[96];
 

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "xpile/log.h"
+#include "xpile/host.h"
 #include "xpile/steer.h"
 #include "xt.h"
 
@@ -92,6 +93,24 @@ static void test_malformed(void)
 	free(big);
 }
 
+/* xp_wire_plan_load(): the reason in the caller's buffer, one line, the hook silent. */
+static void test_load_errbuf(void)
+{
+	struct xp_wire_plan p;
+	char why[256];
+
+	put("0 1\n0 2\n", 8);
+	logged[0] = 0;
+	XT_EQ(xp_wire_plan_load(IFN, &p, why, sizeof(why)), -EINVAL);
+	XT_EQ(p.n, 0);
+	XT_CHECK(strstr(why, "line 2: queue 0 is wired twice") != NULL);
+	XT_CHECK(strchr(why, '\n') == NULL);
+	XT_EQ(logged[0], 0);
+	put("0 1\n", 4);
+	XT_EQ(xp_wire_plan_load(IFN, &p, why, sizeof(why)), 0);
+	XT_EQ(p.n, 1);
+}
+
 static void test_read_error(void)
 {
 	struct xp_wire_plan p;
@@ -115,6 +134,7 @@ int main(void)
 	xp_set_log_fn(log_fn);
 	XT_RUN(test_round_trip);
 	XT_RUN(test_malformed);
+	XT_RUN(test_load_errbuf);
 	XT_RUN(test_read_error);
 	xp_wire_plan_remove(IFN);
 	rmdir(rundir);

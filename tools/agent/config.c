@@ -5,21 +5,26 @@
  * and what is wrong; unknown fields are errors too, so a typo never silently means
  * "the default".
  */
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <grp.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <jansson.h>
 
 #include "agent.h"
+#include "config.h"
+#include "dupkeys.h"
+#include "lent.h"
 #include "xpile/text.h"
 #include "xpile/xsk.h"
 
 #define CFG_MAX_BYTES (1 << 20)
-#define RULE_WORDS_MAX 64
-#define RULE_TEXT_MAX 1024
 
 struct cx {
 	const char *file;
@@ -40,7 +45,7 @@ __attribute__((format(printf, 3, 4))) static int bad(struct cx *x, const char *p
 	return -1;
 }
 
-static const char *type_name(const json_t *o)
+const char *ag_json_type(const json_t *o)
 {
 	switch (json_typeof(o)) {
 	case JSON_OBJECT:
@@ -89,7 +94,7 @@ static int want_type(struct cx *x, const char *path, json_t *o, json_type t, con
 {
 	if (json_typeof(o) == t)
 		return 0;
-	return bad(x, path, "expected %s, got %s", what, type_name(o));
+	return bad(x, path, "expected %s, got %s", what, ag_json_type(o));
 }
 
 static int get_str(struct cx *x, const char *path, json_t *o, char *buf, size_t len)
@@ -128,7 +133,7 @@ static int get_seconds(struct cx *x, const char *path, json_t *o, double min, do
 	double v;
 
 	if (!json_is_integer(o) && !json_is_real(o))
-		return bad(x, path, "expected a number of seconds, got %s", type_name(o));
+		return bad(x, path, "expected a number of seconds, got %s", ag_json_type(o));
 	v = json_number_value(o);
 	if (!(v >= min && v <= max))
 		return bad(x, path, "%g out of range: expected %g..%g seconds", v, min, max);
@@ -148,6 +153,30 @@ static int get_mode(struct cx *x, const char *path, json_t *o, mode_t *out)
 	if ((n != 3 && n != 4) || strspn(buf, "01234567") != n || (n == 4 && buf[0] != '0'))
 		return bad(x, path, "\"%s\" is not a file mode: expected octal like \"0600\"", buf);
 	*out = (mode_t)strtoul(buf, NULL, 8);
+	return 0;
+}
+
+/* A group: its gid, or a name of the agent's /etc/group (an image may have none). */
+static int get_group(struct cx *x, const char *path, json_t *o, gid_t *out)
+{
+	char name[64], buf[4096];
+	struct group gr, *g = NULL;
+	__u32 id = 0;
+
+	if (json_is_integer(o)) {
+		if (get_u32(x, path, o, 0, 0xfffffffe, &id))
+			return -1;
+		*out = (gid_t)id;
+		return 0;
+	}
+	if (!json_is_string(o))
+		return bad(x, path, "expected a gid or a group name, got %s", ag_json_type(o));
+	if (get_str(x, path, o, name, sizeof(name)))
+		return -1;
+	if (getgrnam_r(name, &gr, buf, sizeof(buf), &g) || !g)
+		return bad(x, path, "no group \"%s\" in this system's group database: give its gid",
+			   name);
+	*out = g->gr_gid;
 	return 0;
 }
 
@@ -173,19 +202,11 @@ static int get_ids(struct cx *x, const char *path, json_t *o, __u32 *ids, __u32 
 
 static int parse_rule(struct cx *x, const char *path, json_t *o, struct xp_rule *r)
 {
-	char text[RULE_TEXT_MAX], *argv[RULE_WORDS_MAX], *tok, *save, why[256];
-	int argc = 0;
+	char text[XP_RULE_TEXT_MAX + 1], why[256];
 
 	if (get_str(x, path, o, text, sizeof(text)))
 		return -1;
-	for (tok = strtok_r(text, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
-		if (argc == RULE_WORDS_MAX)
-			return bad(x, path, "more than %d words; a rule has fewer", RULE_WORDS_MAX);
-		argv[argc++] = tok;
-	}
-	if (!argc)
-		return bad(x, path, "no words; a rule is like \"udp dport 4789 action xsk\"");
-	if (xp_rule_parse(argc, argv, r, why, sizeof(why)))
+	if (xp_rule_parse_str(text, r, why, sizeof(why)))
 		return bad(x, path, "%s", why);
 	return 0;
 }
@@ -209,8 +230,11 @@ static int parse_action(struct cx *x, const char *path, json_t *o, struct xp_act
 	return 0;
 }
 
-static const char *const iface_keys[] = { "name",  "queues", "mode",	   "default",
-					  "rules", "hosts",  "on_replace", NULL };
+static const char *const iface_keys[] = { "name",      "queues",     "mode",	   "default",
+					  "rules",     "hosts",	     "on_replace", "pool",
+					  "numa_node", "pinned_map", NULL };
+
+static int parse_iface_kubelet(struct cx *x, const char *path, json_t *o, struct ag_iface_cfg *i);
 
 static int parse_iface(struct cx *x, const char *path, json_t *o, struct ag_iface_cfg *i)
 {
@@ -226,9 +250,6 @@ static int parse_iface(struct cx *x, const char *path, json_t *o, struct ag_ifac
 		return -1;
 	if (strchr(i->name, '/') || strchr(i->name, ' '))
 		return bad(x, sub, "\"%s\" is not an interface name", i->name);
-	if (!if_nametoindex(i->name))
-		return bad(x, sub, "no interface %s in this network namespace (see `ip link`)",
-			   i->name);
 	i->mode = XP_STEER_MODE_AUTO;
 	if ((v = json_object_get(o, "mode"))) {
 		snprintf(sub, sizeof(sub), "%s.mode", path);
@@ -309,13 +330,15 @@ static int parse_iface(struct cx *x, const char *path, json_t *o, struct ag_ifac
 			i->nrules++;
 		}
 	}
-	return 0;
+	return parse_iface_kubelet(x, path, o, i);
 }
 
-static const char *const top_keys[] = { "interfaces", "control", "metrics", "device_plugin", NULL };
+static const char *const top_keys[] = { "interfaces",	 "control", "metrics",
+					"device_plugin", "kubelet", NULL };
 static const char *const ctl_keys[] = { "path", "mode", "allow_uids", "allow_gids", NULL };
 static const char *const met_keys[] = { "address", "xsk_stats", NULL };
-static const char *const dp_keys[] = { "dir", "mode", "idle_timeout", "max_connections", NULL };
+static const char *const dp_keys[] = { "dir", "mode", "group", "idle_timeout", "max_connections",
+				       NULL };
 
 static int parse_control(struct cx *x, json_t *o, struct ag_config *c)
 {
@@ -396,12 +419,99 @@ static int parse_dp(struct cx *x, json_t *o, struct ag_config *c)
 		return bad(x, "device_plugin.dir", "\"%s\" is not an absolute path", c->dp_dir);
 	if ((v = json_object_get(o, "mode")) && get_mode(x, "device_plugin.mode", v, &c->dp_mode))
 		return -1;
+	if ((v = json_object_get(o, "group")) && get_group(x, "device_plugin.group", v, &c->dp_gid))
+		return -1;
 	if ((v = json_object_get(o, "idle_timeout")) &&
 	    get_seconds(x, "device_plugin.idle_timeout", v, 0.05, 3600, &c->dp_idle))
 		return -1;
 	if ((v = json_object_get(o, "max_connections")) &&
 	    get_u32(x, "device_plugin.max_connections", v, 1, 4096, &c->dp_max_conns))
 		return -1;
+	return 0;
+}
+
+/* ---- the kubelet side (kubelet.c): the section, and each interface's pool ---- */
+
+static const char *const kube_keys[] = { "dir", "resource_prefix", "pod_resources", NULL };
+
+/* A pool or prefix as the kubelet takes it in a resource name: lower-case letters,
+ * digits, '-' and '.', starting and ending with a letter or digit. */
+static bool dns_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n && strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-.") == n &&
+	       isalnum((unsigned char)s[0]) && isalnum((unsigned char)s[n - 1]);
+}
+
+static int parse_iface_kubelet(struct cx *x, const char *path, json_t *o, struct ag_iface_cfg *i)
+{
+	json_t *v;
+	char sub[256];
+
+	snprintf(i->pool, sizeof(i->pool), "xsk");
+	i->numa_node = AG_NUMA_SYSFS;
+	if ((v = json_object_get(o, "pool"))) {
+		snprintf(sub, sizeof(sub), "%s.pool", path);
+		if (get_str(x, sub, v, i->pool, sizeof(i->pool)))
+			return -1;
+		if (!dns_name(i->pool) || strchr(i->pool, '.'))
+			return bad(
+				x, sub,
+				"\"%s\" is not a pool name: lower-case letters, digits and '-' (the resource is PREFIX/POOL)",
+				i->pool);
+	}
+	if ((v = json_object_get(o, "numa_node"))) {
+		__u32 n = 0;
+
+		snprintf(sub, sizeof(sub), "%s.numa_node", path);
+		if (get_u32(x, sub, v, 0, 1023, &n))
+			return -1;
+		i->numa_node = (int)n;
+	}
+	if ((v = json_object_get(o, "pinned_map"))) {
+		snprintf(sub, sizeof(sub), "%s.pinned_map", path);
+		if (!json_is_boolean(v))
+			return bad(x, sub, "expected true or false, got %s", ag_json_type(v));
+		i->pinned_map = json_is_true(v);
+	}
+	return 0;
+}
+
+static int parse_kubelet(struct cx *x, json_t *o, struct ag_config *c)
+{
+	json_t *v;
+
+	if (want_type(x, "kubelet", o, JSON_OBJECT, "an object") ||
+	    check_keys(x, "kubelet", o, kube_keys))
+		return -1;
+	c->kubelet.on = true;
+	snprintf(c->kubelet.dir, sizeof(c->kubelet.dir), "/var/lib/kubelet/device-plugins");
+	snprintf(c->kubelet.prefix, sizeof(c->kubelet.prefix), "xpile.io");
+	snprintf(c->kubelet.pod_resources, sizeof(c->kubelet.pod_resources),
+		 "/var/lib/kubelet/pod-resources/kubelet.sock");
+	if ((v = json_object_get(o, "dir")) &&
+	    get_str(x, "kubelet.dir", v, c->kubelet.dir, sizeof(c->kubelet.dir)))
+		return -1;
+	if (c->kubelet.dir[0] != '/')
+		return bad(x, "kubelet.dir", "\"%s\" is not an absolute path", c->kubelet.dir);
+	if ((v = json_object_get(o, "resource_prefix"))) {
+		if (get_str(x, "kubelet.resource_prefix", v, c->kubelet.prefix,
+			    sizeof(c->kubelet.prefix)))
+			return -1;
+		if (!dns_name(c->kubelet.prefix) || !strchr(c->kubelet.prefix, '.'))
+			return bad(
+				x, "kubelet.resource_prefix",
+				"\"%s\" is not a domain name like \"xpile.io\" (extended resources need one)",
+				c->kubelet.prefix);
+	}
+	if ((v = json_object_get(o, "pod_resources")) &&
+	    get_str(x, "kubelet.pod_resources", v, c->kubelet.pod_resources,
+		    sizeof(c->kubelet.pod_resources)))
+		return -1;
+	if (c->kubelet.pod_resources[0] != '/')
+		return bad(x, "kubelet.pod_resources", "\"%s\" is not an absolute path",
+			   c->kubelet.pod_resources);
 	return 0;
 }
 
@@ -412,29 +522,64 @@ static void defaults(struct ag_config *c)
 	snprintf(c->metrics_addr, sizeof(c->metrics_addr), "127.0.0.1:9469");
 	snprintf(c->dp_dir, sizeof(c->dp_dir), "/tmp/afxdp_dp");
 	c->dp_mode = 0660;
+	c->dp_gid = (gid_t)-1;
 	c->dp_idle = 10;
 	c->dp_max_conns = 256;
 }
 
+static const char *file_kind(mode_t m)
+{
+	return S_ISFIFO(m) ? "a FIFO" :
+	       S_ISCHR(m)  ? "a character device" :
+	       S_ISBLK(m)  ? "a block device" :
+	       S_ISDIR(m)  ? "a directory" :
+	       S_ISSOCK(m) ? "a socket" :
+			     "not a file";
+}
+
+/* Only a regular file: opened without blocking (a FIFO would wait for a writer, with
+ * the stop signals held for the loop), and read whole, up to the bound. Symbolic links
+ * are followed: a ConfigMap's file is one. */
 static int read_file(struct cx *x, const char *path, char **out)
 {
-	FILE *f = fopen(path, "re");
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	size_t n = 0;
+	struct stat st;
 	char *buf;
 
-	if (!f)
+	if (fd < 0)
 		return bad(x, "", "cannot open: %s", strerror(errno));
-	buf = malloc(CFG_MAX_BYTES + 1);
-	if (buf)
-		n = fread(buf, 1, CFG_MAX_BYTES + 1, f);
-	if (!buf || ferror(f)) {
-		int e = buf ? errno : ENOMEM;
+	if (fstat(fd, &st)) {
+		int e = errno;
 
-		(void)fclose(f); /* read only */
-		free(buf);
+		close(fd);
 		return bad(x, "", "cannot read: %s", strerror(e));
 	}
-	(void)fclose(f); /* read only */
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return bad(x, "", "%s, not a regular file: --config takes the JSON file itself",
+			   file_kind(st.st_mode));
+	}
+	buf = malloc(CFG_MAX_BYTES + 1);
+	while (buf && n <= CFG_MAX_BYTES) {
+		ssize_t r = read(fd, buf + n, CFG_MAX_BYTES + 1 - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+
+			close(fd);
+			free(buf);
+			return bad(x, "", "cannot read: %s", strerror(e));
+		}
+		if (!r)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	if (!buf)
+		return bad(x, "", "cannot read: %s", strerror(ENOMEM));
 	if (n > CFG_MAX_BYTES) {
 		free(buf);
 		return bad(x, "", "larger than %d bytes; a config is smaller", CFG_MAX_BYTES);
@@ -534,6 +679,20 @@ int ag_config_load(const char *path, struct ag_config *c, char *err, size_t len)
 		goto out;
 	if ((v = json_object_get(root, "device_plugin")) && parse_dp(&x, v, c))
 		goto out;
+	if ((v = json_object_get(root, "kubelet")) && parse_kubelet(&x, v, c))
+		goto out;
+	/* Here, once device_plugin.dir is known: an interface lent to a pod (lend.c) is in
+	 * the pod's namespace, not this one. */
+	for (__u32 i = 0; i < c->nifaces; i++)
+		if (!if_nametoindex(c->ifaces[i].name) &&
+		    !ag_lent_recorded(c->dp_dir, c->ifaces[i].name)) {
+			char sub[64];
+
+			snprintf(sub, sizeof(sub), "interfaces[%u].name", i);
+			bad(&x, sub, "no interface %s in this network namespace (see `ip link`)",
+			    c->ifaces[i].name);
+			goto out;
+		}
 	rc = 0;
 out:
 	json_decref(root);

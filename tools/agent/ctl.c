@@ -18,7 +18,8 @@
  * not in control.allow_uids (default [0]) and whose gid is not in allow_gids gets one
  * error and is closed; a line over 4096 bytes gets one error and is closed (the
  * stream cannot be trusted after it); malformed JSON and unknown commands get an error
- * and the connection goes on. Rule changes made here are runtime state: the next
+ * and the connection goes on. The line protocol itself (peers, bounds, deadlines) is
+ * tools/util/lines.c's; this file is what the lines mean. Rule changes made here are runtime state: the next
  * reload brings every interface back to the config.
  */
 #include <errno.h>
@@ -32,76 +33,20 @@
 #include <sys/un.h>
 #include <jansson.h>
 
+#include "verdict.h"
 #include "agent.h"
+#include "config.h"
+#include "ctl.h"
+#include "dp.h"
+#include "iface.h"
+#include "lend.h"
+#include "jline.h"
+#include "reload.h"
 #include "xpile/owner.h"
 
 #define CTL_LINE_MAX 4096
 #define CTL_IDLE_S 60.0
 #define CTL_DRAIN_S 2.0 /* a refused peer's time to hang up */
-
-struct ag_ctl_conn {
-	struct ag_conn conn; /* first: the completion finds the conn */
-	bool done;
-	bool draining; /* refused: its input is read and dropped until it hangs up */
-	size_t len;
-	char buf[CTL_LINE_MAX + 1];
-};
-
-static void send_line(struct ag_ctl_conn *c, json_t *o)
-{
-	char *s = json_dumps(o, JSON_COMPACT);
-	size_t n = s ? strlen(s) : 0, off = 0;
-
-	/* Replies are small; a peer that stops reading loses its connection, not the
-	 * loop's time. */
-	while (off < n) {
-		ssize_t w = send(c->conn.fd, s + off, n - off, MSG_DONTWAIT | MSG_NOSIGNAL);
-
-		if (w <= 0) {
-			c->done = true;
-			break;
-		}
-		off += (size_t)w;
-	}
-	free(s);
-	if (!n || c->done || send(c->conn.fd, "\n", 1, MSG_DONTWAIT | MSG_NOSIGNAL) != 1)
-		c->done = true;
-}
-
-static json_t *err_reply(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static json_t *err_reply(const char *fmt, ...)
-{
-	json_t *o = json_object();
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	for (char *p = msg; *p; p++)
-		if (*p == '\n')
-			*p = ' ';
-	json_object_set_new(o, "ok", json_boolean(0));
-	/* Unchecked: a cut may split a UTF-8 character of what the peer sent. */
-	json_object_set_new(o, "error", json_string_nocheck(msg));
-	return o;
-}
-
-static json_t *ok_reply(void)
-{
-	json_t *o = json_object();
-
-	json_object_set_new(o, "ok", json_boolean(1));
-	return o;
-}
-
-static const char *const verdict_names[XP_CNT_MAX] = {
-	[XP_CNT_PASS] = "pass",	      [XP_CNT_DROP] = "drop",
-	[XP_CNT_TX] = "tx",	      [XP_CNT_REDIRECT] = "redirect",
-	[XP_CNT_XSK] = "xsk",	      [XP_CNT_XSK_NOSOCK] = "xsk_nosocket",
-	[XP_CNT_DEFAULT] = "default", [XP_CNT_PARSE_ERR] = "parse_error",
-};
 
 static const char *mode_name(const struct xp_steer_info *in)
 {
@@ -123,7 +68,8 @@ static json_t *iface_status(struct ag_iface *i)
 	json_object_set_new(o, "adopted", json_boolean(i->adopted));
 	json_object_set_new(o, "rules", json_integer(n));
 	json_object_set_new(o, "pin_path", json_string(in.pin_path));
-	json_object_set_new(o, "dp_socket", json_boolean(i->dp != NULL));
+	/* The very file bound, still there: a socket someone replaced serves nobody. */
+	json_object_set_new(o, "dp_socket", json_boolean(ag_dp_intact(i)));
 	if (!xp_steer_check(i->steer, &h))
 		json_object_set_new(
 			o, "attached",
@@ -133,11 +79,12 @@ static json_t *iface_status(struct ag_iface *i)
 
 static json_t *do_status(struct agent *a)
 {
-	json_t *o = ok_reply(), *arr = json_array();
+	json_t *o = ut_jl_ok(), *arr = json_array();
 
 	json_object_set_new(o, "version", json_string(XPILE_VERSION));
 	json_object_set_new(o, "generation", json_integer((int64_t)a->generation));
 	json_object_set_new(o, "last_reload_ok", json_boolean(a->last_reload_ok));
+	json_object_set_new(o, "event_loop", json_string(ut_loop_name(&a->loop)));
 	json_object_set_new(o, "dp_handshakes", json_integer((int64_t)a->dp_handshakes));
 	json_object_set_new(o, "dp_connections", json_integer(a->dp_conns));
 	for (int k = 0; k < AG_MAX_IFACES; k++)
@@ -149,7 +96,7 @@ static json_t *do_status(struct agent *a)
 
 static json_t *do_stats(struct ag_iface *i)
 {
-	json_t *o = ok_reply(), *v = json_object(), *p = json_array();
+	json_t *o = ut_jl_ok(), *v = json_object(), *p = json_array();
 	struct xp_steer_stats st;
 	int err = xp_steer_stats_read(i->steer, &st);
 
@@ -157,14 +104,14 @@ static json_t *do_stats(struct ag_iface *i)
 		json_decref(o);
 		json_decref(v);
 		json_decref(p);
-		return err_reply("%s: cannot read counters: %s", i->name, strerror(-err));
+		return ut_jl_err("%s: cannot read counters: %s", i->name, strerror(-err));
 	}
 	for (int k = 0; k < XP_CNT_MAX; k++) {
 		json_t *c = json_object();
 
 		json_object_set_new(c, "packets", json_integer((int64_t)st.verdict[k].packets));
 		json_object_set_new(c, "bytes", json_integer((int64_t)st.verdict[k].bytes));
-		json_object_set_new(v, verdict_names[k], c);
+		json_object_set_new(v, ut_verdict_name(k), c);
 	}
 	for (int k = 0; k < XP_PERR_MAX; k++)
 		json_array_append_new(p, json_integer((int64_t)st.parse_err[k]));
@@ -185,9 +132,9 @@ static json_t *do_rules(struct ag_iface *i)
 	if (err) {
 		free(r);
 		free(cnt);
-		return err_reply("%s: cannot read the rules: %s", i->name, strerror(-err));
+		return ut_jl_err("%s: cannot read the rules: %s", i->name, strerror(-err));
 	}
-	o = ok_reply();
+	o = ut_jl_ok();
 	arr = json_array();
 	for (__u32 k = 0; k < n; k++) {
 		json_t *e = json_object();
@@ -210,22 +157,7 @@ static json_t *do_rules(struct ag_iface *i)
 /* Rule text into @r: 0, or -1 with the parser's reason in @why. */
 static int rule_from_text(const char *s, struct xp_rule *r, char *why, size_t len)
 {
-	char text[1024], *argv[64], *tok, *save;
-	int argc = 0;
-
-	if (strlen(s) >= sizeof(text)) {
-		snprintf(why, len, "rule longer than %zu bytes", sizeof(text) - 1);
-		return -1;
-	}
-	snprintf(text, sizeof(text), "%s", s);
-	for (tok = strtok_r(text, " \t", &save); tok && argc < 64;
-	     tok = strtok_r(NULL, " \t", &save))
-		argv[argc++] = tok;
-	if (!argc) {
-		snprintf(why, len, "empty rule");
-		return -1;
-	}
-	return xp_rule_parse(argc, argv, r, why, len) ? -1 : 0;
+	return xp_rule_parse_str(s, r, why, len) ? -1 : 0;
 }
 
 static json_t *do_rule_add(struct ag_iface *i, json_t *req)
@@ -237,15 +169,15 @@ static json_t *do_rule_add(struct ag_iface *i, json_t *req)
 	int err;
 
 	if (!(v = json_object_get(req, "rule")) || !json_is_string(v))
-		return err_reply(
+		return ut_jl_err(
 			"rule_add: \"rule\" must be a rule string, e.g. \"udp dport 53 action pass\"");
 	if (rule_from_text(json_string_value(v), &r, why, sizeof(why)))
-		return err_reply("rule_add: %s", why);
+		return ut_jl_err("rule_add: %s", why);
 	err = xp_steer_rule_add(i->steer, &r, &id);
 	if (err)
-		return err_reply("%s: rule not added: %s", i->name, strerror(-err));
-	ag_log("%s: rule %u added through the control socket", i->name, id);
-	o = ok_reply();
+		return ut_jl_err("%s: rule not added: %s", i->name, strerror(-err));
+	ut_say(0, "%s: rule %u added through the control socket", i->name, id);
+	o = ut_jl_ok();
 	json_object_set_new(o, "id", json_integer(id));
 	return o;
 }
@@ -257,18 +189,18 @@ static json_t *do_rule_del(struct ag_iface *i, json_t *req)
 	int err;
 
 	if (!(v = json_object_get(req, "id")) || !json_is_integer(v))
-		return err_reply("rule_del: \"id\" must be a rule id (see the rules command)");
+		return ut_jl_err("rule_del: \"id\" must be a rule id (see the rules command)");
 	id = json_integer_value(v);
 	if (id < 1 || id > 0xffffffffLL)
-		return err_reply("rule_del: id %lld out of range: expected 1..4294967295",
+		return ut_jl_err("rule_del: id %lld out of range: expected 1..4294967295",
 				 (long long)id);
 	err = xp_steer_rule_del(i->steer, (__u32)id);
 	if (err == -ENOENT)
-		return err_reply("%s: no rule with id %lld", i->name, (long long)id);
+		return ut_jl_err("%s: no rule with id %lld", i->name, (long long)id);
 	if (err)
-		return err_reply("%s: rule not deleted: %s", i->name, strerror(-err));
-	ag_log("%s: rule %lld deleted through the control socket", i->name, (long long)id);
-	return ok_reply();
+		return ut_jl_err("%s: rule not deleted: %s", i->name, strerror(-err));
+	ut_say(0, "%s: rule %lld deleted through the control socket", i->name, (long long)id);
+	return ut_jl_ok();
 }
 
 static json_t *do_rules_replace(struct ag_iface *i, json_t *req)
@@ -280,32 +212,32 @@ static json_t *do_rules_replace(struct ag_iface *i, json_t *req)
 	int err;
 
 	if (!(v = json_object_get(req, "rules")) || !json_is_array(v))
-		return err_reply("rules_replace: \"rules\" must be an array of rule strings");
+		return ut_jl_err("rules_replace: \"rules\" must be an array of rule strings");
 	n = json_array_size(v);
 	if (n > XP_STEER_MAX_RULES)
-		return err_reply("rules_replace: %zu rules: a set holds at most %d", n,
+		return ut_jl_err("rules_replace: %zu rules: a set holds at most %d", n,
 				 XP_STEER_MAX_RULES);
 	r = calloc(n + 1, sizeof(*r));
 	if (!r)
-		return err_reply("out of memory");
+		return ut_jl_err("out of memory");
 	for (size_t k = 0; k < n; k++) {
 		json_t *e = json_array_get(v, k);
 
 		if (!json_is_string(e)) {
 			free(r);
-			return err_reply("rules_replace: rules[%zu]: expected a string", k);
+			return ut_jl_err("rules_replace: rules[%zu]: expected a string", k);
 		}
 		if (rule_from_text(json_string_value(e), &r[k], why, sizeof(why))) {
 			free(r);
-			return err_reply("rules_replace: rules[%zu]: %s", k, why);
+			return ut_jl_err("rules_replace: rules[%zu]: %s", k, why);
 		}
 	}
 	err = xp_steer_rules_replace(i->steer, r, (__u32)n);
 	free(r);
 	if (err)
-		return err_reply("%s: rules not replaced: %s", i->name, strerror(-err));
-	ag_log("%s: rule set replaced through the control socket (%zu rules)", i->name, n);
-	return ok_reply();
+		return ut_jl_err("%s: rules not replaced: %s", i->name, strerror(-err));
+	ut_say(0, "%s: rule set replaced through the control socket (%zu rules)", i->name, n);
+	return ut_jl_ok();
 }
 
 static json_t *do_reload(struct agent *a)
@@ -313,16 +245,16 @@ static json_t *do_reload(struct agent *a)
 	char err[1024];
 
 	if (ag_reload(a, err, sizeof(err))) {
-		ag_log("reload refused, running state kept: %s", err);
-		return err_reply("reload refused, running state kept: %s", err);
+		ut_log(LOG_ERR, "reload refused, running state kept: %s", err);
+		return ut_jl_err("reload refused, running state kept: %s", err);
 	}
-	ag_log("reloaded %s: generation %llu", a->cfg_path, (unsigned long long)a->generation);
-	return ok_reply();
+	ut_say(0, "reloaded %s: generation %llu", a->cfg_path, (unsigned long long)a->generation);
+	return ut_jl_ok();
 }
 
 static json_t *do_audit(struct agent *a)
 {
-	json_t *o = ok_reply(), *arr = json_array();
+	json_t *o = ut_jl_ok(), *arr = json_array();
 	bool clean = true;
 
 	for (__u32 k = 0; k < a->cfg.nifaces; k++) {
@@ -374,9 +306,12 @@ static json_t *handle(struct agent *a, json_t *req)
 	struct ag_iface *i = NULL;
 
 	if (!json_is_object(req))
-		return err_reply("a request is a JSON object like {\"cmd\":\"status\"}");
-	if (!(v = json_object_get(req, "cmd")) || !json_is_string(v))
-		return err_reply("\"cmd\" missing: one of %s", cmds);
+		return ut_jl_err("a request is a JSON object like {\"cmd\":\"status\"}");
+	if (!(v = json_object_get(req, "cmd")))
+		return ut_jl_err("\"cmd\" missing: one of %s", cmds);
+	if (!json_is_string(v))
+		return ut_jl_err("\"cmd\": expected a string, got %s; one of %s", ag_json_type(v),
+				 cmds);
 	cmd = json_string_value(v);
 	if (!strcmp(cmd, "status"))
 		return do_status(a);
@@ -384,31 +319,37 @@ static json_t *handle(struct agent *a, json_t *req)
 		return do_reload(a);
 	if (!strcmp(cmd, "audit"))
 		return do_audit(a);
+	if (!strcmp(cmd, "lend") || !strcmp(cmd, "reclaim")) /* xpile-cni's (lend.c) */
+		return ag_lend_cmd(a, cmd, req);
 	if (strcmp(cmd, "stats") && strcmp(cmd, "rules") && strcmp(cmd, "rule_add") &&
 	    strcmp(cmd, "rule_del") && strcmp(cmd, "rules_replace") && strcmp(cmd, "detach") &&
 	    strcmp(cmd, "attach"))
-		return err_reply("unknown cmd \"%.64s\": one of %s", cmd, cmds);
-	if (!(v = json_object_get(req, "iface")) || !json_is_string(v))
-		return err_reply("%s: \"iface\" missing: name an interface of the config", cmd);
+		return ut_jl_err("unknown cmd \"%.64s\": one of %s", cmd, cmds);
+	if (!(v = json_object_get(req, "iface")))
+		return ut_jl_err("%s: \"iface\" missing: name an interface of the config", cmd);
+	if (!json_is_string(v))
+		return ut_jl_err(
+			"%s: \"iface\": expected a string, got %s; name an interface of the config",
+			cmd, ag_json_type(v));
 	ifname = json_string_value(v);
 	i = ag_iface_find(a, ifname);
 	if (!strcmp(cmd, "attach")) {
 		char err[1024];
 
 		if (i)
-			return err_reply("attach: %.32s is served already", ifname);
+			return ut_jl_err("attach: %.32s is served already", ifname);
 		/* As the config says: brings back what detach took. */
 		for (__u32 k = 0; k < a->cfg.nifaces; k++)
 			if (!strcmp(a->cfg.ifaces[k].name, ifname)) {
 				if (ag_iface_serve(a, &a->cfg.ifaces[k], err, sizeof(err)))
-					return err_reply("attach: %s", err);
-				ag_log("%s: attached through the control socket", ifname);
-				return ok_reply();
+					return ut_jl_err("attach: %s", err);
+				ut_say(0, "%s: attached through the control socket", ifname);
+				return ut_jl_ok();
 			}
-		return err_reply("attach: %.32s is not in the config (%s)", ifname, a->cfg.file);
+		return ut_jl_err("attach: %.32s is not in the config (%s)", ifname, a->cfg.file);
 	}
 	if (!i)
-		return err_reply("%s: no interface %.32s served (see the status command)", cmd,
+		return ut_jl_err("%s: no interface %.32s served (see the status command)", cmd,
 				 ifname);
 	if (!strcmp(cmd, "stats"))
 		return do_stats(i);
@@ -420,96 +361,52 @@ static json_t *handle(struct agent *a, json_t *req)
 		return do_rule_del(i, req);
 	if (!strcmp(cmd, "rules_replace"))
 		return do_rules_replace(i, req);
-	ag_log("%s: detached through the control socket", i->name);
+	ut_say(0, "%s: detached through the control socket", i->name);
 	ag_iface_detach(a, i);
-	return ok_reply();
+	return ut_jl_ok();
 }
 
-static void serve_line(struct ag_ctl_conn *c, char *line)
+static void serve_line(struct ut_line_conn *c, char *line)
 {
 	json_error_t e;
 	json_t *req = json_loads(line, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &e), *rep;
 
 	if (!req)
-		rep = err_reply("malformed JSON at column %d: %s", e.column, e.text);
+		rep = ut_jl_err("malformed JSON at column %d: %s", e.column, e.text);
 	else
-		rep = handle(c->conn.a, req);
-	send_line(c, rep);
-	json_decref(rep);
+		rep = handle(c->conn.ctx, req);
+	ut_jl_send(c, rep);
 	json_decref(req);
 }
 
-static void arm_recv(struct ag_ctl_conn *c)
+static void line_error(struct ut_line_conn *c, enum ut_line_err err, const struct ucred *cr)
 {
-	struct io_uring_sqe *sqe = ag_loop_sqe(&c->conn.a->loop, &c->conn.ev);
+	json_t *rep;
 
-	if (sqe)
-		io_uring_prep_recv(sqe, c->conn.fd, c->buf + (c->draining ? 0 : c->len),
-				   CTL_LINE_MAX + 1 - (c->draining ? 0 : c->len), 0);
+	switch (err) {
+	case UT_LINE_PEER:
+		rep = ut_jl_err(
+			"peer uid %u gid %u is not allowed: see control.allow_uids and control.allow_gids",
+			cr->uid, cr->gid);
+		break;
+	case UT_LINE_NUL:
+		rep = ut_jl_err("a request holds a NUL byte");
+		break;
+	case UT_LINE_EMPTY:
+		rep = ut_jl_err(
+			"empty request: one JSON object per line, e.g. {\"cmd\":\"status\"}");
+		break;
+	default:
+		rep = ut_jl_err("request longer than %d bytes: refused, connection closed",
+				CTL_LINE_MAX);
+		break;
+	}
+	ut_jl_send(c, rep);
 }
 
-static void conn_free(struct ag_ctl_conn *c)
+static bool peer_allowed(struct ut_line_srv *ls, const struct ucred *cr)
 {
-	ag_conn_close(&c->conn);
-	free(c);
-}
-
-static void conn_recv(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int flags)
-{
-	struct ag_ctl_conn *c = (struct ag_ctl_conn *)ev;
-	char *nl;
-
-	if (res <= 0 || !c->conn.srv) {
-		conn_free(c);
-		return;
-	}
-	c->conn.last = ag_now();
-	if (c->draining) {
-		/* Closing with unread input would reset the peer before it reads the error. */
-		arm_recv(c);
-		return;
-	}
-	c->len += (size_t)res;
-	while (!c->done && (nl = memchr(c->buf, '\n', c->len))) {
-		size_t used = (size_t)(nl - c->buf) + 1;
-
-		*nl = 0;
-		if (strlen(c->buf) != used - 1) {
-			json_t *rep = err_reply("a request holds a NUL byte");
-
-			send_line(c, rep);
-			json_decref(rep);
-		} else if (!c->buf[strspn(c->buf, " \t\r")]) {
-			json_t *rep = err_reply(
-				"empty request: one JSON object per line, e.g. {\"cmd\":\"status\"}");
-
-			send_line(c, rep);
-			json_decref(rep);
-		} else {
-			serve_line(c, c->buf);
-		}
-		memmove(c->buf, c->buf + used, c->len - used);
-		c->len -= used;
-	}
-	if (!c->done && c->len > CTL_LINE_MAX) {
-		json_t *rep = err_reply("request longer than %d bytes: refused, connection closed",
-					CTL_LINE_MAX);
-
-		send_line(c, rep);
-		json_decref(rep);
-		shutdown(c->conn.fd, SHUT_WR);
-		c->draining = true;
-		c->len = 0;
-	}
-	if (c->done || l->stop)
-		conn_free(c);
-	else
-		arm_recv(c);
-}
-
-static bool peer_allowed(struct agent *a, const struct ucred *cr)
-{
-	const struct ag_config *cfg = &a->cfg;
+	const struct ag_config *cfg = &((struct agent *)ls->srv.ctx)->cfg;
 
 	if (!cfg->nallow_uids && !cfg->nallow_gids)
 		return cr->uid == 0;
@@ -522,105 +419,57 @@ static bool peer_allowed(struct agent *a, const struct ucred *cr)
 	return false;
 }
 
-static int ctl_accepted(struct ag_srv *s, int fd)
+static void ctl_release(struct ut_srv *s)
 {
-	struct agent *a = s->a;
-	struct ag_ctl_conn *c = calloc(1, sizeof(*c));
-	struct ucred cr;
-	socklen_t sl = sizeof(cr);
-
-	if (!c)
-		return -ENOMEM;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &sl) || !peer_allowed(a, &cr)) {
-		char msg[200];
-		int n = snprintf(
-			msg, sizeof(msg),
-			"{\"ok\":false,\"error\":\"peer uid %u gid %u is not allowed: see control.allow_uids and control.allow_gids\"}\n",
-			sl == sizeof(cr) ? cr.uid : 0, sl == sizeof(cr) ? cr.gid : 0);
-
-		if (send(fd, msg, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) != n)
-			ag_log("control: refused peer did not take its error");
-		ag_log("control: peer uid %u gid %u pid %d refused", cr.uid, cr.gid, cr.pid);
-		/* Its request is read and dropped: a close with unread input would reset
-		 * the peer before it reads why. */
-		shutdown(fd, SHUT_WR);
-		c->draining = true;
-	}
-	ag_conn_add(s, &c->conn, fd, conn_recv);
-	arm_recv(c);
-	return 0;
-}
-
-static void ctl_release(struct ag_srv *s)
-{
-	free(s);
-}
-
-static int mkdir_parent(const char *path)
-{
-	char p[AG_SUN_PATH];
-	char *sl;
-
-	snprintf(p, sizeof(p), "%s", path);
-	sl = strrchr(p, '/');
-	if (!sl || sl == p)
-		return 0;
-	*sl = 0;
-	return ag_mkdir_p(p);
+	free((struct ut_line_srv *)s);
 }
 
 int ag_ctl_open(struct agent *a)
 {
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	struct ag_srv *ctl = calloc(1, sizeof(*ctl));
-	const char *path = a->cfg.ctl_path;
-	int err, fd;
+	struct ut_line_srv *ctl = calloc(1, sizeof(*ctl));
+	char dir[AG_SUN_PATH], why[512], *sl;
+	int fd;
 
 	if (!ctl)
 		return -ENOMEM;
-	snprintf(ctl->name, sizeof(ctl->name), "control");
-	ctl->accepted = ctl_accepted;
-	ctl->release = ctl_release;
-	err = mkdir_parent(path);
-	if (err) {
-		ag_log("control: cannot create the directory of %s: %s", path, strerror(-err));
+	snprintf(ctl->srv.name, sizeof(ctl->srv.name), "control");
+	ctl->srv.release = ctl_release;
+	ctl->max = CTL_LINE_MAX;
+	ctl->idle_s = CTL_IDLE_S;
+	ctl->drain_s = CTL_DRAIN_S;
+	ctl->peer_ok = peer_allowed;
+	ctl->line = serve_line;
+	ctl->error = line_error;
+	snprintf(dir, sizeof(dir), "%s", a->cfg.ctl_path);
+	sl = strrchr(dir, '/');
+	*sl = 0; /* the config holds an absolute path */
+	/* Its directory may be sticky (/tmp): nobody else can rename or remove it there. */
+	fd = ag_sock_listen(&a->ctl_sock, dir[0] ? dir : "/", 0, sl + 1, SOCK_STREAM,
+			    a->cfg.ctl_mode, (gid_t)-1, 64, why, sizeof(why));
+	if (fd < 0) {
+		ut_log(LOG_ERR, "control: %s", why);
 		free(ctl);
-		return err;
-	}
-	unlink(path); /* a previous run's */
-	memcpy(sun.sun_path, path, strlen(path) + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) ||
-	    chmod(path, a->cfg.ctl_mode) || listen(fd, 64)) {
-		err = -errno;
-		ag_log("control: cannot serve %s: %s", path, strerror(-err));
-		if (fd >= 0)
-			close(fd);
-		free(ctl);
-		return err;
+		return -1;
 	}
 	a->ctl = ctl;
-	ag_srv_start(ctl, a, fd);
+	ut_line_serve(ctl, &a->loop, a, fd);
 	return 0;
 }
 
 void ag_ctl_close(struct agent *a)
 {
-	struct ag_srv *ctl = a->ctl;
+	struct ut_line_srv *ctl = a->ctl;
 
 	if (!ctl)
 		return;
 	a->ctl = NULL;
-	unlink(a->cfg.ctl_path);
-	ag_srv_stop(ctl);
-}
-
-static double ctl_limit(const struct ag_conn *c)
-{
-	return ((const struct ag_ctl_conn *)c)->draining ? CTL_DRAIN_S : CTL_IDLE_S;
+	if (!ag_sock_close(&a->ctl_sock, false))
+		ut_warn("control: %s is not the socket this agent bound (removed or replaced): left as it is",
+			a->cfg.ctl_path);
+	ut_srv_stop(&ctl->srv);
 }
 
 void ag_ctl_tick(struct agent *a, double now)
 {
-	ag_srv_expire(a->ctl, now, ctl_limit);
+	ut_line_expire(a->ctl, now);
 }

@@ -27,26 +27,28 @@
 #include <sys/un.h>
 
 #include "agent.h"
-#include "xpile/handover.h"
+#include "dp.h"
+#include "podres.h"
+#include "xskpidfd.h"
+#include "xsksock.h"
+#include "xpile/devplugin.h"
 #include "xpile/text.h"
 
-#define DP_MSG_MAX 64 /* the device plugin's request buffer */
-#define DP_SOCK "afxdp.sock"
-
 struct ag_dp {
-	struct ag_srv srv; /* first: the server's callbacks find the ag_dp */
+	struct ut_srv srv; /* first: the server's callbacks find the ag_dp */
 	struct ag_iface *i;
-	char path[AG_SUN_PATH];
-	char dir[AG_SUN_PATH];
+	struct ag_sock sock; /* DIR/NETDEV/afxdp.sock (sockdir.c) */
 };
 
 struct ag_dp_conn {
-	struct ag_conn conn; /* first, likewise */
+	struct ut_conn conn; /* first, likewise */
 	bool connected, done;
+	char host[AG_HOST_MAX]; /* as /connect named it */
+	unsigned int socks; /* xsksock.c: AF_XDP sockets made for it */
 	int pid; /* SO_PEERCRED: 0 when not visible from the agent's pid namespace */
 	struct msghdr msg;
 	struct iovec iov;
-	char buf[DP_MSG_MAX + 2]; /* one more than a request may be, and its NUL */
+	char buf[XP_DP_REQ_MAX + 2]; /* one more than a request may be, and its NUL */
 	union {
 		char b[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
@@ -55,24 +57,21 @@ struct ag_dp_conn {
 
 static void arm_recv(struct agent *a, struct ag_dp_conn *c)
 {
-	struct io_uring_sqe *sqe = ag_loop_sqe(&a->loop, &c->conn.ev);
-
 	c->iov.iov_base = c->buf;
-	c->iov.iov_len = DP_MSG_MAX + 1; /* one more: a longer request is seen as such */
+	c->iov.iov_len = XP_DP_REQ_MAX + 1; /* one more: a longer request is seen as such */
 	memset(&c->msg, 0, sizeof(c->msg));
 	c->msg.msg_iov = &c->iov;
 	c->msg.msg_iovlen = 1;
 	c->msg.msg_control = c->ctl.b;
 	c->msg.msg_controllen = sizeof(c->ctl.b);
-	if (sqe)
-		io_uring_prep_recvmsg(sqe, c->conn.fd, &c->msg, MSG_CMSG_CLOEXEC);
+	ut_loop_recvmsg(&a->loop, &c->conn.ev, c->conn.fd, &c->msg, MSG_CMSG_CLOEXEC);
 }
 
 /* One reply, at once: a few bytes on a fresh SEQPACKET socket never block for long;
  * a client that does not read gets its connection closed. */
 static void reply(struct ag_dp_conn *c, const char *msg, int fd)
 {
-	if (xp_fd_send(c->conn.fd, msg, strlen(msg), &fd, fd >= 0, MSG_DONTWAIT) < 0)
+	if (xp_dp_send(c->conn.fd, msg, fd, MSG_DONTWAIT) < 0)
 		c->done = true;
 }
 
@@ -100,68 +99,73 @@ static int busy_poll(int fd, const char *args)
 	return 0;
 }
 
-/* The fd a request carried, if any (closed by the caller). */
-static int passed_fd(struct ag_dp_conn *c)
-{
-	struct cmsghdr *cm;
-	int fd = -1;
-
-	for (cm = CMSG_FIRSTHDR(&c->msg); cm; cm = CMSG_NXTHDR(&c->msg, cm))
-		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
-			int n = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-
-			for (int k = 0; k < n; k++) {
-				int f;
-
-				memcpy(&f, CMSG_DATA(cm) + k * sizeof(int), sizeof(int));
-				if (fd < 0)
-					fd = f;
-				else
-					close(f);
-			}
-		}
-	return fd;
-}
-
 static void serve(struct ag_dp_conn *c, size_t n, int flags)
 {
 	struct ag_dp *dp = (struct ag_dp *)c->conn.srv;
-	int fd = passed_fd(c);
-	const char *m = c->buf;
+	int fd = xp_dp_msg_fd(&c->msg); /* closed here */
+	bool on = dp && dp->i, ok;
+	const char *arg;
 
 	c->buf[n] = 0;
-	/* Too long, or with a NUL or a line end: /nak like any unknown request. */
-	if ((flags & MSG_TRUNC) || n > DP_MSG_MAX || strlen(m) != n || strpbrk(m, "\n\r"))
-		m = "";
-	if (!strncmp(m, "/connect,", 9) && m[9]) {
-		bool ok = dp && dp->i && !dp->i->cfg.nhosts;
+	enum xp_dp_req req = xp_dp_req_parse(c->buf, n, flags, &arg);
 
-		for (__u32 k = 0; dp && dp->i && k < dp->i->cfg.nhosts; k++)
-			ok |= !strcmp(m + 9, dp->i->cfg.hosts[k]);
+	switch (req) {
+	case XP_DP_REQ_CONNECT:
+		ok = on && !dp->i->cfg.nhosts;
+		for (__u32 k = 0; on && k < dp->i->cfg.nhosts; k++)
+			ok |= !strcmp(arg, dp->i->cfg.hosts[k]);
+		/* With the kubelet: a pod holding a queue of this interface (podres.c). */
+		if (ok && ag_podres_on(dp->srv.ctx))
+			ok = ag_podres_host_ok(dp->srv.ctx, dp->i, arg);
+		snprintf(c->host, sizeof(c->host), "%s", arg);
 		c->connected = ok;
-		reply(c, ok ? "/host_ok" : "/host_nak", -1);
-	} else if (!strcmp(m, "/version")) {
-		reply(c, "0.1", -1);
-	} else if (!strncmp(m, "/xsk_map_fd,", 12)) {
-		bool ok = c->connected && dp && dp->i && !strcmp(m + 12, dp->i->name);
-
-		if (ok) {
-			reply(c, "/fd_ack", xp_steer_xskmap_fd(dp->i->steer));
+		reply(c, ok ? XP_DP_HOST_OK : XP_DP_HOST_NAK, -1);
+		break;
+	case XP_DP_REQ_VERSION:
+		reply(c, XP_DP_PROTO_VERSION, -1);
+		break;
+	case XP_DP_REQ_XSK_MAP_FD:
+		if (c->connected && on && !strcmp(arg, dp->i->name)) {
+			reply(c, XP_DP_FD_ACK, xp_steer_xskmap_fd(dp->i->steer));
 			/* Whose sockets go into this map: for xsk_stats "pidfd". */
-			ag_xsk_client_add(dp->srv.a, dp->i, c->pid);
+			ag_xsk_client_add(dp->srv.ctx, dp->i, c->pid);
 		} else
-			reply(c, "/fd_nak", -1);
-	} else if (!strncmp(m, "/config_busy_poll,", 18)) {
-		bool ok = c->connected && fd >= 0 && !busy_poll(fd, m + 18);
+			reply(c, XP_DP_FD_NAK, -1);
+		break;
+	case XP_DP_REQ_BUSY_POLL:
+		ok = c->connected && fd >= 0 && !busy_poll(fd, arg);
+		reply(c, ok ? XP_DP_BUSY_POLL_ACK : XP_DP_BUSY_POLL_NAK, -1);
+		break;
+	case XP_DP_REQ_XSK_SOCKET:
+	case XP_DP_REQ_XSK_INSERT:
+	case XP_DP_REQ_XSK_REMOVE:
+		if (on) {
+			/* Queues for clients without capabilities (xsksock.c). */
+			struct ag_xsk_peer p = { .connected = c->connected,
+						 .host = c->host,
+						 .socks = c->socks,
+						 .pid = c->pid };
+			char rep[64];
+			int sfd;
 
-		reply(c, ok ? "/config_busy_poll_ack" : "/config_busy_poll_nak", -1);
-	} else if (!strcmp(m, "/fin")) {
-		reply(c, "/fin_ack", -1);
+			if (!ag_xsksock_serve(dp->srv.ctx, dp->i, &p, req, arg, fd, rep,
+					      sizeof(rep), &sfd))
+				snprintf(rep, sizeof(rep), XP_DP_NAK);
+			c->socks = p.socks;
+			reply(c, rep, sfd);
+			if (sfd >= 0)
+				close(sfd);
+		} else
+			reply(c, XP_DP_NAK, -1);
+		break;
+	case XP_DP_REQ_FIN:
+		reply(c, XP_DP_FIN_ACK, -1);
 		c->done = true;
 		if (dp)
-			dp->srv.a->dp_handshakes++;
-	} else {
-		reply(c, "/nak", -1);
+			((struct agent *)dp->srv.ctx)->dp_handshakes++;
+		break;
+	default:
+		reply(c, XP_DP_NAK, -1);
 	}
 	if (fd >= 0)
 		close(fd);
@@ -169,21 +173,21 @@ static void serve(struct ag_dp_conn *c, size_t n, int flags)
 
 static void conn_free(struct agent *a, struct ag_dp_conn *c)
 {
-	ag_conn_close(&c->conn);
+	ut_conn_close(&c->conn);
 	a->dp_conns--;
 	free(c);
 }
 
-static void conn_recv(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int flags)
+static void conn_recv(struct ut_loop *l, struct ut_ev *ev, int res, unsigned int flags)
 {
 	struct ag_dp_conn *c = (struct ag_dp_conn *)ev;
-	struct agent *a = c->conn.a;
+	struct agent *a = c->conn.ctx;
 
 	if (res <= 0 || !c->conn.srv) {
 		conn_free(a, c);
 		return;
 	}
-	c->conn.last = ag_now();
+	c->conn.last = ut_now();
 	serve(c, (size_t)res, c->msg.msg_flags);
 	if (c->done)
 		conn_free(a, c);
@@ -191,14 +195,14 @@ static void conn_recv(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int
 		arm_recv(a, c);
 }
 
-static void dp_release(struct ag_srv *s)
+static void dp_release(struct ut_srv *s)
 {
 	free(s);
 }
 
-static int dp_accepted(struct ag_srv *s, int fd)
+static int dp_accepted(struct ut_srv *s, int fd)
 {
-	struct agent *a = s->a;
+	struct agent *a = s->ctx;
 	struct ag_dp_conn *c;
 
 	if (a->dp_conns >= a->cfg.dp_max_conns || !(c = calloc(1, sizeof(*c))))
@@ -211,55 +215,48 @@ static int dp_accepted(struct ag_srv *s, int fd)
 			c->pid = cr.pid;
 	}
 	a->dp_conns++;
-	ag_conn_add(s, &c->conn, fd, conn_recv);
+	ut_conn_add(s, &c->conn, fd, conn_recv);
 	arm_recv(a, c);
 	return 0;
 }
 
-int ag_dp_open(struct agent *a, struct ag_iface *i)
+int ag_dp_open(struct agent *a, struct ag_iface *i, char *err, size_t len)
 {
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	struct ag_dp *dp = calloc(1, sizeof(*dp));
-	int err, fd;
+	char dir[AG_SUN_PATH], why[512];
+	int fd;
 
-	if (!dp)
-		return -ENOMEM;
+	if (!dp) {
+		snprintf(err, len, "%s: out of memory", i->name);
+		return -1;
+	}
 	dp->i = i;
 	snprintf(dp->srv.name, sizeof(dp->srv.name), "%s: device-plugin", i->name);
 	dp->srv.accepted = dp_accepted;
 	dp->srv.release = dp_release;
-	snprintf(dp->dir, sizeof(dp->dir), "%s/%s", a->cfg.dp_dir, i->name);
-	if (snprintf(dp->path, sizeof(dp->path), "%s/%s", dp->dir, DP_SOCK) >=
-	    (int)sizeof(dp->path)) {
-		ag_log("%s: device-plugin socket path too long under %s", i->name, a->cfg.dp_dir);
+	/* The configured directory and the netdev's are the agent's own (2 levels). */
+	snprintf(dir, sizeof(dir), "%s/%s", a->cfg.dp_dir, i->name);
+	fd = ag_sock_listen(&dp->sock, dir, 2, XP_DP_SOCK_NAME, SOCK_SEQPACKET, a->cfg.dp_mode,
+			    a->cfg.dp_gid, 128, why, sizeof(why));
+	if (fd < 0) {
+		snprintf(err, len, "%s: device-plugin socket: %s", i->name, why);
 		free(dp);
-		return -ENAMETOOLONG;
-	}
-	err = ag_mkdir_p(dp->dir);
-	if (err) {
-		ag_log("%s: cannot create %s: %s", i->name, dp->dir, strerror(-err));
-		free(dp);
-		return err;
-	}
-	/* Left by a previous run (the socket of a dead process accepts nothing). */
-	unlink(dp->path);
-	memcpy(sun.sun_path, dp->path, strlen(dp->path) + 1);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) ||
-	    chmod(dp->path, a->cfg.dp_mode) || listen(fd, 128)) {
-		err = -errno;
-		ag_log("%s: cannot serve %s: %s", i->name, dp->path, strerror(-err));
-		if (fd >= 0)
-			close(fd);
-		unlink(dp->path);
-		rmdir(dp->dir);
-		free(dp);
-		return err;
+		return -1;
 	}
 	i->dp = dp;
-	ag_srv_start(&dp->srv, a, fd);
-	ag_log("%s: device-plugin socket %s", i->name, dp->path);
+	ut_srv_start(&dp->srv, &a->loop, a, fd);
+	ut_say(0, "%s: device-plugin socket %s", i->name, dp->sock.path);
 	return 0;
+}
+
+bool ag_dp_intact(const struct ag_iface *i)
+{
+	return i->dp && ag_sock_intact(&i->dp->sock);
+}
+
+const char *ag_dp_path(const struct ag_iface *i)
+{
+	return i->dp ? i->dp->sock.path : "";
 }
 
 void ag_dp_close(struct agent *a, struct ag_iface *i)
@@ -270,19 +267,20 @@ void ag_dp_close(struct agent *a, struct ag_iface *i)
 		return;
 	i->dp = NULL;
 	dp->i = NULL;
-	unlink(dp->path);
-	rmdir(dp->dir);
-	ag_srv_stop(&dp->srv);
+	if (!ag_sock_close(&dp->sock, true))
+		ut_warn("%s: %s is not the socket this agent bound (removed or replaced): left as it is",
+			dp->srv.name, dp->sock.path);
+	ut_srv_stop(&dp->srv);
 }
 
-static double dp_limit(const struct ag_conn *c)
+static double dp_limit(const struct ut_conn *c)
 {
-	return c->a->cfg.dp_idle;
+	return ((const struct agent *)c->ctx)->cfg.dp_idle;
 }
 
 void ag_dp_tick(struct agent *a, double now)
 {
 	for (int k = 0; k < AG_MAX_IFACES; k++)
 		if (a->ifaces[k].dp)
-			ag_srv_expire(&a->ifaces[k].dp->srv, now, dp_limit);
+			ut_srv_expire(&a->ifaces[k].dp->srv, now, dp_limit);
 }

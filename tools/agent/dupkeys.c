@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "agent.h"
+#include "dupkeys.h"
 
 #define MARK "\x01xpile-dup"
 

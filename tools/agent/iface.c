@@ -8,43 +8,20 @@
  * through a pinned bpf_link.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include "agent.h"
-#include "xpile/log.h"
+#include "dp.h"
+#include "iface.h"
+#include "pinmap.h"
+#include "xskpidfd.h"
 #include "xpile/owner.h"
 #include "xpile/xsk.h"
-
-/* The library's complaint, kept for the one line the caller prints. */
-static char lib_msg[512];
-
-static int capture(enum xp_log_level level, const char *fmt, va_list ap)
-{
-	size_t n = strlen(lib_msg);
-
-	if (level <= XP_LOG_WARN && n < sizeof(lib_msg) - 1)
-		vsnprintf(lib_msg + n, sizeof(lib_msg) - n, fmt, ap);
-	return 0;
-}
-
-static void capture_begin(xp_log_fn *prev)
-{
-	lib_msg[0] = 0;
-	*prev = xp_set_log_fn(capture);
-}
-
-/* The captured message as one line (the library's end with a newline). */
-static const char *capture_end(xp_log_fn prev)
-{
-	xp_set_log_fn(prev);
-	for (char *p = lib_msg; *p; p++)
-		if (*p == '\n')
-			*p = p[1] ? ' ' : 0;
-	return lib_msg;
-}
 
 int ag_rules_count(struct xp_steer *s)
 {
@@ -115,19 +92,16 @@ static void sort_rules(struct xp_rule *r, __u32 n)
 
 static int set_rules(struct ag_iface *i, const struct ag_iface_cfg *c, char *err, size_t len)
 {
+	struct xp_steer_set_opts so = { .sz = sizeof(so) };
 	struct xp_rule *old = NULL, *want = NULL;
+	char why[512] = "";
+	bool new_dflt, same_rules;
 	struct xp_action dflt;
 	__u32 nold = 0;
-	xp_log_fn prev;
 	int rc;
 
-	capture_begin(&prev);
 	rc = xp_steer_default_get(i->steer, &dflt, NULL);
-	if (!rc && memcmp(&dflt, &c->dflt, sizeof(dflt))) {
-		rc = xp_steer_default_set(i->steer, &c->dflt, NULL);
-		if (!rc)
-			ag_log("%s: default action changed", i->name);
-	}
+	new_dflt = !rc && memcmp(&dflt, &c->dflt, sizeof(dflt));
 	rc = rc ?: rules_in_force(i->steer, &old, &nold);
 	if (rc)
 		goto out;
@@ -136,9 +110,11 @@ static int set_rules(struct ag_iface *i, const struct ag_iface_cfg *c, char *err
 		rc = -ENOMEM;
 		goto out;
 	}
-	memcpy(want, c->rules, c->nrules * sizeof(*want));
+	if (c->nrules) /* a config without rules has none allocated */
+		memcpy(want, c->rules, c->nrules * sizeof(*want));
 	sort_rules(want, c->nrules);
-	if (ag_rules_equal(old, nold, want, c->nrules))
+	same_rules = ag_rules_equal(old, nold, want, c->nrules);
+	if (same_rules && !new_dflt)
 		goto out;
 	/* A rule that stays keeps its id and so its counters. */
 	for (__u32 k = 0; k < c->nrules; k++) {
@@ -150,14 +126,22 @@ static int set_rules(struct ag_iface *i, const struct ag_iface_cfg *c, char *err
 				break;
 			}
 	}
-	rc = xp_steer_rules_replace(i->steer, want, c->nrules);
-	if (!rc)
-		ag_log("%s: rule set replaced (%u rules, was %u)", i->name, c->nrules, nold);
+	/* Both in one replace: no packet sees the new rules with the old default. */
+	so.rules = want;
+	so.nrules = c->nrules;
+	so.keep_rules = same_rules;
+	so.dflt = new_dflt ? &c->dflt : NULL;
+	so.errbuf = why;
+	so.errbuf_sz = sizeof(why);
+	rc = xp_steer_set(i->steer, &so);
+	if (!rc && new_dflt)
+		ut_say(0, "%s: default action changed", i->name);
+	if (!rc && !same_rules)
+		ut_say(0, "%s: rule set replaced (%u rules, was %u)", i->name, c->nrules, nold);
 out:
-	capture_end(prev);
 	if (rc)
 		snprintf(err, len, "%s: rules not applied: %s", i->name,
-			 lib_msg[0] ? lib_msg : strerror(-rc));
+			 why[0] ? why : strerror(-rc));
 	free(old);
 	free(want);
 	return rc ? -1 : 0;
@@ -169,18 +153,82 @@ static int copy_cfg(struct ag_iface_cfg *dst, const struct ag_iface_cfg *src)
 
 	if (!r)
 		return -ENOMEM;
-	memcpy(r, src->rules, src->nrules * sizeof(*r));
+	if (src->nrules)
+		memcpy(r, src->rules, src->nrules * sizeof(*r));
 	free(dst->rules);
 	*dst = *src;
 	dst->rules = r;
 	return 0;
 }
 
+/*
+ * One agent per interface and network namespace: a listening socket of the abstract
+ * Unix namespace, which is the network namespace's own, is the lock. The kernel drops
+ * it with its process however that ends (kill -9 too), and a second agent learns the
+ * holder's pid from the socket itself (SO_PEERCRED of a connection, never accepted).
+ * Returns the socket, or -1 with one line in @err.
+ */
+static int iface_lock(const char *name, char *err, size_t len)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int n = snprintf(sun.sun_path + 1, sizeof(sun.sun_path) - 1, "xpile-agent/iface/%s", name);
+	socklen_t sl = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	struct ucred cr = { 0 };
+	socklen_t crl = sizeof(cr);
+	char pid[48] = "";
+	int probe;
+
+	if (fd < 0) {
+		snprintf(err, len, "%s: socket: %s", name, strerror(errno));
+		return -1;
+	}
+	if (!bind(fd, (struct sockaddr *)&sun, sl) && !listen(fd, 16))
+		return fd;
+	if (errno != EADDRINUSE) {
+		snprintf(err, len, "%s: cannot take the agent's lock on the interface: %s", name,
+			 strerror(errno));
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (probe >= 0 && !connect(probe, (struct sockaddr *)&sun, sl) &&
+	    !getsockopt(probe, SOL_SOCKET, SO_PEERCRED, &cr, &crl) && cr.pid > 0)
+		snprintf(pid, sizeof(pid), " (pid %d)", (int)cr.pid);
+	if (probe >= 0)
+		close(probe);
+	if (pid[0] && cr.uid != geteuid() && cr.uid != 0)
+		snprintf(
+			err, len,
+			"%s: the agent's lock on this interface is held by pid %d of uid %u, not an agent's uid: stop that process",
+			name, (int)cr.pid, cr.uid);
+	else
+		snprintf(
+			err, len,
+			"%s: another agent%s serves this interface: stop it first (one agent per interface and network namespace)",
+			name, pid);
+	return -1;
+}
+
+void ag_ifaces_tick(struct agent *a)
+{
+	/* A refused agent's probe waits in the lock's queue: without this, 16 of them
+	 * would fill it, and the next one would not learn the pid. */
+	for (int k = 0; k < AG_MAX_IFACES; k++) {
+		int fd;
+
+		while (a->ifaces[k].used &&
+		       (fd = accept4(a->ifaces[k].lock_fd, NULL, NULL, SOCK_CLOEXEC)) >= 0)
+			close(fd);
+	}
+}
+
 static int iface_open(struct agent *a, struct ag_iface *i, const struct ag_iface_cfg *c, char *err,
 		      size_t len)
 {
 	struct xp_steer_opts so = { .sz = sizeof(so) };
-	xp_log_fn prev;
+	char why[512] = "";
 	int rc;
 
 	so.ifname = c->name;
@@ -188,7 +236,8 @@ static int iface_open(struct agent *a, struct ag_iface *i, const struct ag_iface
 	so.link = true;
 	so.default_action = &c->dflt;
 	so.attach_existing = true;
-	capture_begin(&prev);
+	so.errbuf = why;
+	so.errbuf_sz = sizeof(why);
 	rc = xp_steer_open(&so, &i->steer);
 	if (!rc) {
 		i->adopted = true;
@@ -196,37 +245,36 @@ static int iface_open(struct agent *a, struct ag_iface *i, const struct ag_iface
 		if (rc == -ESTALE)
 			xp_steer_remove_stale(c->name, NULL);
 		so.attach_existing = false;
-		lib_msg[0] = 0;
 		rc = xp_steer_open(&so, &i->steer);
 	}
-	capture_end(prev);
 	if (rc) {
 		/* The library's lines name the interface already. */
-		if (lib_msg[0])
-			snprintf(err, len, "%s", lib_msg);
+		if (why[0])
+			snprintf(err, len, "%s", why);
 		else
 			snprintf(err, len, "%s: %s", c->name, strerror(-rc));
 		return -1;
 	}
-	snprintf(i->name, sizeof(i->name), "%s", c->name);
 	i->ifindex = (int)if_nametoindex(c->name);
 	i->used = true;
 	if (i->adopted)
-		ag_log("%s: adopted the steer program (id %u)%s", i->name,
+		ut_say(0, "%s: adopted the steer program (id %u)%s", i->name,
 		       xp_steer_prog_id(i->steer),
 		       xp_steer_link_fd(i->steer) < 0 ? " attached through netlink, not a link" :
 							" and its link");
 	else
-		ag_log("%s: steer program attached through a pinned bpf_link (id %u)", i->name,
+		ut_say(0, "%s: steer program attached through a pinned bpf_link (id %u)", i->name,
 		       xp_steer_prog_id(i->steer));
 	return 0;
 }
 
 static void iface_close(struct agent *a, struct ag_iface *i, bool detach)
 {
+	ag_pinmap_close(a, i, detach); /* first: its bpffs is inside the socket's directory */
 	ag_dp_close(a, i);
 	ag_xsk_iface_close(a, i);
 	xp_steer_close(i->steer, detach);
+	close(i->lock_fd); /* after the detach: the next agent finds it done */
 	free(i->cfg.rules);
 	memset(i, 0, sizeof(*i));
 }
@@ -253,10 +301,11 @@ int ag_apply_check(struct agent *a, const struct ag_config *new, char *err, size
 		}
 	}
 	if (a->generation &&
-	    (strcmp(new->dp_dir, a->cfg.dp_dir) || strcmp(new->ctl_path, a->cfg.ctl_path))) {
+	    (strcmp(new->dp_dir, a->cfg.dp_dir) || strcmp(new->ctl_path, a->cfg.ctl_path) ||
+	     new->dp_gid != a->cfg.dp_gid)) {
 		snprintf(
 			err, len,
-			"%s: device_plugin.dir and control.path take effect at start only; restart the agent to move them",
+			"%s: device_plugin.dir, device_plugin.group and control.path take effect at start only; restart the agent to change them",
 			new->file);
 		return -1;
 	}
@@ -271,8 +320,18 @@ int ag_iface_serve(struct agent *a, const struct ag_iface_cfg *c, char *err, siz
 		for (int j = 0; !i && j < AG_MAX_IFACES; j++)
 			if (!a->ifaces[j].used)
 				i = &a->ifaces[j];
-		if (iface_open(a, i, c, err, len))
+		/* Nothing is touched before the lock, nothing attached before the socket's
+		 * directory is found safe. */
+		i->lock_fd = iface_lock(c->name, err, len);
+		if (i->lock_fd < 0)
 			return -1;
+		snprintf(i->name, sizeof(i->name), "%s", c->name);
+		if (ag_dp_open(a, i, err, len) || iface_open(a, i, c, err, len)) {
+			ag_dp_close(a, i);
+			close(i->lock_fd);
+			memset(i, 0, sizeof(*i));
+			return -1;
+		}
 	}
 	if (set_rules(i, c, err, len))
 		return -1;
@@ -280,10 +339,12 @@ int ag_iface_serve(struct agent *a, const struct ag_iface_cfg *c, char *err, siz
 		snprintf(err, len, "%s: out of memory", c->name);
 		return -1;
 	}
-	if (!i->dp && ag_dp_open(a, i)) {
-		snprintf(err, len, "%s: device-plugin socket not served (see above)", c->name);
+	if (c->pinned_map != i->pinned && (c->pinned_map ? ag_pinmap_open(a, i) : 0)) {
+		snprintf(err, len, "%s: pinned map not served (see above)", c->name);
 		return -1;
 	}
+	if (!c->pinned_map && i->pinned)
+		ag_pinmap_close(a, i, true);
 	return 0;
 }
 
@@ -302,7 +363,7 @@ int ag_apply(struct agent *a, const struct ag_config *new, char *err, size_t len
 		for (__u32 j = 0; i->used && j < new->nifaces; j++)
 			keep |= !strcmp(new->ifaces[j].name, i->name);
 		if (i->used && !keep) {
-			ag_log("%s: no longer in the config: detached", i->name);
+			ut_say(0, "%s: no longer in the config: detached", i->name);
 			iface_close(a, i, true);
 		}
 	}

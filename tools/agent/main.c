@@ -23,24 +23,52 @@
 #include <xdp/libxdp.h>
 
 #include "agent.h"
+#include "config.h"
+#include "ctl.h"
+#include "dp.h"
+#include "iface.h"
+#include "kubelet.h"
+#include "metrics.h"
+#include "reload.h"
+#include "watch.h"
 #include "cli.h"
 #include "xpile/text.h"
+#include "xpile/host.h"
 
+/* Both commands' configs start with the common options' field. */
 struct run_args {
+	int verbose;
 	const char *config;
+	const char *bpffs; /* --bpffs: exported as XPILE_BPFFS */
 	bool detach_on_exit;
 	bool check;
+	bool json;
+	int loop; /* enum ut_loop_kind */
+};
+
+static const struct cli_name loop_names[] = {
+	CLI_NAME("auto", UT_LOOP_AUTO),
+	CLI_NAME("io_uring", UT_LOOP_URING),
+	CLI_ALIAS("uring", UT_LOOP_URING),
+	CLI_NAME("epoll", UT_LOOP_EPOLL),
+	{ NULL },
 };
 
 #define OPT(...) CLI_OPT(struct run_args, __VA_ARGS__)
 
 static const struct cli_opt run_opts[] = {
 	OPT("config", STR, config, "FILE",
-	    "The JSON config (see CONFIG). Required. SIGHUP reads it again and applies what changed."),
+	    "The JSON config (see CONFIG), a regular file. Required. SIGHUP reads it again and applies what changed."),
 	OPT("detach-on-exit", FLAG, detach_on_exit, NULL,
 	    "At SIGTERM/SIGINT detach the programs and remove their pins. By default they stay, traffic keeps flowing, and the next agent adopts them."),
 	OPT("check", FLAG, check, NULL,
 	    "Check the config (syntax, fields, rules, interfaces) and exit: 0 when it is good, 2 with the one-line error."),
+	OPT("json", FLAG, json, NULL,
+	    "With --check: the verdict as one JSON object on stdout, {\"ok\":true,\"interfaces\":N} or {\"error\":...,\"status\":2}."),
+	OPT("loop", ENUM, loop, "KIND",
+	    "The event loop: auto (io_uring, else epoll where io_uring_setup is refused: a seccomp profile without io_uring, kernel.io_uring_disabled; the default), io_uring (refuse to start without it), epoll. The log says which runs and why.",
+	    .names = loop_names),
+	OPT("bpffs", STR, bpffs, "DIR", CLI_BPFFS_HELP, .env = "XPILE_BPFFS"),
 	{ 0 },
 };
 
@@ -49,13 +77,16 @@ static const struct cli_section run_sections[] = {
 	  "One JSON object (what a ConfigMap holds); unknown fields are errors:\n"
 	  " {\"interfaces\": [{\"name\": \"eth0\", \"queues\": 2, \"mode\": \"auto|native|skb\",\n"
 	  "                  \"default\": \"xsk\", \"rules\": [\"udp dport 53 action pass\"],\n"
-	  "                  \"hosts\": [\"node1\"], \"on_replace\": \"reattach|report\"}],\n"
+	  "                  \"hosts\": [\"node1\"], \"on_replace\": \"reattach|report\",\n"
+	  "                  \"pool\": \"xsk\", \"numa_node\": 0, \"pinned_map\": false}],\n"
 	  "  \"control\": {\"path\": \"/run/xpile/agent.sock\", \"mode\": \"0600\",\n"
 	  "              \"allow_uids\": [0], \"allow_gids\": []},\n"
 	  "  \"metrics\": {\"address\": \"127.0.0.1:9469\"},\n"
-	  "  \"device_plugin\": {\"dir\": \"/tmp/afxdp_dp\", \"mode\": \"0660\",\n"
-	  "                    \"idle_timeout\": 10, \"max_connections\": 256}}\n"
-	  "Rules are in the rule-text syntax of xpile-loader; default is the action when no rule matches (default xsk: the socket of the RX queue); hosts, when given, are the only ones whose /connect on the device-plugin socket is answered /host_ok; on_replace says what to do when another program replaces the steer program (reattach: remove it and attach again, the default; report: leave it, /readyz 503). An error names the file, the field (interfaces[1].rules[3]) and what is wrong, on one line." },
+	  "  \"device_plugin\": {\"dir\": \"/tmp/afxdp_dp\", \"mode\": \"0660\", \"group\": 9469,\n"
+	  "                    \"idle_timeout\": 10, \"max_connections\": 256},\n"
+	  "  \"kubelet\": {\"dir\": \"/var/lib/kubelet/device-plugins\", \"resource_prefix\": \"xpile.io\",\n"
+	  "              \"pod_resources\": \"/var/lib/kubelet/pod-resources/kubelet.sock\"}}\n"
+	  "Rules are in the rule-text syntax of xpile-loader; default is the action when no rule matches (default xsk: the socket of the RX queue); hosts, when given, are the only ones whose /connect on the device-plugin socket is answered /host_ok; on_replace says what to do when another program replaces the steer program (reattach: remove it and attach again, the default; report: leave it, /readyz 503). The device-plugin sockets get mode and group (a gid or a name the agent holds itself) from the start; their directories must be root's or the agent's, writable by no one else, with no symbolic link on the way. With kubelet, the agent is a kubelet device plugin: one resource PREFIX/POOL per pool, one device per RX queue, registered again whenever the kubelet restarts; pinned_map pins the XSKMAP for DPDK's use_pinned_map (docs/agent.md). An error names the file, the field (interfaces[1].rules[3]) and what is wrong, on one line." },
 	{ "SIGNALS",
 	  "    SIGHUP           read the config again; apply only the difference (a rule set\n"
 	  "                     that changed is replaced atomically); a bad config is refused\n"
@@ -67,10 +98,10 @@ static const struct cli_section run_sections[] = {
 
 static const struct cli_cmd cmd_run = {
 	.name = "run",
-	.synopsis = "--config FILE [--detach-on-exit]",
+	.synopsis = "--config FILE [--detach-on-exit] [--loop auto|io_uring|epoll]",
 	.summary = "serve the interfaces of a config",
 	.description =
-		"Attaches xpile's steer program to every interface of the config through a bpf_link, pins the link and the maps, and serves the AF_XDP device plugin's socket DIR/NETDEV/afxdp.sock of each interface, from which unprivileged engines (xpile run --uds, DPDK's net_af_xdp use_cni=1) get the XSKMAP. What a previous agent left attached is adopted, not re-attached, so restarts do not touch traffic. One thread, one io_uring loop; sd_notify readiness (Type=notify).",
+		"Attaches xpile's steer program to every interface of the config through a bpf_link, pins the link and the maps, and serves the AF_XDP device plugin's socket DIR/NETDEV/afxdp.sock of each interface, from which unprivileged engines (xpile run --uds, DPDK's net_af_xdp use_cni=1) get the XSKMAP. What a previous agent left attached is adopted, not re-attached, so restarts do not touch traffic. One thread, one event loop (io_uring, or epoll where io_uring is refused); sd_notify readiness (Type=notify).",
 	.opts = run_opts,
 	.sections = run_sections,
 	.examples = "xpile-agent run --config /etc/xpile/agent.json\n"
@@ -78,6 +109,7 @@ static const struct cli_cmd cmd_run = {
 };
 
 struct ctl_args {
+	int verbose;
 	const char *socket;
 	bool raw;
 };
@@ -127,66 +159,31 @@ static const struct cli_cmd cmd_ctl = {
 
 static const struct cli_cmd *const cmds[] = { &cmd_run, &cmd_ctl, NULL };
 
+static const struct cli_opt common_opts[] = {
+	{ .name = "verbose",
+	  .short_name = 'v',
+	  .kind = CLI_COUNT,
+	  CLI_FIELD(struct run_args, verbose),
+	  .help = "More detail: -v the library's info messages (and, for ctl, the request line "
+		  "sent), -vv also its debug output and libbpf's and libxdp's." },
+	{ 0 },
+};
+
 static const struct cli_prog prog = {
 	.name = "xpile-agent",
 	.summary = "the xpile node agent: XDP steering, the AF_XDP device-plugin socket",
 	.cmds = cmds,
+	.common = common_opts,
 	.version = XPILE_VERSION,
+	.see_also = "xpile(8), xpile-loader(8), xpile-bench(8)",
 };
-
-double ag_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-void ag_log(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("xpile-agent: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-int ag_reload(struct agent *a, char *err, size_t len)
-{
-	struct ag_config *c = calloc(1, sizeof(*c));
-	int rc = -1;
-
-	if (!c) {
-		snprintf(err, len, "out of memory");
-		return -1;
-	}
-	if (ag_config_load(a->cfg_path, c, err, len) || ag_apply_check(a, c, err, len))
-		goto out;
-	if (ag_apply(a, c, err, len))
-		goto out;
-	ag_config_free(&a->cfg);
-	a->cfg = *c; /* the rules move with it */
-	memset(c, 0, sizeof(*c));
-	a->generation++;
-	rc = 0;
-out:
-	a->last_reload_ok = !rc;
-	ag_config_free(c);
-	free(c);
-	return rc;
-}
 
 static void arm_signal(struct agent *a)
 {
-	struct io_uring_sqe *sqe = ag_loop_sqe(&a->loop, &a->sig_ev);
-
-	if (sqe)
-		io_uring_prep_read(sqe, a->sigfd, a->sigbuf, sizeof(struct signalfd_siginfo), 0);
+	ut_loop_read(&a->loop, &a->sig_ev, a->sigfd, a->sigbuf, sizeof(struct signalfd_siginfo));
 }
 
-static void on_signal(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int flags)
+static void on_signal(struct ut_loop *l, struct ut_ev *ev, int res, unsigned int flags)
 {
 	struct agent *a = (struct agent *)((char *)ev - offsetof(struct agent, sig_ev));
 	struct signalfd_siginfo si;
@@ -200,13 +197,13 @@ static void on_signal(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int
 	if (si.ssi_signo == SIGHUP) {
 		sd_notify(0, "RELOADING=1");
 		if (ag_reload(a, err, sizeof(err)))
-			ag_log("reload refused, running state kept: %s", err);
+			ut_log(LOG_ERR, "reload refused, running state kept: %s", err);
 		else
-			ag_log("reloaded %s: generation %llu", a->cfg_path,
+			ut_say(0, "reloaded %s: generation %llu", a->cfg_path,
 			       (unsigned long long)a->generation);
 		sd_notify(0, "READY=1");
 	} else {
-		ag_log("%s: stopping (%s)", strsignal((int)si.ssi_signo),
+		ut_say(0, "%s: stopping (%s)", strsignal((int)si.ssi_signo),
 		       a->detach_on_exit ? "detaching" : "programs and pins stay");
 		l->stop = true;
 		return;
@@ -216,22 +213,22 @@ static void on_signal(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int
 
 static void arm_tick(struct agent *a)
 {
-	struct io_uring_sqe *sqe = ag_loop_sqe(&a->loop, &a->tick_ev);
 	double t = a->cfg.dp_idle / 2 < 1 ? a->cfg.dp_idle / 2 : 1;
 
 	a->tick_ts.tv_sec = (long long)t;
 	a->tick_ts.tv_nsec = (long long)((t - (double)(long long)t) * 1e9);
-	if (sqe)
-		io_uring_prep_timeout(sqe, &a->tick_ts, 0, 0);
+	ut_loop_timeout(&a->loop, &a->tick_ev, &a->tick_ts);
 }
 
-static void on_tick(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int flags)
+static void on_tick(struct ut_loop *l, struct ut_ev *ev, int res, unsigned int flags)
 {
 	struct agent *a = (struct agent *)((char *)ev - offsetof(struct agent, tick_ev));
 
-	ag_dp_tick(a, ag_now());
-	ag_ctl_tick(a, ag_now());
+	ag_dp_tick(a, ut_now());
+	ag_ctl_tick(a, ut_now());
 	ag_watch_all(a); /* a detached link is announced by nothing */
+	ag_ifaces_tick(a);
+	ag_kubelet_tick(a);
 	arm_tick(a);
 }
 
@@ -251,11 +248,12 @@ static int run(struct agent *a)
 	sigset_t set;
 	int rc;
 
+	xp_netns_sweep(); /* what killed agents left in namespaces since deleted */
 	if (ag_reload(a, err, sizeof(err))) {
-		ag_log("%s", err);
+		ut_log(LOG_ERR, "%s", err);
 		return 1;
 	}
-	if (ag_ctl_open(a) || ag_metrics_open(a) || ag_watch_open(a))
+	if (ag_ctl_open(a) || ag_metrics_open(a) || ag_watch_open(a) || ag_kubelet_open(a))
 		return 1;
 	sigemptyset(&set);
 	sigaddset(&set, SIGHUP);
@@ -263,20 +261,22 @@ static int run(struct agent *a)
 	sigaddset(&set, SIGINT);
 	a->sigfd = signalfd(-1, &set, SFD_CLOEXEC);
 	if (a->sigfd < 0) {
-		ag_log("signalfd: %s", strerror(errno));
+		ut_log(LOG_ERR, "signalfd: %s", strerror(errno));
 		return 1;
 	}
 	a->sig_ev.fn = on_signal;
 	a->tick_ev.fn = on_tick;
 	arm_signal(a);
 	arm_tick(a);
-	ag_log("ready: %u interface(s), config generation %llu", a->cfg.nifaces,
+	ut_loop_say(&a->loop);
+	ut_say(0, "ready: %u interface(s), config generation %llu", a->cfg.nifaces,
 	       (unsigned long long)a->generation);
 	sd_notify(0, "READY=1");
-	rc = ag_loop_run(&a->loop);
+	rc = ut_loop_run(&a->loop);
 	if (rc)
-		ag_log("event loop: %s", strerror(-rc));
+		ut_log(LOG_ERR, "event loop: %s", strerror(-rc));
 	sd_notify(0, "STOPPING=1");
+	ag_kubelet_close(a);
 	ag_ctl_close(a);
 	ag_metrics_close(a);
 	close(a->sigfd);
@@ -356,6 +356,24 @@ bad:
 	return NULL;
 }
 
+/* ctl's own failure, in the shape of the agent's replies: one line on stderr and
+ * {"ok":false,"error":...} on stdout, which a script reads as it reads a reply. */
+static int ctl_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int ctl_fail(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "xpile-agent ctl: %s\n", msg);
+	fputs("{\"ok\":false,\"error\":", stdout);
+	cli_json_str(stdout, msg);
+	fputs("}\n", stdout);
+	return 1;
+}
+
 static int ctl_main(const struct cli_cmd *cmd, int argc, char **argv)
 {
 	struct ctl_args ca = { .socket = "/run/xpile/agent.sock" };
@@ -393,20 +411,23 @@ static int ctl_main(const struct cli_cmd *cmd, int argc, char **argv)
 	memcpy(sun.sun_path, ca.socket, strlen(ca.socket) + 1);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (ca.verbose)
+		fprintf(stderr, "xpile-agent ctl: %s <- %s\n", ca.socket, text);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun))) {
-		fprintf(stderr,
-			"xpile-agent ctl: cannot connect to %s: %s (is the agent running? --socket)\n",
-			ca.socket, strerror(errno));
+		rc = ctl_fail("cannot connect to %s: %s (is the agent running? --socket)",
+			      ca.socket, strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		json_decref(req);
 		free(dumped);
-		return 1;
+		return rc;
 	}
 	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text) || write(fd, "\n", 1) != 1) {
-		fprintf(stderr, "xpile-agent ctl: %s: write: %s\n", ca.socket, strerror(errno));
+		rc = ctl_fail("%s: write: %s", ca.socket, strerror(errno));
 		close(fd);
 		json_decref(req);
 		free(dumped);
-		return 1;
+		return rc;
 	}
 	json_decref(req);
 	free(dumped);
@@ -417,11 +438,9 @@ static int ctl_main(const struct cli_cmd *cmd, int argc, char **argv)
 	}
 	close(fd);
 	line[n] = 0;
-	if (!n || !strchr(line, '\n')) {
-		fprintf(stderr, "xpile-agent ctl: %s: no reply (%s)\n", ca.socket,
-			n ? "cut short" : "connection closed");
-		return 1;
-	}
+	if (!n || !strchr(line, '\n'))
+		return ctl_fail("%s: no reply (%s)", ca.socket,
+				n ? "cut short" : "connection closed");
 	*strchr(line, '\n') = 0;
 	puts(line);
 	rep = json_loads(line, 0, NULL);
@@ -442,6 +461,7 @@ int main(int argc, char **argv)
 	sigset_t set;
 	int rc;
 
+	ut_say_prog("xpile-agent");
 	rc = cli_select(&prog, argc, argv, &cmd);
 	if (rc != CLI_RUN)
 		return rc;
@@ -453,49 +473,60 @@ int main(int argc, char **argv)
 	if (!ra.config)
 		return cli_usage_error(&prog, cmd,
 				       "--config is required, e.g. --config agent.json");
-	libbpf_set_print(quiet_print);
-	libxdp_set_print(quiet_xdp_print);
+	if (ra.json && !ra.check)
+		return cli_usage_error(&prog, cmd,
+				       "--json goes with --check (the agent logs lines)");
+	ut_say_verbose(ra.verbose);
+	xp_set_log_fn(ut_say_xp);
+	if (ra.verbose < 2) { /* the library names causes; libbpf/libxdp narrate for -vv */
+		libbpf_set_print(quiet_print);
+		libxdp_set_print(quiet_xdp_print);
+	}
 	signal(SIGPIPE, SIG_IGN);
-	/* Blocked before anything attaches: a stop request waits for the loop. */
+	if (ra.check) {
+		static struct ag_config c;
+
+		cli_json_begin();
+		if (ag_config_load(ra.config, &c, err, sizeof(err))) {
+			ut_log(LOG_ERR, "%s", err);
+			return cli_json_finish(2);
+		}
+		if (ra.json)
+			printf("{\"ok\":true,\"interfaces\":%u}\n", c.nifaces);
+		ag_config_free(&c);
+		return cli_json_finish(0);
+	}
+	a.cfg_path = ra.config;
+	a.watch_fd = -1;
+	a.xsk_scratch_fd = -1;
+	a.xsk_bound_fd = -1;
+	a.detach_on_exit = ra.detach_on_exit;
+	/* A config that cannot work is bad input (exit 2), before the kernel is touched. */
+	if (ag_config_load(ra.config, &a.cfg, err, sizeof(err))) {
+		ut_log(LOG_ERR, "%s", err);
+		return 2;
+	}
+	ag_config_free(&a.cfg);
+	/* Blocked once the config was read (a stop signal until then just ends the process)
+	 * and before anything attaches: from here a stop request waits for the loop. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-	if (ra.check) {
-		static struct ag_config c;
-
-		if (ag_config_load(ra.config, &c, err, sizeof(err))) {
-			fprintf(stderr, "xpile-agent: %s\n", err);
-			return 2;
-		}
-		ag_config_free(&c);
-		return 0;
-	}
-	a.cfg_path = ra.config;
-	a.watch_fd = -1;
-	a.xsk_scratch_fd = -1;
-	a.detach_on_exit = ra.detach_on_exit;
-	/* A config that cannot work is bad input (exit 2), before the kernel is touched. */
-	if (ag_config_load(ra.config, &a.cfg, err, sizeof(err))) {
-		fprintf(stderr, "xpile-agent: %s\n", err);
-		return 2;
-	}
-	ag_config_free(&a.cfg);
-	rc = ag_loop_init(&a.loop, 256);
-	if (rc) {
-		ag_log("io_uring: %s", strerror(-rc));
-		return 1;
-	}
+	if (ut_loop_init(&a.loop, (enum ut_loop_kind)ra.loop, 256))
+		return 1; /* one line said why */
 	rc = run(&a);
 	ag_ifaces_close(&a, a.detach_on_exit);
-	ag_loop_drain(&a.loop);
+	ut_loop_drain(&a.loop);
 	ag_metrics_free(&a);
 	ag_config_free(&a.cfg);
-	ag_loop_fini(&a.loop); /* cancels the netlink receive */
+	ut_loop_fini(&a.loop); /* cancels the netlink receive */
 	if (a.watch_fd >= 0)
 		close(a.watch_fd);
 	if (a.xsk_scratch_fd >= 0)
 		close(a.xsk_scratch_fd);
+	if (a.xsk_bound_fd >= 0)
+		close(a.xsk_bound_fd);
 	return rc;
 }

@@ -4,8 +4,19 @@
  * by libmicrohttpd in its external-loop mode: its epoll fd is polled by the agent's
  * io_uring loop, MHD_run() runs when it is readable or when MHD's own timeout is
  * due. MHD bounds each connection's memory (a request larger than 16 KiB is refused)
- * and its idle time (5 s), and the number of connections (64): a slow or stuck client
- * cannot hold the loop, which never blocks in MHD.
+ * and its idle time (5 s): a slow or stuck client cannot hold the loop, which never
+ * blocks in MHD.
+ *
+ * Nor can slow clients hold the port, which the liveness probe needs: MHD's idle
+ * timeout restarts at every byte, so a client sending a header line every 3 s was
+ * never closed, and 64 of them kept everyone else out. Here each connection is
+ * tracked from MHD's connection notifications: the request line and headers must
+ * come within MET_HEAD_S of the connect (or of the previous response), the answer
+ * must be taken within MET_ANSWER_S; one peer address holds at most MET_PER_PEER
+ * connections and all together MET_CONN_LIMIT, a new one taking the place of the
+ * oldest still sending its headers (refusing the new one would refuse the probe,
+ * which comes from the same address as anything local). A connection is closed by
+ * shutting its socket down: MHD sees the end of it and frees it as usual.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -15,24 +26,58 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/socket.h>
 #include <microhttpd.h>
 
 #include "agent.h"
+#include "dp.h"
+#include "iface.h"
+#include "lent.h"
+#include "engines.h"
+#include "metrics.h"
+#include "podres.h"
+#include "xskdiag.h"
+#include "xskpidfd.h"
 #include "xpile/owner.h"
 #include "xpile/text.h"
 
 #define MET_CONN_MEMORY (16 * 1024)
 #define MET_CONN_TIMEOUT 5
 #define MET_CONN_LIMIT 64
+#define MET_PER_PEER 16
+#define MET_HEAD_S 5.0
+#define MET_ANSWER_S 30.0
+
+enum met_close { MET_HEAD_LATE, MET_ANSWER_LATE, MET_PEER_LIMIT, MET_CONN_FULL, MET_NCLOSE };
+
+static const char *const close_names[MET_NCLOSE] = {
+	[MET_HEAD_LATE] = "header_deadline",
+	[MET_ANSWER_LATE] = "answer_deadline",
+	[MET_PEER_LIMIT] = "peer_limit",
+	[MET_CONN_FULL] = "connection_limit",
+};
+
+/* One HTTP connection, from MHD's STARTED notification to its CLOSED one. */
+struct met_conn {
+	struct met_conn *next, **pprev;
+	int fd;
+	struct in_addr peer;
+	double since; /* connected, or answered its last request */
+	bool answering; /* its headers are in: the request is being answered */
+	bool kept; /* answered a request already: kept alive */
+	bool closing; /* shut down by us: MHD frees it on its next run */
+};
 
 struct ag_metrics {
-	struct ag_ev poll_ev, timer_ev;
+	struct ut_ev poll_ev, timer_ev;
 	struct agent *a;
 	struct MHD_Daemon *d;
 	int epfd;
 	bool timer_armed;
 	struct __kernel_timespec ts;
 	double started; /* unix time */
+	struct met_conn *conns;
+	__u64 closed[MET_NCLOSE];
 };
 
 struct buf {
@@ -77,6 +122,12 @@ static const char *const action_names[XP_CNT_MAX] = {
 	[XP_CNT_DEFAULT] = "default", [XP_CNT_PARSE_ERR] = "parse_error",
 };
 
+/* A verdict, not the reason for one (those count again under their verdict). */
+static bool verdict_final(int v)
+{
+	return v != XP_CNT_DEFAULT && v != XP_CNT_XSK_NOSOCK && v != XP_CNT_PARSE_ERR;
+}
+
 static const char *const perr_names[XP_PERR_MAX] = {
 	[XP_PERR_ETH_TRUNC] = "eth_trunc",
 	[XP_PERR_VLAN_TRUNC] = "vlan_trunc",
@@ -103,6 +154,12 @@ static bool iface_ready(struct ag_iface *i, char *why, size_t len)
 {
 	struct xp_steer_health h;
 
+	if (i->lent) { /* in a pod's namespace (lend.c): our link holds the program, or not */
+		if (ag_lent_attached(i))
+			return true;
+		snprintf(why, len, "%s: steer program not attached (lent to a pod)", i->name);
+		return false;
+	}
 	if (xp_steer_check(i->steer, &h)) {
 		snprintf(why, len, "%s: cannot query its XDP program", i->name);
 		return false;
@@ -204,6 +261,25 @@ static void render(struct ag_metrics *m, struct buf *b)
 	help(b, "xpile_device_plugin_connections", "gauge", "Open device-plugin connections.");
 	put(b, "xpile_device_plugin_connections %u\n", a->dp_conns);
 
+	{ /* podres.c: who holds which queue */
+		char pr[16384];
+
+		if (ag_podres_metrics(a, pr, sizeof(pr)))
+			put(b, "%s", pr);
+	}
+	{ /* engines.c: the node's engines, by their control sockets */
+		char *es = NULL;
+		size_t elen = 0;
+		FILE *f = open_memstream(&es, &elen);
+
+		if (f) {
+			ag_engines_metrics(f);
+			/* Closing flushes: only then does es hold it all. */
+			if (!fclose(f) && es)
+				put(b, "%s", es);
+		}
+		free(es);
+	}
 	help(b, "xpile_interface_ready", "gauge",
 	     "1 when the interface's steer program is attached and its maps pinned.");
 	for (int k = 0; k < AG_MAX_IFACES; k++) {
@@ -233,19 +309,35 @@ static void render(struct ag_metrics *m, struct buf *b)
 
 	for (int k = 0; k < AG_MAX_IFACES; k++)
 		have[k] = a->ifaces[k].used && !xp_steer_stats_read(a->ifaces[k].steer, &st[k]);
+	/* The verdicts a packet gets exactly one of; why the program chose it (no rule
+	 * matched, no socket on the queue, a malformed packet) is a second, orthogonal
+	 * family, so that sum() over either counts every packet once. */
 	help(b, "xpile_verdict_packets_total", "counter",
-	     "Packets by the steer program's verdict (default and parse_error also count under their verdict).");
+	     "Packets by the steer program's verdict: pass, drop, tx, redirect, xsk (each packet once).");
 	for (int k = 0; k < AG_MAX_IFACES; k++)
 		for (int v = 0; have[k] && v < XP_CNT_MAX; v++)
-			put(b, "xpile_verdict_packets_total{interface=\"%s\",action=\"%s\"} %llu\n",
-			    a->ifaces[k].name, action_names[v],
-			    (unsigned long long)st[k].verdict[v].packets);
+			if (verdict_final(v))
+				put(b,
+				    "xpile_verdict_packets_total{interface=\"%s\",action=\"%s\"} %llu\n",
+				    a->ifaces[k].name, action_names[v],
+				    (unsigned long long)st[k].verdict[v].packets);
 	help(b, "xpile_verdict_bytes_total", "counter", "Bytes by the steer program's verdict.");
 	for (int k = 0; k < AG_MAX_IFACES; k++)
 		for (int v = 0; have[k] && v < XP_CNT_MAX; v++)
-			put(b, "xpile_verdict_bytes_total{interface=\"%s\",action=\"%s\"} %llu\n",
-			    a->ifaces[k].name, action_names[v],
-			    (unsigned long long)st[k].verdict[v].bytes);
+			if (verdict_final(v))
+				put(b,
+				    "xpile_verdict_bytes_total{interface=\"%s\",action=\"%s\"} %llu\n",
+				    a->ifaces[k].name, action_names[v],
+				    (unsigned long long)st[k].verdict[v].bytes);
+	help(b, "xpile_verdict_reason_packets_total", "counter",
+	     "Packets whose verdict came from a fallback: default (no rule matched), xsk_nosocket (no socket on the queue: passed), parse_error (malformed); each also counts once in xpile_verdict_packets_total.");
+	for (int k = 0; k < AG_MAX_IFACES; k++)
+		for (int v = 0; have[k] && v < XP_CNT_MAX; v++)
+			if (!verdict_final(v))
+				put(b,
+				    "xpile_verdict_reason_packets_total{interface=\"%s\",reason=\"%s\"} %llu\n",
+				    a->ifaces[k].name, action_names[v],
+				    (unsigned long long)st[k].verdict[v].packets);
 	help(b, "xpile_parse_errors_total", "counter", "Malformed packets by reason.");
 	for (int k = 0; k < AG_MAX_IFACES; k++)
 		for (int v = 0; have[k] && v < XP_PERR_MAX; v++)
@@ -253,6 +345,11 @@ static void render(struct ag_metrics *m, struct buf *b)
 			    a->ifaces[k].name, perr_names[v],
 			    (unsigned long long)st[k].parse_err[v]);
 
+	help(b, "xpile_http_connections_closed_total", "counter",
+	     "HTTP connections the agent closed: headers not in within 5 s, an answer not taken within 30 s, a peer over 16 connections, all over 64.");
+	for (int r = 0; r < MET_NCLOSE; r++)
+		put(b, "xpile_http_connections_closed_total{reason=\"%s\"} %llu\n", close_names[r],
+		    (unsigned long long)m->closed[r]);
 	xsk_render(a, b);
 }
 
@@ -280,12 +377,140 @@ static enum MHD_Result text(struct MHD_Connection *conn, unsigned int status, co
 		      MHD_NO;
 }
 
+static struct met_conn *conn_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+static void conn_shut(struct ag_metrics *m, struct met_conn *c, enum met_close why)
+{
+	c->closing = true;
+	m->closed[why]++;
+	shutdown(c->fd, SHUT_RDWR);
+}
+
+/* The oldest connection still sending its headers, of @peer (NULL: of anyone). */
+static struct met_conn *oldest_waiting(struct ag_metrics *m, const struct in_addr *peer)
+{
+	struct met_conn *o = NULL;
+
+	for (struct met_conn *c = m->conns; c; c = c->next)
+		if (!c->closing && !c->answering && c->fd >= 0 &&
+		    (!peer || c->peer.s_addr == peer->s_addr) && (!o || c->since < o->since))
+			o = c;
+	return o;
+}
+
+/* A new connection @n within the bounds: over them, the oldest one still sending its
+ * headers goes (the peer's own first), else the new one. */
+static void admit(struct ag_metrics *m, struct met_conn *n)
+{
+	unsigned int all = 0, mine = 0;
+	struct met_conn *o;
+
+	for (struct met_conn *c = m->conns; c; c = c->next)
+		if (!c->closing) {
+			all++;
+			mine += c->peer.s_addr == n->peer.s_addr;
+		}
+	if (mine > MET_PER_PEER) {
+		o = oldest_waiting(m, &n->peer);
+		conn_shut(m, o ? o : n, MET_PEER_LIMIT);
+		all--;
+	}
+	if (all > MET_CONN_LIMIT && !n->closing) {
+		o = oldest_waiting(m, NULL);
+		conn_shut(m, o ? o : n, MET_CONN_FULL);
+	}
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	struct ag_metrics *m = cls;
+	struct met_conn *c = *socket_context;
+
+	if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+		if (c) {
+			*c->pprev = c->next;
+			if (c->next)
+				c->next->pprev = c->pprev;
+			free(c);
+		}
+		*socket_context = NULL;
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return; /* untracked: MHD's own bounds hold it */
+	const union MHD_ConnectionInfo *fi =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	const union MHD_ConnectionInfo *ai =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+
+	c->fd = fi ? fi->connect_fd : -1;
+	if (ai && ai->client_addr && ai->client_addr->sa_family == AF_INET)
+		c->peer = ((const struct sockaddr_in *)ai->client_addr)->sin_addr;
+	c->since = ut_now();
+	c->next = m->conns;
+	if (c->next)
+		c->next->pprev = &c->next;
+	c->pprev = &m->conns;
+	m->conns = c;
+	*socket_context = c;
+	if (c->fd >= 0)
+		admit(m, c);
+}
+
+/* A request answered: the connection's next one has its own MET_HEAD_S. */
+static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct met_conn *c = conn_of(conn);
+
+	if (c) {
+		c->answering = false;
+		c->kept = true;
+		c->since = ut_now();
+	}
+}
+
+/* Closes the connections past their deadline; the seconds until the next one is due. */
+static double sweep(struct ag_metrics *m)
+{
+	double now = ut_now(), next = 1;
+
+	for (struct met_conn *c = m->conns; c; c = c->next) {
+		/* A kept-alive connection that stays silent is MHD's to close (its idle
+		 * timeout, as long): ours closes one that trickles. */
+		double limit = c->answering ? MET_ANSWER_S : MET_HEAD_S + (c->kept ? 1 : 0);
+		double left = c->since + limit - now;
+
+		if (c->closing || c->fd < 0)
+			continue;
+		if (left <= 0)
+			conn_shut(m, c, c->answering ? MET_ANSWER_LATE : MET_HEAD_LATE);
+		else if (left < next)
+			next = left;
+	}
+	return next;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version, const char *upload,
 				  size_t *upload_size, void **req_cls)
 {
 	struct ag_metrics *m = cls;
 	struct agent *a = m->a;
+	struct met_conn *c = conn_of(conn);
+
+	if (c && !c->answering) {
+		c->answering = true; /* the request line and headers are in */
+		c->since = ut_now();
+	}
 
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n");
@@ -310,16 +535,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (!strcmp(url, "/healthz"))
 		return text(conn, MHD_HTTP_OK, "ok\n"); /* answering is the loop being alive */
 	if (!strcmp(url, "/readyz")) {
-		char why[512] = "", line[128];
+		char why[4096] = "", line[256];
 
 		for (__u32 k = 0; k < a->cfg.nifaces; k++) {
 			struct ag_iface *i = ag_iface_find(a, a->cfg.ifaces[k].name);
 
+			line[0] = 0;
 			if (!i)
 				snprintf(line, sizeof(line), "%s: not served (detached)",
 					 a->cfg.ifaces[k].name);
-			else if (iface_ready(i, line, sizeof(line)))
+			else if (iface_ready(i, line, sizeof(line)) && ag_dp_intact(i))
 				continue;
+			else if (!line[0])
+				snprintf(line, sizeof(line),
+					 "%s: device-plugin socket %s removed or replaced", i->name,
+					 ag_dp_path(i));
 			snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s\n", line);
 		}
 		if (why[0])
@@ -331,26 +561,30 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 static void arm_poll(struct ag_metrics *m);
 
-/* MHD's own timeout (a connection to time out, a response to finish), if any. */
+/* MHD's own timeout (a connection to time out, a response to finish), or the next
+ * deadline of ours, if any. */
 static void arm_timer(struct ag_metrics *m)
 {
 	MHD_UNSIGNED_LONG_LONG ms;
-	struct io_uring_sqe *sqe;
+	double ours = sweep(m);
 
-	if (m->timer_armed || MHD_get_timeout(m->d, &ms) != MHD_YES)
+	if (m->timer_armed)
 		return;
+	if (MHD_get_timeout(m->d, &ms) != MHD_YES) {
+		if (!m->conns)
+			return;
+		ms = 1000;
+	}
 	if (ms > 1000)
 		ms = 1000;
+	if (ms > (MHD_UNSIGNED_LONG_LONG)(ours * 1000) + 1)
+		ms = (MHD_UNSIGNED_LONG_LONG)(ours * 1000) + 1;
 	m->ts.tv_sec = (long long)(ms / 1000);
 	m->ts.tv_nsec = (long long)(ms % 1000) * 1000000;
-	sqe = ag_loop_sqe(&m->a->loop, &m->timer_ev);
-	if (sqe) {
-		io_uring_prep_timeout(sqe, &m->ts, 0, 0);
-		m->timer_armed = true;
-	}
+	m->timer_armed = !ut_loop_timeout(&m->a->loop, &m->timer_ev, &m->ts);
 }
 
-static void on_poll(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int flags)
+static void on_poll(struct ut_loop *l, struct ut_ev *ev, int res, unsigned int flags)
 {
 	struct ag_metrics *m =
 		(struct ag_metrics *)((char *)ev - offsetof(struct ag_metrics, poll_ev));
@@ -362,7 +596,7 @@ static void on_poll(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int f
 	arm_timer(m);
 }
 
-static void on_timer(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int flags)
+static void on_timer(struct ut_loop *l, struct ut_ev *ev, int res, unsigned int flags)
 {
 	struct ag_metrics *m =
 		(struct ag_metrics *)((char *)ev - offsetof(struct ag_metrics, timer_ev));
@@ -376,10 +610,7 @@ static void on_timer(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int 
 
 static void arm_poll(struct ag_metrics *m)
 {
-	struct io_uring_sqe *sqe = ag_loop_sqe(&m->a->loop, &m->poll_ev);
-
-	if (sqe)
-		io_uring_prep_poll_add(sqe, m->epfd, POLLIN);
+	ut_loop_poll_in(&m->a->loop, &m->poll_ev, m->epfd);
 }
 
 int ag_metrics_open(struct agent *a)
@@ -398,7 +629,8 @@ int ag_metrics_open(struct agent *a)
 	*colon = 0;
 	xp_parse_u32(colon + 1, 1, 65535, &port); /* checked by the config */
 	if (inet_pton(AF_INET, host, &sin.sin_addr) != 1) {
-		ag_log("metrics.address %s: the host must be an IPv4 address (e.g. 127.0.0.1 or 0.0.0.0)",
+		ut_log(LOG_ERR,
+		       "metrics.address %s: the host must be an IPv4 address (e.g. 127.0.0.1 or 0.0.0.0)",
 		       a->cfg.metrics_addr);
 		free(m);
 		return -EINVAL;
@@ -409,14 +641,20 @@ int ag_metrics_open(struct agent *a)
 	m->timer_ev.fn = on_timer;
 	clock_gettime(CLOCK_REALTIME, &now);
 	m->started = (double)now.tv_sec + now.tv_nsec / 1e9;
-	m->d = MHD_start_daemon(MHD_USE_EPOLL, (uint16_t)port, NULL, NULL, on_request, m,
-				MHD_OPTION_SOCK_ADDR, &sin, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-				(size_t)MET_CONN_MEMORY, MHD_OPTION_CONNECTION_TIMEOUT,
-				(unsigned int)MET_CONN_TIMEOUT, MHD_OPTION_CONNECTION_LIMIT,
-				(unsigned int)MET_CONN_LIMIT, MHD_OPTION_LISTENING_ADDRESS_REUSE,
-				1U, MHD_OPTION_END);
+	m->d = MHD_start_daemon(
+		MHD_USE_EPOLL, (uint16_t)port, NULL, NULL, on_request, m, MHD_OPTION_SOCK_ADDR,
+		&sin, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MET_CONN_MEMORY,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)MET_CONN_TIMEOUT,
+		/* Hard bounds over ours, which make room by closing. No address reuse
+		 * option: SO_REUSEPORT let a second agent share the port and answer every
+		 * other scrape; MHD's default SO_REUSEADDR is what a restart needs. */
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)(2 * MET_CONN_LIMIT),
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)(2 * MET_PER_PEER),
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, m, MHD_OPTION_NOTIFY_COMPLETED,
+		on_completed, m, MHD_OPTION_END);
 	if (!m->d) {
-		ag_log("metrics: cannot serve HTTP on %s (address in use? metrics.address)",
+		ut_log(LOG_ERR,
+		       "metrics: cannot serve HTTP on %s (address in use? metrics.address)",
 		       a->cfg.metrics_addr);
 		free(m);
 		return -EADDRINUSE;
@@ -430,7 +668,7 @@ int ag_metrics_open(struct agent *a)
 	}
 	a->metrics = m;
 	arm_poll(m);
-	ag_log("metrics: http://%s/metrics", a->cfg.metrics_addr);
+	ut_say(0, "metrics: http://%s/metrics", a->cfg.metrics_addr);
 	return 0;
 }
 
@@ -442,14 +680,9 @@ void ag_metrics_close(struct agent *a)
 		return;
 	MHD_stop_daemon(m->d);
 	m->d = NULL;
-	/* The poll holds the epoll fd open in the ring: cancel it, and the timer. */
-	for (int k = 0; k < 2; k++) {
-		struct io_uring_sqe *sqe = ag_loop_sqe(&a->loop, NULL);
-
-		if (sqe)
-			io_uring_prep_cancel(sqe, k ? (void *)&m->timer_ev : (void *)&m->poll_ev,
-					     0);
-	}
+	/* The poll holds the epoll fd open in the loop: cancel it, and the timer. */
+	ut_loop_cancel(&a->loop, &m->poll_ev);
+	ut_loop_cancel(&a->loop, &m->timer_ev);
 }
 
 void ag_metrics_free(struct agent *a)

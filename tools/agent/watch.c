@@ -25,15 +25,18 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <bpf/libbpf.h>
+#include <libmnl/libmnl.h>
 
 #include "agent.h"
+#include "kubelet.h"
+#include "watch.h"
 #include "xpile/owner.h"
 
 /* What was logged last; WATCH_OK (0) is where a new interface starts. */
 enum { WATCH_OK, WATCH_FOREIGN, WATCH_STUCK, WATCH_NOIFACE };
 
 struct ag_watch {
-	struct ag_ev ev;
+	struct ut_ev ev;
 	struct agent *a;
 	int fd;
 	char buf[8192];
@@ -68,16 +71,16 @@ static void say_once(struct ag_iface *i, int state, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	ag_log("%s: %s", i->name, line);
+	ut_warn("%s: %s", i->name, line);
 }
 
 void ag_watch_iface(struct agent *a, struct ag_iface *i)
 {
 	struct xp_steer_health h;
-	double t0 = ag_now();
+	double t0 = ut_now();
 	int err;
 
-	if (!i->used || xp_steer_check(i->steer, &h))
+	if (!i->used || i->lent || xp_steer_check(i->steer, &h)) /* lent: in a pod (lend.c) */
 		return;
 	if (h.iface_gone) {
 		say_once(i, WATCH_NOIFACE, "interface gone; its program went with it");
@@ -85,7 +88,7 @@ void ag_watch_iface(struct agent *a, struct ag_iface *i)
 	}
 	if (!h.prog_gone && !h.prog_replaced) {
 		if (i->watch_state != WATCH_OK && i->watch_state != WATCH_NOIFACE)
-			ag_log("%s: steer program attached again (id %u)", i->name,
+			ut_say(0, "%s: steer program attached again (id %u)", i->name,
 			       xp_steer_prog_id(i->steer));
 		i->watch_state = WATCH_OK;
 		return;
@@ -118,11 +121,11 @@ void ag_watch_iface(struct agent *a, struct ag_iface *i)
 		xp_steer_repin(i->steer);
 	i->watch_state = WATCH_OK;
 	if (h.prog_replaced)
-		ag_log("%s: another XDP program (id %u, %s) had replaced the steer program: removed it and re-attached ours through a new bpf_link in %.1f ms",
-		       i->name, h.attached_id, h.attached_name, (ag_now() - t0) * 1e3);
+		ut_warn("%s: another XDP program (id %u, %s) had replaced the steer program: removed it and re-attached ours through a new bpf_link in %.1f ms",
+			i->name, h.attached_id, h.attached_name, (ut_now() - t0) * 1e3);
 	else
-		ag_log("%s: steer program gone from the interface (its link detached?): re-attached through a new bpf_link in %.1f ms",
-		       i->name, (ag_now() - t0) * 1e3);
+		ut_warn("%s: steer program gone from the interface (its link detached?): re-attached through a new bpf_link in %.1f ms",
+			i->name, (ut_now() - t0) * 1e3);
 }
 
 void ag_watch_all(struct agent *a)
@@ -133,13 +136,24 @@ void ag_watch_all(struct agent *a)
 
 static void arm(struct ag_watch *w)
 {
-	struct io_uring_sqe *sqe = ag_loop_sqe(&w->a->loop, &w->ev);
-
-	if (sqe)
-		io_uring_prep_recv(sqe, w->fd, w->buf, sizeof(w->buf), 0);
+	ut_loop_recv(&w->a->loop, &w->ev, w->fd, w->buf, sizeof(w->buf));
 }
 
-static void on_link(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int flags)
+/* A link changed: the interfaces of ours with that index are looked at again. */
+static int link_msg(const struct nlmsghdr *h, void *data)
+{
+	struct agent *a = data;
+	const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(h);
+
+	if (h->nlmsg_type != RTM_NEWLINK || h->nlmsg_len < NLMSG_LENGTH(sizeof(*ifi)))
+		return MNL_CB_OK;
+	for (int k = 0; k < AG_MAX_IFACES; k++)
+		if (a->ifaces[k].used && a->ifaces[k].ifindex == ifi->ifi_index)
+			ag_watch_iface(a, &a->ifaces[k]);
+	return MNL_CB_OK;
+}
+
+static void on_link(struct ut_loop *l, struct ut_ev *ev, int res, unsigned int flags)
 {
 	struct ag_watch *w = (struct ag_watch *)ev;
 	struct agent *a = w->a;
@@ -149,21 +163,10 @@ static void on_link(struct ag_loop *l, struct ag_ev *ev, int res, unsigned int f
 	if (res == -ENOBUFS) {
 		ag_watch_all(a); /* notifications lost: look at everything */
 	} else if (res > 0) {
-		int len = res;
-
-		for (struct nlmsghdr *h = (struct nlmsghdr *)w->buf; NLMSG_OK(h, (unsigned int)len);
-		     h = NLMSG_NEXT(h, len)) {
-			const struct ifinfomsg *ifi = NLMSG_DATA(h);
-
-			if (h->nlmsg_type != RTM_NEWLINK ||
-			    h->nlmsg_len < NLMSG_LENGTH(sizeof(*ifi)))
-				continue;
-			for (int k = 0; k < AG_MAX_IFACES; k++)
-				if (a->ifaces[k].used && a->ifaces[k].ifindex == ifi->ifi_index)
-					ag_watch_iface(a, &a->ifaces[k]);
-		}
+		mnl_cb_run(w->buf, (size_t)res, 0, 0, link_msg, a);
+		ag_kubelet_health(a); /* a link went up or down: the devices' health */
 	} else if (res < 0 && res != -EINTR && res != -EAGAIN) {
-		ag_log("link notifications: %s; the 1 s check goes on", strerror(-res));
+		ut_warn("link notifications: %s; the 1 s check goes on", strerror(-res));
 		return;
 	}
 	arm(w);
@@ -178,8 +181,8 @@ int ag_watch_open(struct agent *a)
 	w.a = a;
 	w.fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
 	if (w.fd < 0 || bind(w.fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		ag_log("link notifications: %s; the 1 s check alone watches the programs",
-		       strerror(errno));
+		ut_warn("link notifications: %s; the 1 s check alone watches the programs",
+			strerror(errno));
 		if (w.fd >= 0)
 			close(w.fd);
 		w.fd = -1;

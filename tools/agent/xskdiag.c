@@ -6,18 +6,63 @@
  * (CONFIG_XDP_SOCKETS_DIAG); without it the dump fails with -ENOENT.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
 #include <linux/xdp_diag.h>
+#include <libmnl/libmnl.h>
 
 #include "agent.h"
+#include "xskdiag.h"
 
 #ifndef AF_XDP
 #define AF_XDP 44
 #endif
+
+struct diag_one {
+	struct ag_xsk_stat s;
+	bool info;
+};
+
+struct diag_all {
+	struct ag_xsk_stat *out;
+	int max, n;
+};
+
+static int diag_attr(const struct nlattr *a, void *data)
+{
+	struct diag_one *d = data;
+
+	if (mnl_attr_get_type(a) == XDP_DIAG_INFO &&
+	    mnl_attr_get_payload_len(a) >= sizeof(struct xdp_diag_info)) {
+		struct xdp_diag_info di;
+
+		memcpy(&di, mnl_attr_get_payload(a), sizeof(di));
+		d->s.ifindex = (int)di.ifindex;
+		d->s.queue = di.queue_id;
+		d->info = true;
+	} else if (mnl_attr_get_type(a) == XDP_DIAG_STATS &&
+		   mnl_attr_get_payload_len(a) >= sizeof(d->s.st)) {
+		memcpy(&d->s.st, mnl_attr_get_payload(a), sizeof(d->s.st));
+	}
+	return MNL_CB_OK;
+}
+
+static int diag_msg(const struct nlmsghdr *h, void *data)
+{
+	struct diag_all *all = data;
+	struct diag_one d = { 0 };
+
+	if (h->nlmsg_len < NLMSG_LENGTH(sizeof(struct xdp_diag_msg)))
+		return MNL_CB_OK;
+	mnl_attr_parse(h, sizeof(struct xdp_diag_msg), diag_attr, &d);
+	if (d.info && d.s.ifindex && all->n < all->max)
+		all->out[all->n++] = d.s;
+	return MNL_CB_OK;
+}
 
 int ag_xsk_diag(struct ag_xsk_stat *out, int max)
 {
@@ -31,9 +76,9 @@ int ag_xsk_diag(struct ag_xsk_stat *out, int max)
 		.r = { .sdiag_family = AF_XDP, .xdiag_show = XDP_SHOW_INFO | XDP_SHOW_STATS },
 	};
 	static char buf[32768];
-	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG), n = 0;
+	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	struct diag_all all = { .out = out, .max = max };
 	struct timeval tv = { .tv_sec = 1 };
-	bool done = false;
 	int err = 0;
 
 	if (fd < 0)
@@ -44,53 +89,20 @@ int ag_xsk_diag(struct ag_xsk_stat *out, int max)
 		close(fd);
 		return err;
 	}
-	while (!done) {
+	for (;;) {
 		ssize_t len = recv(fd, buf, sizeof(buf), 0);
-		struct nlmsghdr *h;
+		int rc;
 
 		if (len <= 0)
 			break;
-		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)len); h = NLMSG_NEXT(h, len)) {
-			struct xdp_diag_msg *m = NLMSG_DATA(h);
-			struct rtattr_like {
-				unsigned short len, type;
-			} * a;
-			int rem;
-			struct ag_xsk_stat s = { 0 };
-			bool info = false;
-
-			if (h->nlmsg_type == NLMSG_ERROR) {
-				/* -ENOENT: a kernel without CONFIG_XDP_SOCKETS_DIAG (xsk_diag) */
-				err = ((struct nlmsgerr *)NLMSG_DATA(h))->error;
-				done = true;
-				break;
-			}
-			if (h->nlmsg_type == NLMSG_DONE) {
-				done = true;
-				break;
-			}
-			rem = (int)h->nlmsg_len - (int)NLMSG_LENGTH(sizeof(*m));
-			a = (struct rtattr_like *)(m + 1);
-			while (rem >= (int)sizeof(*a) && a->len >= sizeof(*a) && a->len <= rem) {
-				void *d = a + 1;
-
-				if (a->type == XDP_DIAG_INFO) {
-					struct xdp_diag_info di;
-
-					memcpy(&di, d, sizeof(di));
-					s.ifindex = (int)di.ifindex;
-					s.queue = di.queue_id;
-					info = true;
-				} else if (a->type == XDP_DIAG_STATS) {
-					memcpy(&s.st, d, sizeof(s.st));
-				}
-				rem -= (a->len + 3) & ~3;
-				a = (struct rtattr_like *)((char *)a + ((a->len + 3) & ~3));
-			}
-			if (info && s.ifindex && n < max)
-				out[n++] = s;
-		}
+		/* NLMSG_DONE stops; an error (-ENOENT: a kernel without
+		 * CONFIG_XDP_SOCKETS_DIAG, xsk_diag) too. */
+		rc = mnl_cb_run(buf, (size_t)len, 0, 0, diag_msg, &all);
+		if (rc == MNL_CB_ERROR)
+			err = -errno;
+		if (rc <= MNL_CB_STOP)
+			break;
 	}
 	close(fd);
-	return err ? err : n;
+	return err ? err : all.n;
 }

@@ -37,6 +37,8 @@
 #include <bpf/bpf.h>
 
 #include "agent.h"
+#include "xskdiag.h"
+#include "xskpidfd.h"
 
 #ifndef AF_XDP
 #define AF_XDP 44
@@ -97,29 +99,93 @@ static int probe_load(int xskmap, int scratch)
 			*last = 0;
 			last = strrchr(log, '\n');
 		}
-		ag_log("xsk_stats pidfd: the socket probe does not load (%s): %s", strerror(-err),
-		       last ? last + 1 : log);
+		ut_warn("xsk_stats pidfd: the socket probe does not load (%s): %s", strerror(-err),
+			last ? last + 1 : log);
 		return err;
 	}
 	return fd;
 }
 
-/* The queue of @i's XSKMAP that delivers to socket @fd: 0.., or -1 when none does. */
-static int probe_queue(struct agent *a, struct ag_iface *i, int fd)
+/* r0 = XDP_PASS and the bound queue of the probe slot's socket in the first 4 bytes
+ * of the packet: the first half of probe_load's program, for a socket in no map yet
+ * (xsksock.c checks what a client asks to insert). */
+static int bound_probe_load(int scratch)
 {
-	__u32 key = 0;
+	const struct bpf_insn p[] = {
+		INSN(BPF_LDX | BPF_MEM | BPF_W, 7, 1, 0, 0), /* r7 = data */
+		INSN(BPF_LDX | BPF_MEM | BPF_W, 3, 1, 4, 0), /* r3 = data_end */
+		INSN(BPF_ALU64 | BPF_MOV | BPF_X, 4, 7, 0, 0),
+		INSN(BPF_ALU64 | BPF_ADD | BPF_K, 4, 0, 0, 8),
+		INSN(BPF_JMP | BPF_JGT | BPF_X, 4, 3, 11, 0), /* data + 8 > end: miss */
+		INSN(BPF_ST | BPF_MEM | BPF_W, 10, 0, -4, 0), /* key 0 */
+		INSN(BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, scratch),
+		INSN(0, 0, 0, 0, 0),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0),
+		INSN(BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -4),
+		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem),
+		INSN(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 4, 0), /* no socket: miss */
+		INSN(BPF_LDX | BPF_MEM | BPF_W, 9, 0, 0, 0), /* its queue_id */
+		INSN(BPF_STX | BPF_MEM | BPF_W, 7, 9, 0, 0), /* into the packet */
+		INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, XDP_PASS),
+		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, XDP_DROP), /* miss */
+		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "xp_xskbound", "GPL", p, sizeof(p) / sizeof(p[0]),
+			       NULL);
+
+	if (fd < 0)
+		ut_warn("xsk_socket: the bound-queue probe does not load: %s", strerror(errno));
+	return fd;
+}
+
+static int scratch_map(struct agent *a)
+{
+	if (a->xsk_scratch_fd < 0)
+		a->xsk_scratch_fd =
+			bpf_map_create(BPF_MAP_TYPE_XSKMAP, "xp_xskprobe", 4, 4, 1, NULL);
+	return a->xsk_scratch_fd;
+}
+
+/* Socket @fd in the scratch slot, probe @prog run once over it: the queue it wrote,
+ * or -1 (the probe missed, or the socket cannot go in a map). */
+static int run_probe(struct agent *a, int prog, int fd)
+{
+	__u32 key = 0, q;
 	unsigned char in[64] = { 0 }, out[64] = { 0 };
 	LIBBPF_OPTS(bpf_test_run_opts, t, .data_in = in, .data_size_in = sizeof(in),
 		    .data_out = out, .data_size_out = sizeof(out), .repeat = 1);
-	__u32 q;
 	int ok;
 
-	if (a->xsk_scratch_fd < 0) {
-		a->xsk_scratch_fd =
-			bpf_map_create(BPF_MAP_TYPE_XSKMAP, "xp_xskprobe", 4, 4, 1, NULL);
-		if (a->xsk_scratch_fd < 0)
-			return -1;
-	}
+	if (bpf_map_update_elem(a->xsk_scratch_fd, &key, &fd, BPF_ANY))
+		return -1;
+	ok = !bpf_prog_test_run_opts(prog, &t) && t.retval == XDP_PASS;
+	bpf_map_delete_elem(a->xsk_scratch_fd, &key);
+	memcpy(&q, out, sizeof(q));
+	return ok ? (int)q : -1;
+}
+
+int ag_xsk_bound_queue(struct agent *a, int fd)
+{
+	if (scratch_map(a) < 0)
+		return -1;
+	if (a->xsk_bound_fd < 0 && (a->xsk_bound_fd = bound_probe_load(a->xsk_scratch_fd)) < 0)
+		return -1;
+	return run_probe(a, a->xsk_bound_fd, fd);
+}
+
+static int probe_queue(struct agent *a, struct ag_iface *i, int fd);
+
+int ag_xsk_in_map(struct agent *a, struct ag_iface *i, int fd)
+{
+	return probe_queue(a, i, fd);
+}
+
+/* The queue of @i's XSKMAP that delivers to socket @fd: 0.., or -1 when none does. */
+static int probe_queue(struct agent *a, struct ag_iface *i, int fd)
+{
+	if (scratch_map(a) < 0)
+		return -1;
 	if (!i->probe_loaded) {
 		int p = probe_load(xp_steer_xskmap_fd(i->steer), a->xsk_scratch_fd);
 
@@ -128,12 +194,7 @@ static int probe_queue(struct agent *a, struct ag_iface *i, int fd)
 		i->probe_fd = p;
 		i->probe_loaded = true;
 	}
-	if (bpf_map_update_elem(a->xsk_scratch_fd, &key, &fd, BPF_ANY))
-		return -1; /* not bound yet */
-	ok = !bpf_prog_test_run_opts(i->probe_fd, &t) && t.retval == XDP_PASS;
-	bpf_map_delete_elem(a->xsk_scratch_fd, &key);
-	memcpy(&q, out, sizeof(q));
-	return ok ? (int)q : -1;
+	return run_probe(a, i->probe_fd, fd); /* -1 too for a socket not bound yet */
 }
 
 static bool exited(int pidfd)
@@ -212,9 +273,9 @@ static int client_sockets(struct agent *a, struct ag_iface *i, struct ag_xsk_cli
 		if (fd == -1 && (errno == EPERM || errno == EACCES)) {
 			*denied = true;
 			if (!c->warned)
-				ag_log("xsk_stats pidfd: cannot read the sockets of pid %d (%s: %s): the agent needs CAP_SYS_PTRACE over its clients",
-				       c->pid, len < 0 ? "readlink" : "pidfd_getfd",
-				       strerror(errno));
+				ut_warn("xsk_stats pidfd: cannot read the sockets of pid %d (%s: %s): the agent needs CAP_SYS_PTRACE over its clients",
+					c->pid, len < 0 ? "readlink" : "pidfd_getfd",
+					strerror(errno));
 			c->warned = true;
 			break;
 		}

@@ -116,44 +116,39 @@ static const struct cli_opt opts[] = {
 	{ 0 },
 };
 
-const struct bench_cmd bench_alloc_cmd = {
-	CLI_COMMAND(
-		"alloc", NULL, "pile/ring allocator throughput (DPDK mempool_perf protocol)", opts,
-		.max_args = 0,
-		.sections =
-			(const struct cli_section[]){
-				{ "DPDK",
-				  "DPDK backends need a build with Debian's dpdk-dev (pkg-config libdpdk; "
-				  "make XPILE_DPDK=0 disables it) and run rte_mempool with its per-lcore "
-				  "cache (EAL: --no-huge --no-pci --in-memory; worker threads are registered "
-				  "lcores)." },
-				{ "EXIT STATUS",
-				  "0 on success, 2 on a usage error, 1 if a run failed." },
-				{ NULL } },
-		.description =
-			"Allocator throughput with the protocol of DPDK's app/test/test_mempool_perf.c: "
-			"each core gets --keep objects in bulks of --get, then puts them all back in "
-			"bulks of --put, for at least --seconds. rate_persec is the sum over cores of "
-			"objects per second, each object counted once for one get plus one put. Objects "
-			"are frames of a real memory area (UMEM-like; DPDK: its own elements).\n"
-			"\n"
-			"Every run prints one line, e.g.\n"
-			"  xpile backend=pile cache=512 cores=2 n_get_bulk=32 n_put_bulk=32 n_keep=128 "
-			"touch=0 run=1 cpu=0.98 rate_persec=N best_persec=M\n"
-			"(cpu: the share of its cores the run really got, below 1 on a loaded machine; "
-			"best: the sum over cores of each core's fastest round of at least 16384 "
-			"objects, one no other job interrupted) then one 'median' line per backend and, "
-			"with more than one backend, 'ratio' lines of each backend's median over the "
-			"others' (best=: the same for the best rates; on a loaded machine it moves far "
-			"less). Backends are run interleaved (A B C A B C ...) so load from elsewhere "
-			"hits all alike.",
-		.examples =
-			"xpile-bench alloc --backend pile,dpdk-ring_mp_mc --cores 2 --cache 512 "
-			"--keep 128 --get 32 --put 32 --runs 5\n"
-			"xpile-bench alloc --backend pile,dpdk-ring_mp_mc,dpdk-lf_stack --cores 2 "
-			"--keep 32768 --get 64 --put 64"),
-	bench_alloc,
-};
+BENCH_COMMAND(
+	bench_alloc_cmd, bench_alloc, "alloc", NULL,
+	"pile/ring allocator throughput (DPDK mempool_perf protocol)", opts,
+	.sections =
+		(const struct cli_section[]){
+			{ "DPDK",
+			  "DPDK backends need a build with Debian's dpdk-dev (pkg-config libdpdk; "
+			  "make XPILE_DPDK=0 disables it) and run rte_mempool with its per-lcore "
+			  "cache (EAL: --no-huge --no-pci --in-memory; worker threads are registered "
+			  "lcores)." },
+			{ "EXIT STATUS", "0 on success, 2 on a usage error, 1 if a run failed." },
+			{ NULL } },
+	.description =
+		"Allocator throughput with the protocol of DPDK's app/test/test_mempool_perf.c: "
+		"each core gets --keep objects in bulks of --get, then puts them all back in "
+		"bulks of --put, for at least --seconds. rate_persec is the sum over cores of "
+		"objects per second, each object counted once for one get plus one put. Objects "
+		"are frames of a real memory area (UMEM-like; DPDK: its own elements).\n"
+		"\n"
+		"Every run prints one line, e.g.\n"
+		"  xpile backend=pile cache=512 cores=2 n_get_bulk=32 n_put_bulk=32 n_keep=128 "
+		"touch=0 run=1 cpu=0.98 rate_persec=N best_persec=M\n"
+		"(cpu: the share of its cores the run really got, below 1 on a loaded machine; "
+		"best: the sum over cores of each core's fastest round of at least 16384 "
+		"objects, one no other job interrupted) then one 'median' line per backend and, "
+		"with more than one backend, 'ratio' lines of each backend's median over the "
+		"others' (best=: the same for the best rates; on a loaded machine it moves far "
+		"less). Backends are run interleaved (A B C A B C ...) so load from elsewhere "
+		"hits all alike.",
+	.examples = "xpile-bench alloc --backend pile,dpdk-ring_mp_mc --cores 2 --cache 512 "
+		    "--keep 128 --get 32 --put 32 --runs 5\n"
+		    "xpile-bench alloc --backend pile,dpdk-ring_mp_mc,dpdk-lf_stack --cores 2 "
+		    "--keep 32768 --get 64 --put 64");
 
 static int parse_args(int argc, char **argv, const struct backend **be, unsigned int *nbe)
 {

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * xpile-bench capture: what --capture costs a worker, through the engine's own code
- * (user/capture.c): batches of 64 frames into a worker's chunk ring, the capture
- * thread writing chunks to a file on io_uring as `xpile run --capture` does. Only
+ * xpile-bench capture: what --capture costs a worker, through the engine's own capture
+ * ring (tools/util/capring.c): batches of 64 frames into a worker's chunk ring, the
+ * writer thread writing chunks to a file on io_uring as `xpile run --capture` does. Only
  * batches that captured every frame count (a batch that found the ring full is cheaper,
  * not dearer); the timing harness (two clock reads per batch) is measured and taken out.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +16,8 @@
 
 #include "bench.h"
 #include "benchutil.h"
-/* The engine's own capture code (linked in by the Makefile). */
-#include "../../user/engine.h"
+#include "capring.h"
+#include "pcapng.h"
 
 #define BATCH 64u
 #define NFRAMES 4096u
@@ -50,81 +51,101 @@ static const struct cli_opt opts[] = {
 	{ 0 },
 };
 
-const struct bench_cmd bench_capture_cmd = {
-	CLI_COMMAND(
-		"capture", NULL, "a worker's cost per frame for xpile run --capture", opts,
-		.max_args = 0,
-		.description =
-			"Feeds batches of 64 frames to the engine's capture path (user/capture.c: "
-			"copy up to --snaplen into the worker's chunk ring, the capture thread writes "
-			"full chunks to the file on io_uring) and prints per run\n"
-			"  capture pkt=B snaplen=S worker_ns=X wall_ns=Y captured=N dropped=D\n"
-			"X: the median batch's worker ns per frame over the batches that captured "
-			"every frame, harness taken out (the issue's target: <= 25 at snaplen 128); "
-			"Y: wall ns per frame over the run (the feed's pace, or the writer's with "
-			"--rate 0); N: frames in counted batches; D: frames that found the ring full. "
-			"A last line gives the medians over the runs.",
-		.examples = "xpile-bench capture --runs 7\n"
-			    "xpile-bench capture --snaplen 65535 --pkt-size 1500"),
-	bench_capture,
-};
+BENCH_COMMAND(
+	bench_capture_cmd, bench_capture, "capture", NULL,
+	"a worker's cost per frame for xpile run --capture", opts,
+	.description =
+		"Feeds batches of 64 frames to the engine's capture ring (tools/util/capring.c: "
+		"copy up to --snaplen into the worker's chunk ring, the capture thread writes "
+		"full chunks to the file on io_uring) and prints per run\n"
+		"  capture pkt=B snaplen=S worker_ns=X wall_ns=Y captured=N dropped=D\n"
+		"X: the median batch's worker ns per frame over the batches that captured "
+		"every frame, harness taken out (the issue's target: <= 25 at snaplen 128); "
+		"Y: wall ns per frame over the run (the feed's pace, or the writer's with "
+		"--rate 0); N: frames in counted batches; D: frames that found the ring full. "
+		"A last line gives the medians over the runs.",
+	.examples = "xpile-bench capture --runs 7\n"
+		    "xpile-bench capture --snaplen 65535 --pkt-size 1500");
 
 struct run_result {
 	double worker_ns, wall_ns;
 	__u64 captured, dropped;
 };
 
+/* The capture file as the engine starts it: a section header and one interface. */
+static int open_file(const char *file, __u8 *hdr, size_t *len)
+{
+	size_t k;
+	int fd = strcmp(file, "-") ? open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) :
+				     STDOUT_FILENO;
+
+	if (fd < 0)
+		return -errno;
+	*len = pcapng_shb_put(hdr, 4096, "xpile-bench capture");
+	k = *len ? pcapng_idb_put(hdr + *len, 4096 - *len, "bench:0", 65535) : 0;
+	*len = k ? *len + k : 0;
+	if (!*len || ut_write_all(fd, hdr, *len)) {
+		if (fd > STDOUT_FILENO)
+			close(fd);
+		return -EIO;
+	}
+	return fd;
+}
+
 static int one_run(const struct capture_args *a, __u32 pkt, struct run_result *out)
 {
-	static struct engine e;
-	struct eng_worker *w = &e.workers[0];
 	struct xp_layout_opts lo = { .sz = sizeof(lo),
 				     .nframes = NFRAMES,
 				     .kind = XP_LAYOUT_ALIGNED };
+	struct ut_cap_opts co = { .sz = sizeof(co) };
+	struct ut_cap_stats st;
+	struct xp_layout l;
+	struct ut_cap *cap = NULL;
+	struct ut_cap_ring *r;
 	struct xdp_desc d[BATCH];
 	double t0, t1, start, harness = 1e30, *cost, gap = a->rate ? 1e9 * BATCH / a->rate : 0;
-	__u8 sink = 0;
+	__u8 sink = 0, hdr[4096], *base;
 	__u64 done = 0, counted = 0, drops, i, nb = a->frames / BATCH + 1;
-	int err;
+	size_t hlen = 0;
+	int err, fd;
 
-	memset(&e, 0, sizeof(e));
 	cost = calloc(nb, sizeof(*cost));
 	if (!cost)
 		return -ENOMEM;
-	err = xp_layout_compute(&lo, &e.dom[0].layout);
-	e.dom[0].mem.base = err ? NULL : aligned_alloc(4096, e.dom[0].layout.area_size);
-	if (!e.dom[0].mem.base) {
+	err = xp_layout_compute(&lo, &l);
+	base = err ? NULL : aligned_alloc(4096, l.area_size);
+	if (!base) {
 		free(cost);
 		return err ?: -ENOMEM;
 	}
-	e.cfg.capture = a->file;
-	e.cfg.snaplen = a->snaplen;
-	e.cfg.capture_dir = ENG_CAP_BOTH;
-	e.cfg.capture_buffer = 4u << 20;
-	e.cfg.quiet = true;
-	snprintf(e.ports[0].ifname, sizeof(e.ports[0].ifname), "bench");
-	e.qs[0].port = &e.ports[0];
-	e.qs[0].w = w;
-	e.qs[0].dom = &e.dom[0];
-	e.nq = 1;
-	w->e = &e;
-	e.nworkers = 1;
 	/* Frames spread over the UMEM, as a ring hands them out, each holding its packet. */
 	for (i = 0; i < NFRAMES; i++) {
-		__u64 h = xp_layout_frame(&e.dom[0].layout, (__u32)i);
+		__u64 h = xp_layout_frame(&l, (__u32)i);
 
-		memset(eng_data(&e.dom[0], h + e.dom[0].layout.data_off), (int)i, pkt);
+		memset(xp_layout_ptr(&l, base, h + l.data_off), (int)i, pkt);
 	}
-	err = eng_capture_setup(&e);
+	fd = open_file(a->file, hdr, &hlen);
+	co.name = a->file;
+	co.fd = fd;
+	co.hdr = hdr;
+	co.hdr_len = hlen;
+	co.nrings = 1;
+	co.snaplen = a->snaplen;
+	co.buffer = 4u << 20;
+	co.dirs = UT_CAP_BOTH;
+	err = fd < 0 ? fd : ut_cap_create(&co, &cap);
 	if (!err && strcmp(a->file, "-"))
 		unlink(a->file);
-	err = err ?: eng_capture_start(&e);
+	err = err ?: ut_cap_start(cap);
 	if (err) {
-		eng_capture_destroy(&e);
-		free(e.dom[0].mem.base);
+		if (!cap && fd > STDOUT_FILENO)
+			close(fd);
+		ut_cap_destroy(cap);
+		free(base);
 		free(cost);
 		return -EIO;
 	}
+	r = ut_cap_ring(cap, 0);
 	for (i = 0; i < 1000; i++) {
 		t0 = bench_now_ns();
 		t1 = bench_now_ns();
@@ -134,20 +155,20 @@ static int one_run(const struct capture_args *a, __u32 pkt, struct run_result *o
 	start = bench_now_ns();
 	while (done < a->frames) {
 		for (i = 0; i < BATCH; i++) {
-			__u64 h = xp_layout_frame(&e.dom[0].layout, (__u32)((done + i) % NFRAMES));
+			__u64 h = xp_layout_frame(&l, (__u32)((done + i) % NFRAMES));
 
-			d[i] = (struct xdp_desc){ .addr = h + e.dom[0].layout.data_off,
-						  .len = pkt };
+			d[i] = (struct xdp_desc){ .addr = h + l.data_off, .len = pkt };
 			for (__u32 off = 0; !a->cold && off < pkt && off < a->snaplen; off += 64)
-				sink += *(volatile __u8 *)((__u8 *)eng_data(&e.dom[0], d[i].addr) +
+				sink += *(volatile __u8 *)((__u8 *)xp_layout_ptr(&l, base,
+										 d[i].addr) +
 							   off);
 		}
-		drops = eng_capture_dropped(w);
+		drops = ut_cap_dropped(r);
 		t0 = bench_now_ns();
-		eng_capture_batch(w, &e.qs[0], d, BATCH, ENG_CAP_RX);
+		ut_cap_batch(r, 0, &l, base, 0, d, BATCH, UT_CAP_RX);
 		t1 = bench_now_ns();
 		done += BATCH;
-		if (eng_capture_dropped(w) == drops)
+		if (ut_cap_dropped(r) == drops)
 			cost[counted++] = (t1 - t0 - harness) / BATCH;
 		while (gap && bench_now_ns() < start + (double)done / BATCH * gap)
 			;
@@ -157,10 +178,10 @@ static int one_run(const struct capture_args *a, __u32 pkt, struct run_result *o
 	out->worker_ns = counted ? bench_median(cost, (__u32)counted) : 0;
 	out->captured = counted * BATCH + (sink & 0);
 	free(cost);
-	out->dropped = eng_capture_dropped(w);
-	eng_capture_stop(&e);
-	eng_capture_destroy(&e);
-	free(e.dom[0].mem.base);
+	out->dropped = ut_cap_dropped(r);
+	ut_cap_stop(cap, &st);
+	ut_cap_destroy(cap);
+	free(base);
 	return 0;
 }
 

@@ -3,7 +3,7 @@
  * xpile-bench engine: AF_XDP engine Mpps on veth pairs in namespaces, against DPDK
  * testpmd (net_af_xdp) when it is installed. The namespaces, processes and counters are
  * shell work, so this front end only validates options and hands them to
- * tools/bench/engine.sh through XB_* variables; the option table below (tools/cli) is
+ * tools/bench/engine.sh through XB_* variables; the option table below (tools/util/cli.h) is
  * the single source of the parser, the checks and --help.
  */
 #include <errno.h>
@@ -19,8 +19,8 @@
 
 /* Each option is checked here and handed to engine.sh as its XB_* variable (.env). */
 struct engine_args {
-	const char *modes, *xpile, *xpile_args, *napi, *dpdk_args;
-	unsigned runs, seconds, warmup, pkt, gen_core, dut_core, hugepages;
+	const char *modes, *xpile, *xpile_args, *napi, *dpdk_args, *against;
+	unsigned runs, seconds, warmup, pkt, gen_core, dut_core, hugepages, rate;
 	int dpdk, gen, napi_thread;
 };
 
@@ -89,6 +89,9 @@ static const struct cli_opt opts[] = {
 	OPT("gen", ENUM, gen, "auto|testpmd|xpile|xdp",
 	    "traffic source for both contenders (auto: testpmd if installed; xdp: xpile-bench gen, XDP live frames, about twice testpmd's rate) [auto]",
 	    .names = gen_names, .env = "XB_GEN"),
+	OPT("rate", NUM, rate, "PPS",
+	    "the generator's rate, packets a second (needs --gen xpile: testpmd's txonly has no rate); 0: as fast as it goes [0]",
+	    .max = 100000000, .env = "XB_RATE"),
 	OPT("gen-core", NUM, gen_core, "CPU", "core of the generator [0]", .flags = CLI_F_CPUS,
 	    .env = "XB_GEN_CORE"),
 	OPT("dut-core", NUM, dut_core, "CPU", "core of the contender [1]", .flags = CLI_F_CPUS,
@@ -98,6 +101,9 @@ static const struct cli_opt opts[] = {
 	    .env = "XB_HUGEPAGES"),
 	OPT("xpile", STR, xpile, "PATH", "engine binary to measure [xpile next to xpile-bench]",
 	    .env = "XB_XPILE"),
+	OPT("against", STR, against, "PATH",
+	    "another xpile binary (e.g. an old build) as the second contender instead of DPDK: prints old_mpps and the paired ratio new/old",
+	    .env = "XB_AGAINST"),
 	OPT("xpile-args", STR, xpile_args, "'OPTS'", "extra 'xpile run' options, e.g. --busy-poll",
 	    .env = "XB_XPILE_ARGS"),
 	OPT("napi", FUNC, napi, "DEFER,NS",
@@ -111,33 +117,30 @@ static const struct cli_opt opts[] = {
 	{ 0 },
 };
 
-const struct bench_cmd bench_engine_cmd = {
-	CLI_COMMAND(
-		"engine", NULL, "AF_XDP engine Mpps on veth (and DPDK testpmd when present)", opts,
-		.max_args = 0,
-		.description =
-			"Measures the xpile engine on veth pairs in namespaces it creates and removes "
-			"(198.18.0.0/15 only):  [gen] g0 <-> d0 [dut] d1 <-> s1 [sink]. One generator "
-			"(DPDK testpmd txonly, xpile txonly, or the XDP live-frames source of "
-			"'xpile-bench gen') feeds both contenders:\n"
-			"  rxdrop  xpile run --mode rxdrop  vs  testpmd --forward-mode=rxonly on d0\n"
-			"  fwd     xpile run --mode fwd     vs  testpmd --forward-mode=io on d0,d1\n"
-			"Runs alternate A/B (order flipped every run). Rates come from one outside "
-			"observer for both: the kernel's successful XDP redirects on d0 (rxdrop) and "
-			"the frames s1 receives (fwd). CPU time per packet is the contender's "
-			"utime+stime over the window divided by the packets counted.\n"
-			"\n"
-			"Output: one line per contender per run, then per mode\n"
-			"  engine mode=M xpile_mpps=X dpdk_mpps=D ratio=X/D xpile_ns_per_pkt=N ...\n"
-			"DPDK is optional: without dpdk-testpmd, xpile is measured alone (needs its "
-			"txonly mode as the generator) and a '# DPDK skipped' line says so. testpmd "
-			"needs hugepages: the bench reserves --hugepages on a private hugetlbfs mount "
-			"and restores the previous count on exit. Needs root. Takes about runs x modes "
-			"x contenders x (seconds + 4) s. See docs/bench-engine.md for method and "
-			"figures. Defaults in [brackets].",
-		.examples = "xpile-bench engine --runs 5 --seconds 4"),
-	bench_engine,
-};
+BENCH_COMMAND(
+	bench_engine_cmd, bench_engine, "engine", NULL,
+	"AF_XDP engine Mpps on veth (and DPDK testpmd when present)", opts,
+	.description =
+		"Measures the xpile engine on veth pairs in namespaces it creates and removes "
+		"(198.18.0.0/15 only):  [gen] g0 <-> d0 [dut] d1 <-> s1 [sink]. One generator "
+		"(DPDK testpmd txonly, xpile txonly, or the XDP live-frames source of "
+		"'xpile-bench gen') feeds both contenders:\n"
+		"  rxdrop  xpile run --mode rxdrop  vs  testpmd --forward-mode=rxonly on d0\n"
+		"  fwd     xpile run --mode fwd     vs  testpmd --forward-mode=io on d0,d1\n"
+		"Runs alternate A/B (order flipped every run). Rates come from one outside "
+		"observer for both: the kernel's successful XDP redirects on d0 (rxdrop) and "
+		"the frames s1 receives (fwd). CPU time per packet is the contender's "
+		"utime+stime over the window divided by the packets counted.\n"
+		"\n"
+		"Output: one line per contender per run, then per mode\n"
+		"  engine mode=M xpile_mpps=X dpdk_mpps=D ratio=X/D xpile_ns_per_pkt=N ...\n"
+		"DPDK is optional: without dpdk-testpmd, xpile is measured alone (needs its "
+		"txonly mode as the generator) and a '# DPDK skipped' line says so. testpmd "
+		"needs hugepages: the bench reserves --hugepages on a private hugetlbfs mount "
+		"and restores the previous count on exit. Needs root. Takes about runs x modes "
+		"x contenders x (seconds + 4) s. See docs/bench-engine.md for method and "
+		"figures. Defaults in [brackets].",
+	.examples = "xpile-bench engine --runs 5 --seconds 4");
 
 int bench_engine(int argc, char **argv)
 {

@@ -11,10 +11,13 @@
 #   XB_PKT      64               frame size the generator sends
 #   XB_DPDK     auto             auto|yes|no: run DPDK testpmd (net_af_xdp) too
 #   XB_GEN      auto             auto|testpmd|xpile|xdp: the one traffic source for both
+#   XB_RATE     0                the generator's packets a second (--gen xpile); 0 = unlimited
 #   XB_GEN_CORE 0, XB_DUT_CORE 1 cores of the generator and of the contender
 #   XB_HUGEPAGES 256             2 MiB pages reserved while it runs (2 x testpmd -m 128)
 #   XB_XPILE    build/xpile      the engine binary
 #   XB_XPILE_ARGS ""             extra `xpile run` options (e.g. --busy-poll)
+#   XB_AGAINST  ""               another xpile binary (an old build) as the second
+#                                contender "old" instead of DPDK: new/old, interleaved
 #   XB_NAPI     ""               DEFER,TIMEOUT_NS: napi_defer_hard_irqs, gro_flush_timeout on d0,d1
 #   XB_NAPI_THREAD 0             1: d0/d1 NAPI in a kthread pinned to the contender's core
 #   XB_LOGS     ""               directory that keeps each contender's output, per run
@@ -41,6 +44,7 @@ warm=${XB_WARMUP:-1}
 pkt=${XB_PKT:-64}
 want_dpdk=${XB_DPDK:-auto}
 gen=${XB_GEN:-auto}
+rate=${XB_RATE:-0}
 gcore=${XB_GEN_CORE:-0}
 dcore=${XB_DUT_CORE:-1}
 hpages=${XB_HUGEPAGES:-256}
@@ -49,10 +53,11 @@ xargs_extra=${XB_XPILE_ARGS:-}
 dargs_extra=${XB_DPDK_ARGS:-}
 napi=${XB_NAPI:-}
 napi_thread=${XB_NAPI_THREAD:-0}
+against=${XB_AGAINST:-}
 
 die() { echo "xpile-bench engine: $*" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || die "needs root (namespaces, XDP, AF_XDP): run as root"
-for v in "$runs" "$win" "$warm" "$pkt" "$gcore" "$dcore" "$hpages"; do
+for v in "$runs" "$win" "$warm" "$pkt" "$gcore" "$dcore" "$hpages" "$rate"; do
 	[[ $v =~ ^[0-9]+$ ]] || die "'$v' is not a number; see --help"
 done
 [ "$runs" -ge 1 ] && [ "$win" -ge 1 ] || die "--runs and --seconds must be >= 1"
@@ -63,6 +68,11 @@ for m in "${mode_list[@]}"; do
 	case $m in rxdrop | fwd) ;; *) die "unknown mode '$m'; use rxdrop and/or fwd" ;; esac
 done
 
+if [ -n "$against" ]; then
+	[ -x "$against" ] && "$against" run --help >/dev/null 2>&1 ||
+		die "--against $against: not an xpile binary with a 'run' command (build the old tree with make)"
+	want_dpdk=no
+fi
 testpmd=${XB_TESTPMD-$(command -v dpdk-testpmd || true)}
 [ -n "$testpmd" ] && [ ! -x "$testpmd" ] && testpmd=
 case $want_dpdk in
@@ -83,13 +93,19 @@ esac
 [ "$gen" = xdp ] && { [ -x "${XB_SELF:-}" ] || die "--gen xdp needs XB_SELF (run it as xpile-bench engine)"; }
 [ "$gen" = xpile ] && [ "$have_xpile" = 0 ] &&
 	die "no traffic source: $xpile is not built (make) and dpdk-testpmd is absent"
+[ "$rate" != 0 ] && [ "$gen" != xpile ] &&
+	die "--rate needs --gen xpile (the generator '$gen' has no rate limit)"
 [ "$gen" = testpmd ] && use_hp=1 || use_hp=$use_dpdk
 
 contenders=()
 [ "$have_xpile" = 1 ] && contenders+=(xpile) ||
 	echo "# xpile skipped: $xpile not built or has no 'run' command (make)"
-[ "$use_dpdk" = 1 ] && contenders+=(dpdk) ||
-	echo "# DPDK skipped: $([ -n "$testpmd" ] && echo "--dpdk no" || echo "dpdk-testpmd not installed (apt-get install dpdk)")"
+# The second contender: an old xpile build (--against), else DPDK testpmd.
+other=dpdk
+[ -n "$against" ] && other=old && contenders+=(old)
+[ -z "$against" ] && { [ "$use_dpdk" = 1 ] && contenders+=(dpdk) ||
+	echo "# DPDK skipped: $([ -n "$testpmd" ] && echo "--dpdk no" || echo "dpdk-testpmd not installed (apt-get install dpdk)")"; }
+use_other=$([ ${#contenders[@]} = 2 ] && echo 1 || echo 0)
 [ ${#contenders[@]} -gt 0 ] || die "nothing to measure: build xpile (make) or install dpdk"
 
 # testpmd's AF_XDP PMD puts its UMEM in the mbuf pool, which only works from hugepages
@@ -184,7 +200,7 @@ start_gen() {
 	else
 		# xpile's --pkt-size counts the FCS, testpmd's --txpkts does not.
 		ip netns exec "$gns" "$xpile" run --iface g0 --cores "$gcore" --quiet \
-			--mode txonly --pkt-size $((pkt + 4)) --dst-mac "$dmac" \
+			--mode txonly --pkt-size $((pkt + 4)) --dst-mac "$dmac" --rate "$rate" \
 			--duration $((warm + win + 20)) >"$log/gen.log" 2>&1 </dev/null &
 	fi
 	gpid=$!
@@ -202,8 +218,10 @@ start_dut() { # contender mode
 			--forward-mode=$fm --total-num-mbufs=16384 --stats-period 1 \
 			--auto-start >"$log/dut.log" 2>&1 </dev/null &
 	else
+		local bin=$xpile
+		[ "$1" = old ] && bin=$against
 		# shellcheck disable=SC2086
-		ip netns exec "$dns" "$xpile" run $ifs --cores "$dcore" --mode "$2" --interval 1 \
+		ip netns exec "$dns" "$bin" run $ifs --cores "$dcore" --mode "$2" --interval 1 \
 			--duration $((warm + win + 30)) $xargs_extra >"$log/dut.log" 2>&1 </dev/null &
 	fi
 	dpid=$!
@@ -327,7 +345,7 @@ median() { # printf-format, values on stdin
 	printf(f, NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 
 # shellcheck disable=SC2016 # the quotes around $xargs_extra are printed, it expands
-echo "# engine bench: gen=$gen pkt=${pkt}B runs=$runs window=${win}s cores gen=$gcore dut=$dcore" \
+echo "# engine bench: gen=$gen$([ "$rate" != 0 ] && echo " rate=${rate}pps") pkt=${pkt}B runs=$runs window=${win}s cores gen=$gcore dut=$dcore" \
 	"contenders=${contenders[*]} load=$(cut -d' ' -f1-3 /proc/loadavg)" \
 	"${napi:+napi=$napi }$([ "$napi_thread" = 1 ] && echo "napi_thread=dut_core ")${xargs_extra:+xpile_args='$xargs_extra' }${dargs_extra:+dpdk_args=$dargs_extra}"
 for m in "${mode_list[@]}"; do
@@ -354,19 +372,19 @@ for m in "${mode_list[@]}"; do
 		done
 		# The two runs of a pair are seconds apart, so their ratio cancels most of the
 		# load the other users of the machine put on it.
-		[ ${#order[@]} = 2 ] && pairs+="$(awk -v a="${this[xpile]}" -v b="${this[dpdk]}" \
+		[ ${#order[@]} = 2 ] && pairs+="$(awk -v a="${this[xpile]}" -v b="${this[$other]}" \
 			'BEGIN { if (a != "failed" && b != "failed" && b + 0 > 0) printf "%.4f", a / b }') "
 	done
 	line="engine mode=$m"
-	xm=$(median %.3f <<<"${mpps[xpile]:-}") dm=$(median %.3f <<<"${mpps[dpdk]:-}")
+	xm=$(median %.3f <<<"${mpps[xpile]:-}") dm=$(median %.3f <<<"${mpps[$other]:-}")
 	[ "$have_xpile" = 1 ] && line+=" xpile_mpps=$xm"
-	[ "$use_dpdk" = 1 ] && line+=" dpdk_mpps=$dm"
-	if [ "$have_xpile" = 1 ] && [ "$use_dpdk" = 1 ]; then
+	[ "$use_other" = 1 ] && line+=" ${other}_mpps=$dm"
+	if [ "$have_xpile" = 1 ] && [ "$use_other" = 1 ]; then
 		line+=" ratio=$(awk -v a="$xm" -v b="$dm" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else printf "n/a" }')"
 		line+=" paired_ratio=$(median %.2f <<<"$pairs")"
 	fi
 	[ "$have_xpile" = 1 ] && line+=" xpile_ns_per_pkt=$(median %.0f <<<"${nspp[xpile]:-}")"
-	[ "$use_dpdk" = 1 ] && line+=" dpdk_ns_per_pkt=$(median %.0f <<<"${nspp[dpdk]:-}")"
+	[ "$use_other" = 1 ] && line+=" ${other}_ns_per_pkt=$(median %.0f <<<"${nspp[$other]:-}")"
 	# Failed runs (the contender never attached or died) are left out of the medians;
 	# runs where nothing arrived are in them as 0.
 	for c in "${contenders[@]}"; do

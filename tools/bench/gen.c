@@ -21,6 +21,7 @@
 #include "bench.h"
 #include "benchutil.h"
 #include "bpflog.h"
+#include "xpile/host.h"
 #include "xpile/steer.h"
 
 #define CMD "xpile-bench gen"
@@ -49,33 +50,27 @@ static const struct cli_opt opts[] = {
 	{ 0 },
 };
 
-const struct bench_cmd bench_gen_cmd = {
-	CLI_COMMAND(
-		"gen", "--iface IF --dst-mac MAC [OPTIONS]",
-		"XDP live-frames traffic source (the engine bench's --gen xdp)", opts,
-		.max_args = 0,
-		.sections =
-			(const struct cli_section[]){
-				{ "SIGNALS",
-				  "SIGINT or SIGTERM stop it early with the same final line "
-				  "(the interrupted call's frames are not counted)." },
-				{ NULL } },
-		.description =
-			"Sends one UDP/IPv4 flow (198.18.0.1:9 -> 198.18.0.2:9, source MAC = IF's) out of "
-			"IF as fast as the kernel takes it, with an XDP program run by BPF_PROG_TEST_RUN "
-			"in live-frames mode: no socket, no skb, a frame recycled from a page pool per "
-			"packet. On a veth the peer receives the frames as xdp_frames, so the peer needs "
-			"an XDP program (or it drops them). Run it in IF's network namespace (ip netns "
-			"exec). Counts what it handed to the program; whatever the peer could not take "
-			"is dropped there, so measure at the receiver. Prints one line at the end:\n"
-			"  gen iface=IF packets=N seconds=S mpps=X\n"
-			"\n"
-			"Needs root and a kernel with BPF_F_TEST_XDP_LIVE_FRAMES (5.18+).",
-		.examples =
-			"ip netns exec NS xpile-bench gen --iface g0 --dst-mac 02:00:00:00:00:02 "
-			"--seconds 5"),
-	bench_gen,
-};
+BENCH_COMMAND(
+	bench_gen_cmd, bench_gen, "gen", "--iface IF --dst-mac MAC [OPTIONS]",
+	"XDP live-frames traffic source (the engine bench's --gen xdp)", opts,
+	.sections =
+		(const struct cli_section[]){
+			{ "SIGNALS", "SIGINT or SIGTERM stop it early with the same final line "
+				     "(the interrupted call's frames are not counted)." },
+			{ NULL } },
+	.description =
+		"Sends one UDP/IPv4 flow (198.18.0.1:9 -> 198.18.0.2:9, source MAC = IF's) out of "
+		"IF as fast as the kernel takes it, with an XDP program run by BPF_PROG_TEST_RUN "
+		"in live-frames mode: no socket, no skb, a frame recycled from a page pool per "
+		"packet. On a veth the peer receives the frames as xdp_frames, so the peer needs "
+		"an XDP program (or it drops them). Run it in IF's network namespace (ip netns "
+		"exec). Counts what it handed to the program; whatever the peer could not take "
+		"is dropped there, so measure at the receiver. Prints one line at the end:\n"
+		"  gen iface=IF packets=N seconds=S mpps=X\n"
+		"\n"
+		"Needs root and a kernel with BPF_F_TEST_XDP_LIVE_FRAMES (5.18+).",
+	.examples = "ip netns exec NS xpile-bench gen --iface g0 --dst-mac 02:00:00:00:00:02 "
+		    "--seconds 5");
 
 static int parse_args(int argc, char **argv, struct gen_args *a)
 {

@@ -30,37 +30,34 @@ static const struct cli_opt opts[] = {
 
 static int bench_handover(int argc, char **argv);
 
-const struct bench_cmd bench_handover_cmd = {
-	CLI_COMMAND(
-		"handover", NULL, "the pause of an engine hot handover, at rest and under load",
-		opts, .max_args = 0,
-		.description =
-			"Runs h1 <-> e1 [xpile fwd --handover] e2 <-> h2 in namespaces it creates "
-			"and removes (198.18.0.0/15 only) and hands the engine over --handovers times "
-			"in a row, each to a new process, per rate of --rates: 0 is no traffic (the "
-			"pause alone), a rate R adds an xpile txonly generator on h1 sending R UDP "
-			"packets per second to h2. The pause is from the last old worker parking "
-			"(it stops polling) to the first new worker's first turn (it polls), both "
-			"CLOCK_MONOTONIC, from the engines' handover JSON lines. One line per rate:\n"
-			"  handover rate=R handovers=N pause_us min=A median=B p99=C max=D "
-			"gap_us median=G sent=S lost=L ring_pps=P load=X\n"
-			"gap: the old engine's last turn that moved packets to the new one's first "
-			"(rate > 0); lost: generator packets h2 never received, counted from before "
-			"the generator starts to after the path drained; ring_pps: the rate an "
-			"RX ring of 2048 entries holds through the median pause (2048 / median). "
-			"At a rate > 0 two lines before it say where packets went:\n"
-			"  handover rate=R drops KEY=N...\n"
-			"  handover rate=R path gen=G h1_tx=A e1_rx=B engine_rx=C engine_tx=D "
-			"engine_tx_dropped=X e2_tx=E h2_rx=F\n"
-			"drops: every loss counter on the path that moved (the links' drops, the "
-			"per-CPU backlogs, e1's non-AF_XDP verdicts, the sockets' XDP_STATISTICS); "
-			"path: each stage's count, the first one short of the one before it is where "
-			"they went. "
-			"Needs root. About 0.3 s per handover.",
-		.examples = "xpile-bench handover\n"
-			    "xpile-bench handover --handovers 20 --rates 0"),
-	bench_handover,
-};
+BENCH_COMMAND(
+	bench_handover_cmd, bench_handover, "handover", NULL,
+	"the pause of an engine hot handover, at rest and under load", opts,
+	.description =
+		"Runs h1 <-> e1 [xpile fwd --handover] e2 <-> h2 in namespaces it creates "
+		"and removes (198.18.0.0/15 only) and hands the engine over --handovers times "
+		"in a row, each to a new process, per rate of --rates: 0 is no traffic (the "
+		"pause alone), a rate R adds an xpile txonly generator on h1 sending R UDP "
+		"packets per second to h2. The pause is from the last old worker parking "
+		"(it stops polling) to the first new worker's first turn (it polls), both "
+		"CLOCK_MONOTONIC, from the engines' handover JSON lines. One line per rate:\n"
+		"  handover rate=R handovers=N pause_us min=A median=B p99=C max=D "
+		"gap_us median=G sent=S lost=L ring_pps=P load=X\n"
+		"gap: the old engine's last turn that moved packets to the new one's first "
+		"(rate > 0); lost: generator packets h2 never received, counted from before "
+		"the generator starts to after the path drained; ring_pps: the rate an "
+		"RX ring of 2048 entries holds through the median pause (2048 / median). "
+		"At a rate > 0 two lines before it say where packets went:\n"
+		"  handover rate=R drops KEY=N...\n"
+		"  handover rate=R path gen=G h1_tx=A e1_rx=B engine_rx=C engine_tx=D "
+		"engine_tx_dropped=X e2_tx=E h2_rx=F\n"
+		"drops: every loss counter on the path that moved (the links' drops, the "
+		"per-CPU backlogs, e1's non-AF_XDP verdicts, the sockets' XDP_STATISTICS); "
+		"path: each stage's count, the first one short of the one before it is where "
+		"they went. "
+		"Needs root. About 0.3 s per handover.",
+	.examples = "xpile-bench handover\n"
+		    "xpile-bench handover --handovers 20 --rates 0");
 
 static int bench_handover(int argc, char **argv)
 {

@@ -10,9 +10,19 @@
 #include "bench.h"
 
 static const struct cli_cmd *const cmds[] = {
-	&bench_alloc_cmd.cli, &bench_layout_cmd.cli,   &bench_deal_cmd.cli, &bench_region_cmd.cli,
-	&bench_xdp_cmd.cli,   &bench_engine_cmd.cli,   &bench_gen_cmd.cli,  &bench_capture_cmd.cli,
-	&bench_punt_cmd.cli,  &bench_handover_cmd.cli, &bench_wake_cmd.cli, NULL,
+	&bench_alloc_cmd.cli,
+	&bench_layout_cmd.cli,
+	&bench_deal_cmd.cli,
+	&bench_region_cmd.cli,
+	&bench_xdp_cmd.cli,
+	&bench_engine_cmd.cli,
+	&bench_gen_cmd.cli,
+	&bench_capture_cmd.cli,
+	&bench_punt_cmd.cli,
+	&bench_handover_cmd.cli,
+	&bench_wake_cmd.cli,
+	&bench_lpm_cmd.cli,
+	NULL,
 };
 
 const struct cli_prog bench_prog = {
@@ -22,6 +32,8 @@ const struct cli_prog bench_prog = {
 		       "in the same run, alternating the contenders so load from elsewhere hits "
 		       "all alike.",
 	.cmds = cmds,
+	.version = XPILE_VERSION,
+	.see_also = "xpile(8), xpile-loader(8), xpile-agent(8)",
 	.sections =
 		(const struct cli_section[]){
 			{ "EXIT STATUS",

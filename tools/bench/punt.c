@@ -10,7 +10,7 @@
  * - inject (host -> engine): the TAP's queue is filled by a packet socket on it, then
  *   drained by read() per frame, by 32 READ_FIXED kept posted (the engine's fallback)
  *   and by one multishot read over a ring of --bufs provided buffers, given back once
- *   per batch of completions (the engine's inject, user/uring_buf.h, tap.c).
+ *   per batch of completions (the engine's inject, tools/util/uring_buf.h, user/tap.c).
  * The variants alternate every round (--prefill frames), so a change of load in a run
  * hits them alike; the ring is set up as the engine's TAP ring unless --ring says.
  * The TAP lives in a network namespace of the bench's own (unshare): nothing is left.
@@ -41,7 +41,7 @@
 
 #include <liburing.h>
 
-#include "../../user/uring_buf.h"
+#include "uring_buf.h"
 #include "bench.h"
 #include "benchutil.h"
 #include "punt_thread.h"
@@ -111,37 +111,33 @@ static const struct cli_opt opts[] = {
 	{ 0 },
 };
 
-const struct bench_cmd bench_punt_cmd = {
-	CLI_COMMAND(
-		"punt", NULL, "host TAP I/O: io_uring against write() and read() per frame", opts,
-		.max_args = 0,
-		.description =
-			"Punt: writes --frames Ethernet frames to a TAP in a namespace of its own, "
-			"alternating write() per frame, io_uring WRITE_FIXED (registered "
-			"buffer, file and ring fd, 32 per submit: the engine's punt) and the "
-			"same with RWF_NOWAIT and IOSQE_CQE_SKIP_SUCCESS (no completion but a "
-			"failed write's: a lever measured, not taken), and a slow-path thread on "
-			"another core that the worker hands each frame to over a ring (the "
-			"design not taken: thread_ns is its cost per frame, handoff_ns the "
-			"worker's). Inject: "
-			"fills the TAP's queue with --prefill frames from a packet socket and "
-			"drains it, alternating read() per frame, 32 READ_FIXED kept posted and "
-			"one multishot read with a provided-buffer ring of --bufs (the engine's "
-			"inject), and batches of 32 READ_FIXED with RWF_NOWAIT in one submit "
-			"(measured, not taken), until --frames were read; the variants alternate every "
-			"--prefill frames. The process keeps a second thread asleep, as the "
-			"engine is never single-threaded (--single-threaded: without it and "
-			"without the slow-path thread). Prints per run\n"
-			"  punt pkt=B write_ns=X uring_ns=Y skip_ns=Z thread_ns=T handoff_ns=H "
-			"ratio=Y/X skip_ratio=Z/X\n"
-			"  inject pkt=B read_ns=X fixed_ns=Y mshot_ns=Z batch_ns=W ratio=Z/X "
-			"batch_ratio=W/X\n"
-			"(wall ns per frame), the medians and how often the multishot read "
-			"ended (a full CQ, no buffer left). Needs root (CAP_NET_ADMIN).",
-		.examples =
-			"xpile-bench punt --runs 11\nxpile-bench punt --dir inject --pkt-size 1500"),
-	bench_punt,
-};
+BENCH_COMMAND(
+	bench_punt_cmd, bench_punt, "punt", NULL,
+	"host TAP I/O: io_uring against write() and read() per frame", opts,
+	.description =
+		"Punt: writes --frames Ethernet frames to a TAP in a namespace of its own, "
+		"alternating write() per frame, io_uring WRITE_FIXED (registered "
+		"buffer, file and ring fd, 32 per submit: the engine's punt) and the "
+		"same with RWF_NOWAIT and IOSQE_CQE_SKIP_SUCCESS (no completion but a "
+		"failed write's: a lever measured, not taken), and a slow-path thread on "
+		"another core that the worker hands each frame to over a ring (the "
+		"design not taken: thread_ns is its cost per frame, handoff_ns the "
+		"worker's). Inject: "
+		"fills the TAP's queue with --prefill frames from a packet socket and "
+		"drains it, alternating read() per frame, 32 READ_FIXED kept posted and "
+		"one multishot read with a provided-buffer ring of --bufs (the engine's "
+		"inject), and batches of 32 READ_FIXED with RWF_NOWAIT in one submit "
+		"(measured, not taken), until --frames were read; the variants alternate every "
+		"--prefill frames. The process keeps a second thread asleep, as the "
+		"engine is never single-threaded (--single-threaded: without it and "
+		"without the slow-path thread). Prints per run\n"
+		"  punt pkt=B write_ns=X uring_ns=Y skip_ns=Z thread_ns=T handoff_ns=H "
+		"ratio=Y/X skip_ratio=Z/X\n"
+		"  inject pkt=B read_ns=X fixed_ns=Y mshot_ns=Z batch_ns=W ratio=Z/X "
+		"batch_ratio=W/X\n"
+		"(wall ns per frame), the medians and how often the multishot read "
+		"ended (a full CQ, no buffer left). Needs root (CAP_NET_ADMIN).",
+	.examples = "xpile-bench punt --runs 11\nxpile-bench punt --dir inject --pkt-size 1500");
 
 static int tap_open(void)
 {
@@ -248,7 +244,7 @@ static __u64 mshot_ends; /* completions without F_MORE: the read armed again */
 struct punt_ctx {
 	int fd, hs, only;
 	struct io_uring *ring;
-	struct eng_bufring *b;
+	struct ut_bufring *b;
 	__u8 *buf;
 	__u8 *rbuf; /* read()'s own buffers, --read-bufs of them, or buf */
 	__u32 nrbuf, rnext;
@@ -359,7 +355,7 @@ static double run_read_batch(struct io_uring *r, int s, __u8 *buf, __u32 len, __
 	return t / ((double)rounds * prefill_n);
 }
 
-static double run_mshot(struct io_uring *r, struct eng_bufring *b, int s, __u8 *buf, __u32 len,
+static double run_mshot(struct io_uring *r, struct ut_bufring *b, int s, __u8 *buf, __u32 len,
 			__u32 rounds)
 {
 	struct io_uring_cqe *cqe;
@@ -378,7 +374,7 @@ static double run_mshot(struct io_uring *r, struct eng_bufring *b, int s, __u8 *
 			unsigned int head, seen = 0;
 
 			if (!armed) {
-				eng_prep_read_multishot(io_uring_get_sqe(r), 0, true, b->bgid);
+				ut_prep_read_multishot(io_uring_get_sqe(r), 0, true, b->bgid);
 				io_uring_submit(r);
 				armed = true;
 			}
@@ -402,13 +398,12 @@ static double run_mshot(struct io_uring *r, struct eng_bufring *b, int s, __u8 *
 					return -1;
 				__u16 bid = (__u16)(cqe->flags >> IORING_CQE_BUFFER_SHIFT);
 
-				eng_bufring_add(b, buf + (size_t)bid * SLOT, SLOT, bid,
-						(int)back++);
+				ut_bufring_add(b, buf + (size_t)bid * SLOT, SLOT, bid, (int)back++);
 				seen++;
 				got++;
 			}
 			io_uring_cq_advance(r, seen);
-			eng_bufring_publish(b, (int)back);
+			ut_bufring_publish(b, (int)back);
 			back = 0;
 		}
 		t += bench_now_ns() - t0;
@@ -506,7 +501,7 @@ int bench_punt(int argc, char **argv)
 	__u32 sizes[2] = { 64, 1500 }, ns, s, r, rounds;
 	static double w[2][1000], u[2][1000], sk[2][1000], th[2][1000], ho[2][1000], rd[2][1000],
 		fx[2][1000], ms[2][1000], bt[2][1000];
-	struct eng_bufring b;
+	struct ut_bufring b;
 	struct io_uring ring;
 	struct punt_ctx c;
 	pthread_t sleeper;
@@ -565,15 +560,15 @@ int bench_punt(int argc, char **argv)
 		return 1;
 	}
 	io_uring_register_ring_fd(&ring); /* as tap.c: no fdget per enter; optional */
-	rc = eng_bufring_setup(&ring, &b, nslot, 0);
+	rc = ut_bufring_setup(&ring, &b, nslot, 0);
 	if (rc) {
 		fprintf(stderr, "xpile-bench punt: provided-buffer ring: %s (kernel 5.19+)\n",
 			strerror(-rc));
 		return 1;
 	}
 	for (__u32 i = 0; i < nslot; i++)
-		eng_bufring_add(&b, buf + i * SLOT, SLOT, (__u16)i, (int)i);
-	eng_bufring_publish(&b, (int)nslot);
+		ut_bufring_add(&b, buf + i * SLOT, SLOT, (__u16)i, (int)i);
+	ut_bufring_publish(&b, (int)nslot);
 	c = (struct punt_ctx){ .fd = fd,
 			       .hs = hs,
 			       .only = a.only,
@@ -663,7 +658,7 @@ int bench_punt(int argc, char **argv)
 	if (a.dir != 1 && a.only != 1)
 		printf("inject: the multishot read ended (re-armed) %.2f times per %u frames (bufs %u, cq %u)\n",
 		       (double)mshot_ends / ((double)a.runs * ns * rounds), prefill_n, nslot, a.cq);
-	eng_bufring_free(&ring, &b);
+	ut_bufring_free(&ring, &b);
 	io_uring_queue_exit(&ring);
 	close(hs);
 	close(fd);

@@ -61,28 +61,26 @@ static const struct cli_opt opts[] = {
 	{ 0 },
 };
 
-const struct bench_cmd bench_region_cmd = {
-	CLI_COMMAND(
-		"region", NULL, "lazy iBuddy vs eager buddy region allocator", opts, .max_args = 0,
-		.description =
-			"Times allocation and free of arena chunks with the lazy iBuddy (one buddy space "
-			"per thread, singles O(1), coalescing deferred) against the classic eager buddy "
-			"with one lock (and, to separate the two effects, the eager buddy with the same "
-			"spaces). Each thread keeps about --live allocations, freeing a random one or "
-			"allocating (--single % single chunks, else 2..--max-chunks). Prints\n"
-			"  region threads=T single=P lazy_ns=X eager_ns=Y eager_spaces_ns=Z ratio=Y/X less=%\n"
-			"with ns of thread CPU time per operation (allocation or free), medians of --runs "
-			"alternating runs.\n"
-			"With --umems N it compares memory instead: N UMEMs of --umem-size carved from one "
-			"memfd arena (as the engine does) against N mappings of their own, each "
-			"registered with XDP_UMEM_REG, and prints\n"
-			"  region umems=N ... arena_us=X mappings_us=Y arena_rss= mappings_rss= arena_backed= "
-			"mappings_backed= arena_vsz= mappings_vsz= arena_maps= mappings_maps= ...\n"
-			"(start-up in microseconds, medians; memory gained by the process, in bytes).",
-		.examples = "xpile-bench region --threads 2 --runs 5\n"
-			    "xpile-bench region --umems 16 --runs 5"),
-	bench_region,
-};
+BENCH_COMMAND(
+	bench_region_cmd, bench_region, "region", NULL,
+	"lazy iBuddy vs eager buddy region allocator", opts,
+	.description =
+		"Times allocation and free of arena chunks with the lazy iBuddy (one buddy space "
+		"per thread, singles O(1), coalescing deferred) against the classic eager buddy "
+		"with one lock (and, to separate the two effects, the eager buddy with the same "
+		"spaces). Each thread keeps about --live allocations, freeing a random one or "
+		"allocating (--single % single chunks, else 2..--max-chunks). Prints\n"
+		"  region threads=T single=P lazy_ns=X eager_ns=Y eager_spaces_ns=Z ratio=Y/X less=%\n"
+		"with ns of thread CPU time per operation (allocation or free), medians of --runs "
+		"alternating runs.\n"
+		"With --umems N it compares memory instead: N UMEMs of --umem-size carved from one "
+		"memfd arena (as the engine does) against N mappings of their own, each "
+		"registered with XDP_UMEM_REG, and prints\n"
+		"  region umems=N ... arena_us=X mappings_us=Y arena_rss= mappings_rss= arena_backed= "
+		"mappings_backed= arena_vsz= mappings_vsz= arena_maps= mappings_maps= ...\n"
+		"(start-up in microseconds, medians; memory gained by the process, in bytes).",
+	.examples = "xpile-bench region --threads 2 --runs 5\n"
+		    "xpile-bench region --umems 16 --runs 5");
 
 static int parse_args(int argc, char **argv, struct region_args *a)
 {

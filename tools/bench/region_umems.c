@@ -19,7 +19,8 @@
 #include "bench.h"
 #include "benchutil.h"
 #include "xpile/region.h"
-#include "xpile/umem.h"
+#include "xpile/layout.h"
+#include "xpile/mem.h"
 
 struct mem_snap {
 	__u64 vsz, rss; /* bytes */

@@ -47,24 +47,20 @@ static const struct cli_opt opts[] = {
 
 static int bench_wake(int argc, char **argv);
 
-const struct bench_cmd bench_wake_cmd = {
-	CLI_COMMAND("wake", NULL, "what a sleep and its wake-up cost the woken thread", opts,
-		    .max_args = 0,
-		    .description =
-			    "Times three ways for a thread to be woken, by the run time the "
-			    "scheduler charges the woken thread per wake-up: cross (a pipe "
-			    "written from the other core: an interrupt into the sleeper's "
-			    "core), timer (nanosleep: its own core's timer interrupt), local "
-			    "(two threads on one core taking turns: no interrupt). Prints per "
-			    "run\n"
-			    "  wake kind=K wakes=N runtime_ns_per_wake=X wall_ns_per_wake=Y\n"
-			    "(Y: wall time per wake-up; for cross the interval --rate sets) "
-			    "and the medians. On a bare-metal machine the three are a few "
-			    "microseconds; where the interrupt into a virtual CPU is dear, cross "
-			    "and timer are not, and every sleep of an engine worker pays it.",
-		    .examples = "xpile-bench wake\nxpile-bench wake --rate 100000 --runs 9"),
-	bench_wake,
-};
+BENCH_COMMAND(bench_wake_cmd, bench_wake, "wake", NULL,
+	      "what a sleep and its wake-up cost the woken thread", opts,
+	      .description = "Times three ways for a thread to be woken, by the run time the "
+			     "scheduler charges the woken thread per wake-up: cross (a pipe "
+			     "written from the other core: an interrupt into the sleeper's "
+			     "core), timer (nanosleep: its own core's timer interrupt), local "
+			     "(two threads on one core taking turns: no interrupt). Prints per "
+			     "run\n"
+			     "  wake kind=K wakes=N runtime_ns_per_wake=X wall_ns_per_wake=Y\n"
+			     "(Y: wall time per wake-up; for cross the interval --rate sets) "
+			     "and the medians. On a bare-metal machine the three are a few "
+			     "microseconds; where the interrupt into a virtual CPU is dear, cross "
+			     "and timer are not, and every sleep of an engine worker pays it.",
+	      .examples = "xpile-bench wake\nxpile-bench wake --rate 100000 --runs 9");
 
 struct sleeper {
 	int core, rd, wr; /* local: the partner's pipe ends */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Builds the xpile container image offline, from scratch: the binaries of a `make`
-# build (xpile-agent, xpile, xpile-loader), the BPF objects, and exactly the shared
+# build (xpile-agent, xpile, xpile-loader, xpile-cni), the BPF objects, and exactly the shared
 # libraries they load (from ldd), nothing else: no shell, no package manager.
 #
 #   tools/deploy/image.sh [BUILD_DIR] [OUT_DIR]     (defaults: build, build/image)
@@ -14,7 +14,7 @@ cd "$(dirname "$0")/../.."
 build=${1:-build}
 out=${2:-$build/image}
 version=$(sed -n 's/^VERSION *:= *//p' Makefile)
-bins=(xpile-agent xpile xpile-loader)
+bins=(xpile-agent xpile xpile-loader xpile-cni)
 
 for b in "${bins[@]}"; do
 	[ -x "$build/$b" ] || { echo "image.sh: $build/$b missing: run make" >&2; exit 1; }
@@ -32,8 +32,16 @@ install -m 644 "$build"/bpf/*.o "$root/usr/lib/xpile/bpf/"
 for b in "${bins[@]}"; do
 	ldd "$build/$b" | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }'
 done | sort -u | while read -r lib; do
+	# The file under its own name and the soname a link to it, as on the host: the
+	# programs' --version reads the library's version from the name the link resolves to.
+	real=$(readlink -f "$lib")
 	mkdir -p "$root$(dirname "$lib")"
-	cp -L "$lib" "$root$lib"
+	if [ "$(basename "$real")" != "$(basename "$lib")" ]; then
+		cp "$real" "$root$(dirname "$lib")/$(basename "$real")"
+		ln -sf "$(basename "$real")" "$root$lib"
+	else
+		cp -L "$lib" "$root$lib"
+	fi
 done
 # An example config (the DaemonSet mounts the ConfigMap's over it).
 sed -n '/agent.json: |/,/^---/p' tools/deploy/daemonset.yaml | sed '1d;$d' | sed 's/^    //' \

@@ -37,6 +37,7 @@ xt_cleanup() {
 		ip netns pids "$n" 2>/dev/null | xargs -r kill -9 2>/dev/null
 		ino=$(stat -L -c %i "/run/netns/$n" 2>/dev/null) &&
 			rm -rf "${XPILE_BPFFS:-/sys/fs/bpf}/xpile/ns$ino" "/run/xpile/ns$ino"
+		rm -f /run/xpile/*@"$n".sock # an engine's control socket (user/ctl.h)
 		ip netns del "$n" 2>/dev/null
 	done
 	rmdir "${XPILE_BPFFS:-/sys/fs/bpf}/xpile" /run/xpile 2>/dev/null

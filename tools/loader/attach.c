@@ -10,7 +10,6 @@
 #include <bpf/libbpf.h>
 
 #include "loader.h"
-#include "xpile/log.h"
 #include "xpile/owner.h"
 
 #define NEEDS_ROOT                                                                        \
@@ -22,7 +21,7 @@ static const char *mode_name(enum xp_steer_mode m)
 	return m == XP_STEER_MODE_SKB ? "skb" : m == XP_STEER_MODE_NATIVE ? "native" : "auto";
 }
 
-static int run_load(struct args *a)
+static int run_load(struct loader_args *a)
 {
 	struct xp_steer_opts o = { .sz = sizeof(o),
 				   .ifname = a->ifname,
@@ -36,6 +35,7 @@ static int run_load(struct args *a)
 
 	if (a->has_dflt)
 		o.default_action = &a->dflt;
+	xp_netns_sweep(); /* what killed loaders left in namespaces since deleted */
 	err = xp_steer_open(&o, &s);
 	if (err)
 		return 1;
@@ -56,7 +56,7 @@ static int run_load(struct args *a)
 	return 0;
 }
 
-static int run_unload(struct args *a)
+static int run_unload(struct loader_args *a)
 {
 	struct xp_steer_opts o = { .sz = sizeof(o),
 				   .ifname = a->ifname,
@@ -64,26 +64,27 @@ static int run_unload(struct args *a)
 				   .attach_existing = true };
 	struct xp_user u[8];
 	struct xp_steer *s;
-	char who[160];
+	char who[160], why[256];
 	int err, n, k = 0;
 
 	if (!if_nametoindex(a->ifname))
-		return fail("interface %s not found in this network namespace", a->ifname);
+		return ut_say(1, "interface %s not found in this network namespace", a->ifname);
 	/* Quietly: stale pins are the one failure unload repairs itself. */
-	xp_log_fn prev = xp_set_log_fn(NULL);
+	o.errbuf = why;
+	o.errbuf_sz = sizeof(why);
 	err = xp_steer_open(&o, &s);
-	xp_set_log_fn(prev);
 	if (err == -EPERM)
-		return fail("%s: unload " NEEDS_ROOT, a->ifname);
+		return ut_say(1, "%s: unload " NEEDS_ROOT, a->ifname);
 	if (err) {
 		err = xp_steer_remove_stale(a->ifname, a->pin_path);
 		if (err == -EBUSY)
-			return fail("%s: pinned program still attached but cannot be opened; "
-				    "xdp-loader unload %s --all",
-				    a->ifname, a->ifname);
+			return ut_say(1,
+				      "%s: pinned program still attached but cannot be opened; "
+				      "xdp-loader unload %s --all",
+				      a->ifname, a->ifname);
 		if (err)
-			return fail("%s: xpile steer is not loaded here (%s)", a->ifname,
-				    strerror(-err));
+			return ut_say(1, "%s: xpile steer is not loaded here (%s)", a->ifname,
+				      strerror(-err));
 		xp_wire_plan_remove(a->ifname);
 		if (a->json)
 			printf("{\"ifname\":\"%s\",\"unloaded\":false,\"stale_pins_removed\":true}\n",
@@ -100,9 +101,10 @@ static int run_unload(struct args *a)
 	if (k && !a->force) {
 		xp_users_format(u, k, who, sizeof(who));
 		xp_steer_close(s, false);
-		return fail("%s: the steer program is in use by %s; stop that engine first, or "
-			    "unload --force (the engine then stops: exit status 4)",
-			    a->ifname, who);
+		return ut_say(1,
+			      "%s: the steer program is in use by %s; stop that engine first, or "
+			      "unload --force (the engine then stops: exit status 4)",
+			      a->ifname, who);
 	}
 	xp_steer_close(s, true);
 	xp_wire_plan_remove(a->ifname);
@@ -116,7 +118,7 @@ static int run_unload(struct args *a)
 /* Without the privileges to open pins nobody can tell xpile's program from another. */
 static bool status_blind;
 
-static void status_one(struct args *a, const char *ifname, int ifindex, bool *first)
+static void status_one(struct loader_args *a, const char *ifname, int ifindex, bool *first)
 {
 	struct bpf_xdp_query_opts q = { .sz = sizeof(q) };
 	struct xp_steer_opts o = {
@@ -130,7 +132,7 @@ static void status_one(struct args *a, const char *ifname, int ifindex, bool *fi
 	struct xp_action da;
 	struct xp_steer *s = NULL;
 	bool blind = false;
-	xp_log_fn prev;
+	char why[256];
 	int fd, err;
 
 	if (bpf_xdp_query(ifindex, 0, &q))
@@ -142,7 +144,9 @@ static void status_one(struct args *a, const char *ifname, int ifindex, bool *fi
 	if (fd >= 0)
 		close(fd);
 	if (id) {
-		prev = xp_set_log_fn(NULL);
+		/* Quietly: another program, or one we may not open, is a status too. */
+		o.errbuf = why;
+		o.errbuf_sz = sizeof(why);
 		err = xp_steer_open(&o, &s);
 		blind = err == -EPERM;
 		status_blind |= blind;
@@ -156,7 +160,6 @@ static void status_one(struct args *a, const char *ifname, int ifindex, bool *fi
 				xp_action_format(&da, dflt, sizeof(dflt));
 			xp_steer_close(s, false);
 		}
-		xp_set_log_fn(prev);
 	}
 	if (a->json) {
 		printf("%s{\"ifname\":\"%s\",\"ifindex\":%d,\"prog_id\":%u,\"prog_name\":\"%s\","
@@ -191,21 +194,22 @@ static void status_one(struct args *a, const char *ifname, int ifindex, bool *fi
 	*first = false;
 }
 
-static int run_status(struct args *a)
+static int run_status(struct loader_args *a)
 {
 	struct if_nameindex *ifs, *i;
 	bool first = true;
 	int idx;
 
+	/* A missing interface is said before anything is printed: an error alone. */
+	idx = a->ifname ? (int)if_nametoindex(a->ifname) : 0;
+	if (a->ifname && !idx)
+		return ut_say(1, "interface %s not found in this network namespace", a->ifname);
 	if (a->json)
 		printf("[");
 	else
 		printf("%-16s %-10s %-8s %-16s %s\n", "INTERFACE", "MODE", "PROG-ID", "PROGRAM",
 		       "XPILE");
 	if (a->ifname) {
-		idx = if_nametoindex(a->ifname);
-		if (!idx)
-			return fail("interface %s not found in this network namespace", a->ifname);
 		status_one(a, a->ifname, idx, &first);
 	} else {
 		ifs = if_nameindex();
@@ -216,13 +220,14 @@ static int run_status(struct args *a)
 	if (a->json)
 		printf("]\n");
 	if (status_blind)
-		return fail(
+		return ut_say(
+			1,
 			"status: cannot tell which XDP programs are xpile's: reading the pins " NEEDS_ROOT);
 	return 0;
 }
 
 /* RSS and ntuple support: what `wire` can do in the NIC. */
-static void steering_features(struct args *a)
+static void steering_features(struct loader_args *a)
 {
 	struct xp_ethtool_caps c;
 
@@ -256,7 +261,7 @@ static void steering_features(struct args *a)
 		       c.ntuple_size);
 }
 
-static int run_features(struct args *a)
+static int run_features(struct loader_args *a)
 {
 	struct xp_if_features f;
 
@@ -309,7 +314,7 @@ static const struct cli_name mode_names[] = {
 /* --default "ACTION": the words of a rule's action ("drop", "redirect eth1", "xsk slot 2"). */
 static int parse_default(const struct cli_opt *opt, const char *v, void *cfg, char *why, size_t len)
 {
-	struct args *a = cfg;
+	struct loader_args *a = cfg;
 	char buf[128], *argv[4], *sp, *w;
 	int argc = 0, used = 0;
 
@@ -356,7 +361,7 @@ static const struct cli_opt load_opts[] = {
 	{ 0 },
 };
 
-const struct cmd cmd_load = {
+const struct loader_cmd cmd_load = {
 	CLI_COMMAND(
 		"load", "[OPTIONS] IFACE",
 		"Attach the xpile steer program to IFACE and pin its maps", load_opts,
@@ -365,8 +370,10 @@ const struct cmd cmd_load = {
 			"Attaches through libxdp: inside libxdp's multi-program dispatcher where the kernel "
 			"allows freplace, else as the interface's single XDP program. The program and "
 			"every map are pinned so that 'rule', 'stats', 'unload' and the engine find "
-			"them, also when each runs under its own 'ip netns exec NS'. A bpffs is mounted "
-			"on the host's /sys/fs/bpf if none is. With no rules, every packet takes the "
+			"them, also when each runs under its own 'ip netns exec NS' or is started any "
+			"other way (see FILES). A bpffs is mounted on the host's /sys/fs/bpf if none "
+			"is (never a private one). Directories that network namespaces since deleted "
+			"left in bpffs and /run/xpile are removed first. With no rules, every packet takes the "
 			"default action: by default the AF_XDP socket of its RX queue, or the kernel "
 			"while that queue has no socket.",
 		.examples =
@@ -383,7 +390,7 @@ static const struct cli_opt unload_opts[] = {
 	{ 0 },
 };
 
-const struct cmd cmd_unload = {
+const struct loader_cmd cmd_unload = {
 	CLI_COMMAND(
 		"unload", "[OPTIONS] IFACE",
 		"Detach the steer program from IFACE and remove its pins", unload_opts,
@@ -399,7 +406,7 @@ const struct cmd cmd_unload = {
 
 static const struct cli_opt status_opts[] = { OPT_PIN, OPT_JSON, { 0 } };
 
-const struct cmd cmd_status = {
+const struct loader_cmd cmd_status = {
 	CLI_COMMAND(
 		"status", "[OPTIONS] [IFACE]", "Show XDP programs on interfaces and xpile's state",
 		status_opts, .min_args = 0, .max_args = 1, .check = loader_check_iface,
@@ -413,7 +420,7 @@ const struct cmd cmd_status = {
 
 static const struct cli_opt features_opts[] = { OPT_JSON, { 0 } };
 
-const struct cmd cmd_features = {
+const struct loader_cmd cmd_features = {
 	CLI_COMMAND(
 		"features", "[OPTIONS] IFACE", "Probe what IFACE and this kernel support",
 		features_opts, .min_args = 1, .max_args = 1, .check = loader_check_iface,

@@ -15,7 +15,7 @@
 #define FLOW_MAX_WORDS 64
 #define FLOW_LIST_MAX 4096
 
-int flow_req_parse(const struct args *a, struct flow_req *r)
+int flow_req_parse(const struct loader_args *a, struct flow_req *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->list = a->flow_list;
@@ -24,25 +24,28 @@ int flow_req_parse(const struct args *a, struct flow_req *r)
 		int argc = 0;
 
 		if (snprintf(buf, sizeof(buf), "%s", a->flow) >= (int)sizeof(buf))
-			return fail("wire: --flow: longer than %zu bytes; a flow is a few words",
-				    sizeof(buf) - 1) +
+			return ut_say(1,
+				      "wire: --flow: longer than %zu bytes; a flow is a few words",
+				      sizeof(buf) - 1) +
 			       1;
 		for (char *t = strtok_r(buf, " \t", &sp); t; t = strtok_r(NULL, " \t", &sp)) {
 			if (argc == FLOW_MAX_WORDS)
-				return fail("wire: --flow: more than %d words; a flow has fewer",
-					    FLOW_MAX_WORDS) +
+				return ut_say(1,
+					      "wire: --flow: more than %d words; a flow has fewer",
+					      FLOW_MAX_WORDS) +
 				       1;
 			argv[argc++] = t;
 		}
 		if (xp_flow_parse(argc, argv, &r->flow, why, sizeof(why)))
-			return fail("wire: --flow: %s", why) + 1;
+			return ut_say(1, "wire: --flow: %s", why) + 1;
 		r->add = true;
 	}
 	if (a->flow_del) {
 		if (xp_parse_u32(a->flow_del, 0, RX_CLS_LOC_SPECIAL - 1, &r->del_id))
-			return fail("wire: --flow-del: expected a flow id (a number from "
-				    "--flow-list), got '%s'",
-				    a->flow_del) +
+			return ut_say(1,
+				      "wire: --flow-del: expected a flow id (a number from "
+				      "--flow-list), got '%s'",
+				      a->flow_del) +
 			       1;
 		r->del = true;
 	}
@@ -54,7 +57,7 @@ static const char *drv(const struct xp_ethtool_caps *c)
 	return c->driver[0] ? c->driver : "driver unknown";
 }
 
-void wire_rss(struct args *a, struct out *o, const __u32 *q, int n)
+void wire_rss(struct loader_args *a, struct out *o, const __u32 *q, int n)
 {
 	struct xp_ethtool_caps c;
 	char list[XP_WIRE_MAX * 5] = ""; /* 4 digits and a comma per queue */
@@ -97,31 +100,34 @@ void wire_rss(struct args *a, struct out *o, const __u32 *q, int n)
 }
 
 /* Whether flows can be steered here; else one line naming why, and false. */
-static bool can_steer(const struct args *a, const struct xp_ethtool_caps *c)
+static bool can_steer(const struct loader_args *a, const struct xp_ethtool_caps *c)
 {
 	if (!c->ntuple) {
-		fail("wire: %s (%s) has no ntuple filters (ETHTOOL_GRXCLSRLCNT: %s), so it cannot "
-		     "steer a flow to a queue; steer in XDP instead: xpile-loader rule add %s "
-		     "MATCH action xsk slot N",
-		     a->ifname, drv(c), strerror(-c->ntuple_err), a->ifname);
+		ut_say(1,
+		       "wire: %s (%s) has no ntuple filters (ETHTOOL_GRXCLSRLCNT: %s), so it cannot "
+		       "steer a flow to a queue; steer in XDP instead: xpile-loader rule add %s "
+		       "MATCH action xsk slot N",
+		       a->ifname, drv(c), strerror(-c->ntuple_err), a->ifname);
 		return false;
 	}
 	if (c->ntuple_feature_known && !c->ntuple_on) {
 		if (c->ntuple_fixed)
-			fail("wire: %s (%s) has ntuple filters off and fixed off "
-			     "(rx-ntuple-filter); steer in XDP instead: xpile-loader rule add %s "
-			     "MATCH action xsk slot N",
-			     a->ifname, drv(c), a->ifname);
+			ut_say(1,
+			       "wire: %s (%s) has ntuple filters off and fixed off "
+			       "(rx-ntuple-filter); steer in XDP instead: xpile-loader rule add %s "
+			       "MATCH action xsk slot N",
+			       a->ifname, drv(c), a->ifname);
 		else
-			fail("wire: %s (%s) has ntuple filters switched off; turn them on with "
-			     "'ethtool -K %s ntuple on'",
-			     a->ifname, drv(c), a->ifname);
+			ut_say(1,
+			       "wire: %s (%s) has ntuple filters switched off; turn them on with "
+			       "'ethtool -K %s ntuple on'",
+			       a->ifname, drv(c), a->ifname);
 		return false;
 	}
 	return true;
 }
 
-static int flow_add(struct args *a, struct out *o, const struct flow_req *r,
+static int flow_add(struct loader_args *a, struct out *o, const struct flow_req *r,
 		    const struct xp_ethtool_caps *c)
 {
 	char text[256];
@@ -130,18 +136,21 @@ static int flow_add(struct args *a, struct out *o, const struct flow_req *r,
 
 	xp_flow_format(&r->flow, text, sizeof(text));
 	if (err == -ERANGE)
-		return fail("wire: --flow: queue %u does not exist: %s has %u RX queues; pick a "
-			    "queue below %u",
-			    r->flow.queue, a->ifname, c->rx_rings, c->rx_rings) +
+		return ut_say(1,
+			      "wire: --flow: queue %u does not exist: %s has %u RX queues; pick a "
+			      "queue below %u",
+			      r->flow.queue, a->ifname, c->rx_rings, c->rx_rings) +
 		       1;
 	if (err == -ENOSPC)
-		return fail("wire: --flow: the flow table of %s is full (%u rules); delete one "
-			    "with --flow-del ID (see --flow-list)",
-			    a->ifname, c->ntuple_size);
+		return ut_say(1,
+			      "wire: --flow: the flow table of %s is full (%u rules); delete one "
+			      "with --flow-del ID (see --flow-list)",
+			      a->ifname, c->ntuple_size);
 	if (err)
-		return fail("wire: --flow: %s (%s) refused '%s' (%s); it may not match these "
-			    "fields (see ethtool -n %s)",
-			    a->ifname, drv(c), text, strerror(-err), a->ifname);
+		return ut_say(1,
+			      "wire: --flow: %s (%s) refused '%s' (%s); it may not match these "
+			      "fields (see ethtool -n %s)",
+			      a->ifname, drv(c), text, strerror(-err), a->ifname);
 	if (o->json) {
 		fprintf(o->more, ",\"flow_added\":{\"id\":%u,\"flow\":", id);
 		json_str(o->more, text);
@@ -152,7 +161,7 @@ static int flow_add(struct args *a, struct out *o, const struct flow_req *r,
 	return 0;
 }
 
-static int flow_list(struct args *a, struct out *o, const struct xp_ethtool_caps *c)
+static int flow_list(struct loader_args *a, struct out *o, const struct xp_ethtool_caps *c)
 {
 	static struct xp_flow flows[FLOW_LIST_MAX];
 	static bool ok[FLOW_LIST_MAX];
@@ -161,8 +170,8 @@ static int flow_list(struct args *a, struct out *o, const struct xp_ethtool_caps
 	int err = xp_flow_list(a->ifname, flows, ok, FLOW_LIST_MAX, &n);
 
 	if (err)
-		return fail("wire: --flow-list: cannot read the flow table of %s (%s)", a->ifname,
-			    strerror(-err));
+		return ut_say(1, "wire: --flow-list: cannot read the flow table of %s (%s)",
+			      a->ifname, strerror(-err));
 	if (!o->json)
 		printf("%s: %u flow%s (table of %u)\n", a->ifname, n, n == 1 ? "" : "s",
 		       c->ntuple_size);
@@ -190,7 +199,7 @@ static int flow_list(struct args *a, struct out *o, const struct xp_ethtool_caps
 	return 0;
 }
 
-int flow_req_check(const struct args *a, const struct flow_req *r)
+int flow_req_check(const struct loader_args *a, const struct flow_req *r)
 {
 	struct xp_ethtool_caps c;
 
@@ -201,7 +210,7 @@ int flow_req_check(const struct args *a, const struct flow_req *r)
 	return can_steer(a, &c) ? 0 : 1;
 }
 
-int wire_flows(struct args *a, struct out *o, const struct flow_req *r)
+int wire_flows(struct loader_args *a, struct out *o, const struct flow_req *r)
 {
 	struct xp_ethtool_caps c;
 	int err;
@@ -215,9 +224,10 @@ int wire_flows(struct args *a, struct out *o, const struct flow_req *r)
 	if (r->del) {
 		err = xp_flow_del(a->ifname, r->del_id);
 		if (err)
-			return fail("wire: --flow-del: %s has no flow with id %u (%s); see "
-				    "--flow-list",
-				    a->ifname, r->del_id, strerror(-err));
+			return ut_say(1,
+				      "wire: --flow-del: %s has no flow with id %u (%s); see "
+				      "--flow-list",
+				      a->ifname, r->del_id, strerror(-err));
 		if (o->json)
 			fprintf(o->more, ",\"flow_deleted\":%u", r->del_id);
 		else

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* xpile-loader: one file per subcommand group, each command declared as a tools/cli table. */
+/* xpile-loader: one file per subcommand group, each command declared as a tools/util/cli.h table. */
 #ifndef XPILE_LOADER_H
 #define XPILE_LOADER_H
 
@@ -9,13 +9,16 @@
 
 #include "xpile/ethtool.h"
 #include "cli.h"
+#include "say.h"
+#include "xpile/host.h"
 #include "xpile/steer.h"
 
 /* Everything any subcommand's options can set. */
-struct args {
+struct loader_args {
 	const char *ifname;
 	int mode; /* enum xp_steer_mode */
 	const char *pin_path;
+	const char *bpffs; /* --bpffs: exported as XPILE_BPFFS */
 	const char *obj;
 	struct xp_action dflt; /* --default */
 	bool has_dflt;
@@ -36,26 +39,27 @@ struct args {
 };
 
 /* A command: its cli table and what runs it (the first positional argument is IFACE). */
-struct cmd {
+struct loader_cmd {
 	struct cli_cmd cli;
-	int (*run)(struct args *a);
+	int (*run)(struct loader_args *a);
 };
 
-#define OPT(...) CLI_OPT(struct args, __VA_ARGS__)
-#define OPT_PIN                               \
-	OPT("pin-path", STR, pin_path, "DIR", \
-	    "Pin directory (default /sys/fs/bpf/xpile/[ns<inode>/]IFACE)", .short_name = 'p')
+#define OPT(...) CLI_OPT(struct loader_args, __VA_ARGS__)
+#define OPT_PIN                                                                     \
+	OPT("pin-path", STR, pin_path, "DIR",                                       \
+	    "Pin directory (default /sys/fs/bpf/xpile/ns<inode>/IFACE, see FILES)", \
+	    .short_name = 'p')
 #define OPT_JSON OPT("json", FLAG, json, NULL, "Print JSON", .short_name = 'j')
 
-extern const struct cmd cmd_load, cmd_unload, cmd_status, cmd_stats, cmd_rule, cmd_wire,
+extern const struct loader_cmd cmd_load, cmd_unload, cmd_status, cmd_stats, cmd_rule, cmd_wire,
 	cmd_features, cmd_replace;
 
-/* Opens the steer of a->ifname that `load` set up; prints the cause on failure. */
-int open_existing(struct args *a, struct xp_steer **s);
+/* Opens the steer of a->ifname that `load` set up; prints the cause on failure: 0 or 1.
+ * A failure elsewhere is one line and exit status 1: return ut_say(1, ...) (say.h). */
+int loader_open_existing(struct loader_args *a, struct xp_steer **s);
 /* Every command's cli check: the IFACE argument is an interface name (IFNAMSIZ). */
 int loader_check_iface(const struct cli_cmd *c, void *cfg, const struct cli_args *res, char *why,
 		       size_t len);
-int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Step-by-step output (out.c): a line per step, or with --json one object at the end. */
 struct out {
@@ -78,11 +82,11 @@ struct flow_req {
 	__u32 del_id;
 };
 /* Reads --flow and --flow-del before anything changes; 0, or 2 after one line. */
-int flow_req_parse(const struct args *a, struct flow_req *r);
+int flow_req_parse(const struct loader_args *a, struct flow_req *r);
 /* Whether the NIC can do what @r asks; else 1 after one line saying what it lacks. */
-int flow_req_check(const struct args *a, const struct flow_req *r);
-void wire_rss(struct args *a, struct out *o, const __u32 *queues, int n);
+int flow_req_check(const struct loader_args *a, const struct flow_req *r);
+void wire_rss(struct loader_args *a, struct out *o, const __u32 *queues, int n);
 /* 0, or 1 after one line naming what the NIC lacks or refused (2: a queue it lacks). */
-int wire_flows(struct args *a, struct out *o, const struct flow_req *r);
+int wire_flows(struct loader_args *a, struct out *o, const struct flow_req *r);
 
 #endif

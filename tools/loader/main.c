@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * xpile-loader: puts the xpile steer program on interfaces, manages its rules, wires
- * queues to cores and reports what interfaces support. Each command is a tools/cli
+ * queues to cores and reports what interfaces support. Each command is a tools/util/cli.h
  * table, so --help, the parser and its errors never disagree.
  */
 #include <errno.h>
@@ -25,23 +25,32 @@ static const struct cli_opt common_opts[] = {
 	{ .name = "verbose",
 	  .short_name = 'v',
 	  .kind = CLI_COUNT,
-	  CLI_FIELD(struct args, verbose),
+	  CLI_FIELD(struct loader_args, verbose),
 	  .help = "Print more about what is done: -v what each step does, -vv also libbpf's and "
 		  "libxdp's debug output" },
+	{ .name = "bpffs",
+	  .kind = CLI_STR,
+	  CLI_FIELD(struct loader_args, bpffs),
+	  .metavar = "DIR",
+	  .help = CLI_BPFFS_HELP,
+	  .env = "XPILE_BPFFS" },
 	{ 0 },
 };
 
 static const struct cli_section sections[] = {
-	{ "FILES", "Pins live in /sys/fs/bpf/xpile/IFACE (other network namespaces: "
-		   "/sys/fs/bpf/xpile/ns<inode>/IFACE), also from inside 'ip netns exec'; wiring "
-		   "plans in /run/xpile/[ns<inode>/]IFACE/wire.plan." },
+	{ "FILES", "Pins live in the host's bpffs as /sys/fs/bpf/xpile/ns<inode>/IFACE, <inode> "
+		   "that of the network namespace (the initial one too), the same for every "
+		   "process in it however it was started (a shell, setsid, 'ip netns exec', "
+		   "'unshare --pid --fork --mount-proc'); --bpffs names another bpffs. Wiring "
+		   "plans are in /run/xpile/ns<inode>/IFACE/wire.plan. 'load' first removes the "
+		   "directories of namespaces that no longer exist." },
 	{ "EXIT STATUS",
 	  "0 success; 1 the operation failed (one line names the cause and the fix); 2 bad "
 	  "usage (one line names the option, the value and what is accepted)." },
 	{ NULL },
 };
 
-static struct cli_prog prog = {
+static const struct cli_prog prog = {
 	.name = "xpile-loader",
 	.summary = "load the xpile XDP steer program and manage its rules and wiring",
 	.description = "Loads the xpile XDP steer program on network interfaces and manages it: "
@@ -50,38 +59,41 @@ static struct cli_prog prog = {
 	.cmds = cmds,
 	.common = common_opts,
 	.sections = sections,
+	.version = XPILE_VERSION,
+	.see_also = "xpile(8), xpile-agent(8), xpile-bench(8)",
 };
 
-int fail(const char *fmt, ...)
+/* What to run after a failed open of what is pinned: the library says what is wrong,
+ * the loader what to do about it. */
+static const char *open_hint(const char *ifname, int err, char *buf, size_t len)
 {
-	va_list ap;
-
-	fprintf(stderr, "xpile-loader: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return 1;
+	if (err == -ENOENT)
+		snprintf(buf, len, "; run: xpile-loader load %s", ifname);
+	else if (err == -ESTALE)
+		snprintf(buf, len, "; run: xpile-loader unload %s; xpile-loader load %s", ifname,
+			 ifname);
+	else
+		buf[0] = 0;
+	return buf;
 }
 
-int open_existing(struct args *a, struct xp_steer **s)
+int loader_open_existing(struct loader_args *a, struct xp_steer **s)
 {
 	struct xp_steer_opts o = { .sz = sizeof(o),
 				   .ifname = a->ifname,
 				   .pin_path = a->pin_path,
 				   .attach_existing = true };
+	char why[1024], hint[160];
+	int err;
 
-	return xp_steer_open(&o, s) ? 1 : 0;
-}
-
-static int verbosity;
-
-static int log_fn(enum xp_log_level lvl, const char *fmt, va_list ap)
-{
-	if ((int)lvl > verbosity)
+	o.errbuf = why;
+	o.errbuf_sz = sizeof(why);
+	err = xp_steer_open(&o, s);
+	if (!err)
 		return 0;
-	fprintf(stderr, "xpile-loader: ");
-	return vfprintf(stderr, fmt, ap);
+	ut_say(1, "%s%s", why[0] ? why : strerror(-err),
+	       open_hint(a->ifname, err, hint, sizeof(hint)));
+	return 1;
 }
 
 /* The interface argument: the first positional one ("rule" also takes "rule VERB IFACE"). */
@@ -103,35 +115,31 @@ int loader_check_iface(const struct cli_cmd *c, void *cfg, const struct cli_args
 
 int main(int argc, char **argv)
 {
-	static char version[96];
-	struct args a = { .interval = 1 };
+	struct loader_args a = { .interval = 1 };
 	const struct cli_cmd *cc;
-	const struct cmd *c;
+	const struct loader_cmd *c;
 	struct cli_args res;
 	int rc;
 
-	/* As xdp-loader says it: "xpile-loader version X using libbpf version Y". */
-	snprintf(version, sizeof(version), "version %s using libbpf version %s", XPILE_VERSION,
-		 libbpf_version_string() + (libbpf_version_string()[0] == 'v'));
-	prog.version = version;
-
+	ut_say_prog(prog.name);
 	rc = cli_select(&prog, argc, argv, &cc);
 	if (rc != CLI_RUN)
 		return rc;
 	rc = cli_parse(&prog, cc, argc - 1, argv + 1, &a, &res);
 	if (rc != CLI_RUN)
 		return rc;
-	c = (const struct cmd *)cc; /* cli is the first member */
+	c = (const struct loader_cmd *)cc; /* cli is the first member */
 	if (res.argc) {
 		a.ifname = res.argv[0];
 		a.argc = res.argc - 1;
 		a.argv = res.argv + 1;
 	}
-	verbosity = a.verbose >= 2 ? XP_LOG_DEBUG : a.verbose ? XP_LOG_INFO : XP_LOG_WARN;
-	xp_set_log_fn(log_fn);
+	ut_say_verbose(a.verbose);
+	xp_set_log_fn(ut_say_xp);
 	if (a.verbose < 2) { /* the library names causes; libxdp's own chatter is for -vv */
 		libxdp_set_print(NULL);
 		libbpf_set_print(NULL);
 	}
-	return c->run(&a);
+	cli_json_begin();
+	return cli_json_finish(c->run(&a));
 }

@@ -35,7 +35,7 @@ int out_open(struct out *o, bool json)
 	o->more = open_memstream(&o->more_buf, &o->more_len);
 	if (!o->steps || !o->more) {
 		out_close(o);
-		return fail("out of memory");
+		return ut_say(1, "out of memory");
 	}
 	return 0;
 }

@@ -6,14 +6,14 @@
 #include "loader.h"
 #include "xpile/owner.h"
 
-static int run_replace(struct args *a)
+static int run_replace(struct loader_args *a)
 {
 	struct xp_steer_replace_opts o = { .sz = sizeof(o), .bpf_obj = a->obj };
 	struct xp_steer *s;
 	__u32 old;
 	int err;
 
-	if (open_existing(a, &s))
+	if (loader_open_existing(a, &s))
 		return 1;
 	old = xp_steer_prog_id(s);
 	err = xp_steer_replace_prog(s, &o);
@@ -26,6 +26,8 @@ static int run_replace(struct args *a)
 			       "and counters kept\n",
 			       a->ifname, old, xp_steer_prog_id(s));
 	}
+	if (err == -EEXIST) /* the library said another program replaced ours */
+		ut_say(1, "%s: what runs there now: xpile-loader status %s", a->ifname, a->ifname);
 	xp_steer_close(s, false);
 	/* A wrong object or a layout that does not fit is the caller's input. */
 	return !err ? 0 : err == -EPROTO || err == -ENOEXEC || err == -ENOENT ? 2 : 1;
@@ -40,7 +42,7 @@ static const struct cli_opt replace_opts[] = {
 	{ 0 },
 };
 
-const struct cmd cmd_replace = {
+const struct loader_cmd cmd_replace = {
 	CLI_COMMAND(
 		"replace", "[OPTIONS] IFACE",
 		"Replace the steer program on IFACE with a new build, keeping its maps",

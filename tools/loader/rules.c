@@ -14,7 +14,7 @@
 static struct xp_rule rules_buf[XP_STEER_MAX_RULES];
 static struct xp_counter cnt_buf[XP_STEER_MAX_RULES];
 
-static int rule_list(struct xp_steer *s, struct args *a)
+static int rule_list(struct xp_steer *s, struct loader_args *a)
 {
 	struct xp_action d, pe;
 	char line[512], ds[64], ps[64];
@@ -22,7 +22,7 @@ static int rule_list(struct xp_steer *s, struct args *a)
 
 	if (xp_steer_rules_get(s, rules_buf, cnt_buf, XP_STEER_MAX_RULES, &n) ||
 	    xp_steer_default_get(s, &d, &pe))
-		return fail("%s: cannot read the rules", a->ifname);
+		return ut_say(1, "%s: cannot read the rules", a->ifname);
 	xp_action_format(&d, ds, sizeof(ds));
 	xp_action_format(&pe, ps, sizeof(ps));
 	if (a->json)
@@ -60,7 +60,7 @@ static bool is_verb(const char *w)
 }
 
 /* Bad input: one line, exit status 2. */
-#define bad(...) (fail(__VA_ARGS__) + 1)
+#define bad(...) (ut_say(1, __VA_ARGS__) + 1)
 
 /* A set too big for the tables is bad input (2); the library has said why. */
 static int set_status(int err)
@@ -68,10 +68,11 @@ static int set_status(int err)
 	return err == -E2BIG || err == -ENOSPC ? 2 : 1;
 }
 
-static int rule_del(struct xp_steer *s, struct args *a)
+static int rule_del(struct xp_steer *s, struct loader_args *a)
 {
 	char range[64];
 	__u32 id;
+	int err;
 
 	if (a->argc != 1)
 		return bad("rule del: expected one rule id (see 'xpile-loader rule list %s')",
@@ -81,10 +82,15 @@ static int rule_del(struct xp_steer *s, struct args *a)
 			   "rule list %s'",
 			   xp_parse_range_str(1, UINT32_MAX, range, sizeof(range)), a->argv[0],
 			   a->ifname);
-	return xp_steer_rule_del(s, id) ? 1 : 0;
+	err = xp_steer_rule_del(s, id);
+	/* The library said which id is not there; where to look is the loader's to say. */
+	if (err == -ENOENT)
+		return ut_say(1, "%s: the rules and their ids: xpile-loader rule list %s",
+			      a->ifname, a->ifname);
+	return err ? 1 : 0;
 }
 
-static int rule_default(struct xp_steer *s, struct args *a)
+static int rule_default(struct xp_steer *s, struct loader_args *a)
 {
 	bool perr = a->argc >= 1 && !strcmp(a->argv[0], "parse-error");
 	struct xp_action d, pe;
@@ -104,8 +110,36 @@ static int rule_default(struct xp_steer *s, struct args *a)
 	return xp_steer_default_set(s, perr ? NULL : &d, perr ? &pe : NULL) ? 1 : 0;
 }
 
-static int run_rule(struct args *a)
+/* Rule text as words or as one quoted argument, alike: rule add eth0 udp dport 53
+ * action pass, or rule add eth0 'udp dport 53 action pass' (what a rule file line and
+ * the options that take a rule, --flow or --capture-rule, hold). */
+static int rule_words(struct loader_args *a, char *buf, size_t len, char **words, int max)
 {
+	size_t used = 0;
+	int n = 0;
+
+	for (int i = 0; i < a->argc; i++) {
+		size_t l = strlen(a->argv[i]);
+		char *sp, *t;
+
+		if (used + l + 1 > len)
+			return bad("rule: longer than %zu bytes; a rule is a few words", len - 1);
+		memcpy(buf + used, a->argv[i], l + 1);
+		for (t = strtok_r(buf + used, " \t", &sp); t; t = strtok_r(NULL, " \t", &sp)) {
+			if (n == max)
+				return bad("rule: more than %d words; a rule has fewer", max);
+			words[n++] = t;
+		}
+		used += l + 1;
+	}
+	a->argc = n;
+	a->argv = words;
+	return 0;
+}
+
+static int run_rule(struct loader_args *a)
+{
+	static char text[4096], *words[256];
 	struct xp_steer *s;
 	const char *verb;
 	char why[512];
@@ -128,7 +162,10 @@ static int run_rule(struct args *a)
 	}
 	a->argc--;
 	a->argv++;
-	if (open_existing(a, &s))
+	if ((!strcmp(verb, "add") || !strcmp(verb, "default")) &&
+	    (rc = rule_words(a, text, sizeof(text), words, 256)))
+		return rc;
+	if (loader_open_existing(a, &s))
 		return 1;
 	if (!strcmp(verb, "list")) {
 		rc = a->argc ?
@@ -178,7 +215,7 @@ static const char *const perr_names[XP_PERR_MAX] = {
 	"tcp_hdr",	 "udp_trunc",  "icmp_trunc",	"icmp6_trunc",
 };
 
-static void print_stats(struct args *a, const struct xp_steer_stats *st,
+static void print_stats(struct loader_args *a, const struct xp_steer_stats *st,
 			const struct xp_steer_stats *prev, double dt)
 {
 	if (a->json) {
@@ -211,18 +248,18 @@ static void print_stats(struct args *a, const struct xp_steer_stats *st,
 	fflush(stdout);
 }
 
-static int run_stats(struct args *a)
+static int run_stats(struct loader_args *a)
 {
 	struct xp_steer_stats st, prev;
 	struct xp_steer *s;
 	struct timespec t0, t1;
 	unsigned rounds = 0;
 
-	if (open_existing(a, &s))
+	if (loader_open_existing(a, &s))
 		return 1;
 	if (xp_steer_stats_read(s, &st)) {
 		xp_steer_close(s, false);
-		return fail("%s: cannot read counters", a->ifname);
+		return ut_say(1, "%s: cannot read counters", a->ifname);
 	}
 	print_stats(a, &st, NULL, 0);
 	if (!a->json && !a->watch)
@@ -246,7 +283,7 @@ static int run_stats(struct args *a)
 
 static const struct cli_opt rule_opts[] = { OPT_PIN, OPT_JSON, { 0 } };
 
-const struct cmd cmd_rule = {
+const struct loader_cmd cmd_rule = {
 	CLI_COMMAND(
 		"rule", "add|del|list|replace|default IFACE ...",
 		"Add, delete, list or replace rules", rule_opts, .min_args = 2, .max_args = -1,
@@ -274,7 +311,8 @@ const struct cmd cmd_rule = {
 			"new rules. Rule files hold one rule per line (the text after 'rule add IFACE'), "
 			"'#' starts a comment. After the verb and IFACE, every word belongs to the rule "
 			"(\"prio -1\" is a rule word, not an option) except this command's options "
-			"spelled in full (--json, -j, --pin-path DIR).",
+			"spelled in full (--json, -j, --pin-path DIR); the rule may as well be one "
+			"quoted argument ('udp dport 4789 action xsk'), as wire --flow takes it.",
 		.examples = "xpile-loader rule add eth0 prio 10 udp dport 4789 action xsk\n"
 			    "xpile-loader rule add eth0 src 198.18.0.0/15 action drop\n"
 			    "xpile-loader rule replace eth0 /etc/xpile/eth0.rules"),
@@ -294,7 +332,7 @@ static const struct cli_opt stats_opts[] = {
 	{ 0 },
 };
 
-const struct cmd cmd_stats = {
+const struct loader_cmd cmd_stats = {
 	CLI_COMMAND(
 		"stats", "[OPTIONS] IFACE", "Show verdict, parse-error and per-rule counters",
 		stats_opts, .min_args = 1, .max_args = 1, .check = loader_check_iface,

@@ -32,7 +32,7 @@ static int ethtool(const char *ifname, void *data)
 }
 
 /* Sets the channel count to cover queues 0..maxq; reports what it did or skipped. */
-static void set_channels(struct args *a, struct out *o, unsigned need)
+static void set_channels(struct loader_args *a, struct out *o, unsigned need)
 {
 	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
 	int err = ethtool(a->ifname, &ch);
@@ -112,7 +112,7 @@ static int rx_queues(const char *ifname, unsigned *cur, unsigned *max)
 
 /* A plan for a queue the interface lacks would send the engine to a queue it cannot
  * bind: refuse it before changing anything. */
-static int check_queues(struct args *a, struct out *o, unsigned maxq, bool after)
+static int check_queues(struct loader_args *a, struct out *o, unsigned maxq, bool after)
 {
 	unsigned cur, max;
 
@@ -124,13 +124,15 @@ static int check_queues(struct args *a, struct out *o, unsigned maxq, bool after
 	if (maxq <= (after ? cur : max))
 		return 0;
 	if (after)
-		return fail("wire: queue %u does not exist: %s has %u RX queue%s and kept them "
-			    "(see above); pick queues below %u",
-			    maxq - 1, a->ifname, cur, cur == 1 ? "" : "s", cur) +
+		return ut_say(1,
+			      "wire: queue %u does not exist: %s has %u RX queue%s and kept them "
+			      "(see above); pick queues below %u",
+			      maxq - 1, a->ifname, cur, cur == 1 ? "" : "s", cur) +
 		       1;
-	return fail("wire: queue %u does not exist: %s has %u RX queue%s (at most %u with "
-		    "ethtool -L); pick queues below %u",
-		    maxq - 1, a->ifname, cur, cur == 1 ? "" : "s", max, max) +
+	return ut_say(1,
+		      "wire: queue %u does not exist: %s has %u RX queue%s (at most %u with "
+		      "ethtool -L); pick queues below %u",
+		      maxq - 1, a->ifname, cur, cur == 1 ? "" : "s", max, max) +
 	       1;
 }
 
@@ -182,7 +184,7 @@ static void plan_json(struct out *o, const struct xp_wire_plan *p, const char *p
 	json_str(o->more, path);
 }
 
-static int wire_queues(struct args *a, struct out *o)
+static int wire_queues(struct loader_args *a, struct out *o)
 {
 	static struct xp_wire_plan plan;
 	const __u32 *q = a->queues, *c = a->cores;
@@ -195,8 +197,8 @@ static int wire_queues(struct args *a, struct out *o)
 	 * queue tables bound what xpile can serve. */
 	for (int i = 0; i < nq; i++) {
 		if (q[i] >= XP_STEER_MAX_QUEUES)
-			return fail("wire: queue %u: xpile serves queues 0..%d", q[i],
-				    XP_STEER_MAX_QUEUES - 1) +
+			return ut_say(1, "wire: queue %u: xpile serves queues 0..%d", q[i],
+				      XP_STEER_MAX_QUEUES - 1) +
 			       1;
 		if (q[i] + 1 > maxq)
 			maxq = q[i] + 1;
@@ -250,14 +252,30 @@ static int wire_queues(struct args *a, struct out *o)
 	return 0;
 }
 
-static int run_wire(struct args *a)
+static int run_wire(struct loader_args *a)
 {
 	struct flow_req fr;
 	struct out o;
 	int err;
 
 	if (!if_nametoindex(a->ifname))
-		return fail("interface %s not found in this network namespace", a->ifname);
+		return ut_say(1, "interface %s not found in this network namespace", a->ifname);
+	/* --flow udp dport 4789 queue 2: the words after IFACE continue the flow, so it
+	 * may be written as words (as 'rule add') or as one quoted argument. */
+	if (a->argc) {
+		static char flow[1024];
+		size_t used = (size_t)snprintf(flow, sizeof(flow), "%s", a->flow);
+
+		for (int i = 0; i < a->argc && used < sizeof(flow); i++)
+			used += (size_t)snprintf(flow + used, sizeof(flow) - used, " %s",
+						 a->argv[i]);
+		if (used >= sizeof(flow))
+			return ut_say(1,
+				      "wire: --flow: longer than %zu bytes; a flow is a few words",
+				      sizeof(flow) - 1) +
+			       1;
+		a->flow = flow;
+	}
 	/* All input is read, and the NIC asked whether it can, before anything changes. */
 	err = flow_req_parse(a, &fr);
 	if (!err)
@@ -280,8 +298,13 @@ static int run_wire(struct args *a)
 static int wire_check(const struct cli_cmd *c, void *cfg, const struct cli_args *res, char *why,
 		      size_t len)
 {
-	const struct args *a = cfg;
+	const struct loader_args *a = cfg;
 
+	if (res->argc > 1 && !a->flow) {
+		snprintf(why, len, "unexpected argument '%s' (the words of a flow follow --flow)",
+			 res->argv[1]);
+		return -1;
+	}
 	if (!a->nqueues != !a->ncores ||
 	    (!a->nqueues && !a->flow && !a->flow_del && !a->flow_list)) {
 		snprintf(why, len,
@@ -294,14 +317,17 @@ static int wire_check(const struct cli_cmd *c, void *cfg, const struct cli_args 
 
 static const struct cli_opt wire_opts[] = {
 	OPT("queues", LIST, queues, "LIST", "RX queues to serve, e.g. 0-3 or 0,2 (each once)",
-	    .short_name = 'q', .count_off = offsetof(struct args, nqueues), .cap = XP_WIRE_MAX,
-	    .max = 4095, .flags = CLI_F_UNIQUE),
+	    .short_name = 'q', .count_off = offsetof(struct loader_args, nqueues),
+	    .cap = XP_WIRE_MAX, .max = 4095, .flags = CLI_F_UNIQUE),
 	OPT("cores", LIST, cores, "LIST",
 	    "Cores serving them, paired in order (round-robin if fewer)", .short_name = 'c',
-	    .count_off = offsetof(struct args, ncores), .cap = XP_WIRE_MAX, .flags = CLI_F_CPUS),
+	    .count_off = offsetof(struct loader_args, ncores), .cap = XP_WIRE_MAX,
+	    .flags = CLI_F_CPUS),
 	OPT("no-rss", FLAG, no_rss, NULL, "Leave the RSS indirection table as it is"),
 	OPT("flow", STR, flow, "FLOW",
-	    "Add an ntuple rule: FLOW to a queue, e.g. 'udp dport 4789 queue 2'",
+	    "Add an ntuple rule: FLOW to a queue, e.g. 'udp dport 4789 queue 2', one quoted "
+	    "argument or words (the words after IFACE continue it: wire eth0 --flow udp dport "
+	    "4789 queue 2)",
 	    .short_name = 'f'),
 	OPT("flow-del", STR, flow_del, "ID", "Delete the ntuple rule with this id"),
 	OPT("flow-list", FLAG, flow_list, NULL, "List the ntuple rules", .short_name = 'l'),
@@ -309,19 +335,19 @@ static const struct cli_opt wire_opts[] = {
 	{ 0 },
 };
 
-const struct cmd cmd_wire = {
+const struct loader_cmd cmd_wire = {
 	CLI_COMMAND(
 		"wire",
 		"[--queues LIST --cores LIST] [--flow FLOW] [--flow-del ID] [--flow-list] IFACE",
 		"Wire IFACE's queues to cores, spread flows over them, steer flows to queues",
-		wire_opts, .min_args = 1, .max_args = 1, .check = wire_check,
+		wire_opts, .min_args = 1, .max_args = -1, .words_after = 1, .check = wire_check,
 		.description =
 			"Sets the channel count through ETHTOOL_SCHANNELS when the driver allows it, pins "
 			"each queue's IRQ to its core through /proc/irq/N/smp_affinity_list when the "
 			"device has IRQs, spreads the RSS indirection table over the wired queues with "
 			"equal weight (ETHTOOL_SRXFHINDIR; --no-rss keeps it; 'ethtool -X IFACE default' "
 			"undoes it), and writes the queue -> core plan the engine reads from "
-			"/run/xpile/[ns<inode>/]IFACE/wire.plan. On devices without these knobs (veth) "
+			"/run/xpile/ns<inode>/IFACE/wire.plan. On devices without these knobs (veth) "
 			"it says what it skipped and still writes the plan. 'unload' removes the plan.\n\n"
 			"--flow adds an ntuple rule (ETHTOOL_SRXCLSRLINS): the NIC itself delivers the "
 			"flow to one queue, or drops it. FLOW takes the match words of 'rule':\n"

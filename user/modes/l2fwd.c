@@ -1,35 +1,32 @@
 // SPDX-License-Identifier: BSD-3-Clause
-/* l2fwd: swap the Ethernet addresses and send the packet back out of its own queue. */
+/* l2fwd: swap the Ethernet addresses and send the packet back out of its own queue.
+ * Public API only (xpile/engine.h, xpile/pkt.h). */
 #include <string.h>
 
-#include "../engine.h"
+#include "xpile/engine.h"
+#include "l2fwd.h"
 
-static __u32 l2fwd_poll(struct eng_worker *w, struct eng_q *q)
+static void l2fwd_burst(struct xp_worker *w, struct xp_queue *q, struct xp_pkt *pkts, __u32 n,
+			void *arg)
 {
-	__u32 n = eng_rx(w, q, w->descs, w->e->cfg.batch), i;
 	bool head = true;
 
-	for (i = 0; i < n; i++) {
-		struct xdp_desc *d = &w->descs[i];
-
+	for (__u32 i = 0; i < n; i++) {
 		/* Only a packet's first buffer holds the Ethernet header. */
-		if (head && d->len >= 12) {
-			unsigned char *p = eng_data(q->dom, d->addr), tmp[6];
+		if (head && pkts[i].len >= 12) {
+			unsigned char *p = xp_pkt_data(q, &pkts[i]), tmp[6];
 
 			memcpy(tmp, p, 6);
 			memcpy(p, p + 6, 6);
 			memcpy(p + 6, tmp, 6);
 		}
-		head = !(d->options & XDP_PKT_CONTD);
+		head = !xp_pkt_more(&pkts[i]);
 	}
-	eng_tx(w, q, w->descs, n);
-	return n;
+	xp_tx_burst(w, q, pkts, n, NULL);
 }
 
-const struct eng_mode eng_mode_l2fwd = {
-	.name = "l2fwd",
-	.needs_rx = true,
-	.nports_min = 1,
-	.nports_max = ENG_MAX_PORTS,
-	.poll = l2fwd_poll,
-};
+void eng_mode_l2fwd(struct xp_engine_opts *o)
+{
+	o->name = "l2fwd";
+	o->on_burst = l2fwd_burst;
+}

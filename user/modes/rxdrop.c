@@ -1,20 +1,17 @@
 // SPDX-License-Identifier: BSD-3-Clause
-/* rxdrop: receive and free; the baseline of what the kernel can deliver. */
-#include "../engine.h"
+/* rxdrop: receive and free; the baseline of what the kernel can deliver. Public API
+ * only (xpile/engine.h, xpile/pkt.h). */
+#include "xpile/engine.h"
+#include "rxdrop.h"
 
-static __u32 rxdrop_poll(struct eng_worker *w, struct eng_q *q)
+static void rxdrop_burst(struct xp_worker *w, struct xp_queue *q, struct xp_pkt *pkts, __u32 n,
+			 void *arg)
 {
-	__u32 n = eng_rx(w, q, w->descs, w->e->cfg.batch);
-
-	if (n)
-		eng_free_descs(q->wd, w->scratch, w->descs, n);
-	return n;
+	xp_pkt_free(w, q, pkts, n);
 }
 
-const struct eng_mode eng_mode_rxdrop = {
-	.name = "rxdrop",
-	.needs_rx = true,
-	.nports_min = 1,
-	.nports_max = ENG_MAX_PORTS,
-	.poll = rxdrop_poll,
-};
+void eng_mode_rxdrop(struct xp_engine_opts *o)
+{
+	o->name = "rxdrop";
+	o->on_burst = rxdrop_burst;
+}

@@ -37,8 +37,12 @@ struct xp_mem_opts {
 	int numa_node; /* used when bind_node; -1 also means any */
 	bool lock; /* mlock the area (counted against RLIMIT_MEMLOCK) */
 	__u8 reserved_[3]; /* zero: the tail has no unnamed padding (xpile/opts.h) */
+	/* Where the failure's reason goes, as one line, instead of the log hook: the
+	 * errors and warnings of this call (a fallback's notice too). NULL: the hook. */
+	char *errbuf;
+	size_t errbuf_sz;
 };
-#define xp_mem_opts__last_field lock
+#define xp_mem_opts__last_field errbuf_sz
 
 struct xp_mem {
 	void *base;

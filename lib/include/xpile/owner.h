@@ -11,7 +11,7 @@
  *   xp_users_register("eth0", prog_id, queues, nq);   // this process serves these queues
  *   n = xp_users_list("eth0", users, 8);              // live others (stale records removed)
  *
- * Users are recorded as /run/xpile/[ns<inode>/]IFACE/engine.<pid> (next to the wiring
+ * Users are recorded as /run/xpile/ns<inode>/IFACE/engine.<pid> (next to the wiring
  * plan, $XPILE_RUNDIR overrides /run/xpile): pid, the process's start time (so a
  * reused pid is not taken for the engine), the program id it serves through and its
  * queues. A record whose process is gone is stale and is removed by whoever lists.
@@ -43,6 +43,26 @@ struct xp_steer_health {
 	__u32 attached_id;
 	char attached_name[16];
 };
+
+struct xp_steer_replace_opts {
+	size_t sz; /* sizeof(struct xp_steer_replace_opts); the rule: xpile/opts.h */
+	const char *bpf_obj; /* the new build; NULL: xp_bpf_obj_path("steer.o") */
+};
+#define xp_steer_replace_opts__last_field bpf_obj
+
+/*
+ * Replaces the running steer program of @s (opened with attach_existing, or loaded) with
+ * a new build, atomically: the new program takes over the pinned maps (XSKMAP, rule
+ * sets, counters, config) before it loads, and the kernel swaps it in only if ours still
+ * runs (XDP_FLAGS_REPLACE with the old fd). Sockets stay attached, counters continue,
+ * the program pin then holds the new one and xp_steer_prog_id() gives its id; another
+ * holder's xp_steer_check() follows it. -EPROTO (one line naming what differs) when the
+ * new object's map layout version or any pinned map's type, key, value, size or flags
+ * differs and no migration exists for the version pair; -EOPNOTSUPP inside libxdp's
+ * dispatcher; -EEXIST when another program replaced ours meanwhile. The old program
+ * keeps running on any failure.
+ */
+XP_API int xp_steer_replace_prog(struct xp_steer *s, const struct xp_steer_replace_opts *opts);
 
 /* Cheap enough to call every 100-250 ms from a control thread. */
 XP_API int xp_steer_check(struct xp_steer *s, struct xp_steer_health *h);

@@ -22,10 +22,8 @@
 #include <linux/types.h>
 
 #include "steer_abi.h" /* bpf/steer_abi.h (installed next to this file): rules, counters */
-/* Compatibility: these declarations lived here; new code includes xpile/host.h itself. */
 #include "xpile/api.h"
 #include "xpile/opts.h"
-#include "xpile/host.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -63,8 +61,12 @@ struct xp_steer_opts {
 	 * pin stays. Never inside libxdp's dispatcher. */
 	bool link;
 	__u8 reserved_[3]; /* zero: the tail has no unnamed padding (xpile/opts.h) */
+	/* Where the failure's reason goes, as one line (NUL-terminated, cut to fit), instead
+	 * of the log hook: the errors and warnings of this call. NULL: the hook. */
+	char *errbuf;
+	size_t errbuf_sz;
 };
-#define xp_steer_opts__last_field link
+#define xp_steer_opts__last_field errbuf_sz
 
 /*
  * Loads, attaches and pins the steer program on @o->ifname, or with
@@ -104,26 +106,6 @@ XP_API int xp_steer_prog_fd(const struct xp_steer *s);
  * attach_existing), owned by @s; -ENOENT when it was attached through netlink. */
 XP_API int xp_steer_link_fd(const struct xp_steer *s);
 
-struct xp_steer_replace_opts {
-	size_t sz; /* sizeof(struct xp_steer_replace_opts); the rule: xpile/opts.h */
-	const char *bpf_obj; /* the new build; NULL: xp_bpf_obj_path("steer.o") */
-};
-#define xp_steer_replace_opts__last_field bpf_obj
-
-/*
- * Replaces the running steer program of @s (opened with attach_existing, or loaded) with
- * a new build, atomically: the new program takes over the pinned maps (XSKMAP, rule
- * sets, counters, config) before it loads, and the kernel swaps it in only if ours still
- * runs (XDP_FLAGS_REPLACE with the old fd). Sockets stay attached, counters continue,
- * the program pin then holds the new one and xp_steer_prog_id() gives its id; another
- * holder's xp_steer_check() follows it. -EPROTO (one line naming what differs) when the
- * new object's map layout version or any pinned map's type, key, value, size or flags
- * differs and no migration exists for the version pair; -EOPNOTSUPP inside libxdp's
- * dispatcher; -EEXIST when another program replaced ours meanwhile. The old program
- * keeps running on any failure.
- */
-XP_API int xp_steer_replace_prog(struct xp_steer *s, const struct xp_steer_replace_opts *opts);
-
 /*
  * Rules. Replace swaps the whole set of @n rules (at most XP_STEER_MAX_RULES,
  * evaluated by prio) atomically (no packet sees a mix) and returns after no packet
@@ -132,6 +114,22 @@ XP_API int xp_steer_replace_prog(struct xp_steer *s, const struct xp_steer_repla
  * 0, -EINVAL (a rule that does not check, named in the log), -E2BIG, or -errno.
  */
 XP_API int xp_steer_rules_replace(struct xp_steer *s, const struct xp_rule *rules, __u32 n);
+struct xp_steer_set_opts {
+	size_t sz; /* sizeof(struct xp_steer_set_opts); the rule: xpile/opts.h */
+	const struct xp_rule *rules; /* the whole new set, as xp_steer_rules_replace() */
+	__u32 nrules;
+	bool keep_rules; /* the rules in force stay (rules, nrules unused) */
+	__u8 reserved_[3]; /* zero */
+	const struct xp_action *dflt; /* when no rule matches; NULL: kept */
+	const struct xp_action *parse_err; /* on a parse error; NULL: kept */
+	char *errbuf; /* the failure's reason as one line instead of the hook; NULL: hook */
+	size_t errbuf_sz;
+};
+#define xp_steer_set_opts__last_field errbuf_sz
+/* Rules and default actions together, in one replace (one lock, one compile, one flip):
+ * no packet sees the new rules with the old default or the other way round. The
+ * returns of xp_steer_rules_replace(). */
+XP_API int xp_steer_set(struct xp_steer *s, const struct xp_steer_set_opts *opts);
 /* Copies up to @max rules in force to @rules, in evaluation order, with per-rule
  * counters (summed over CPUs) to @counters (NULL to skip); *@n = how many. 0 or -errno. */
 XP_API int xp_steer_rules_get(struct xp_steer *s, struct xp_rule *rules,
@@ -176,6 +174,18 @@ XP_API int xp_steer_info_get(const struct xp_steer *s, struct xp_steer_info *out
  * @err (@errlen bytes) naming the word and what is accepted.
  */
 XP_API int xp_rule_parse(int argc, char **argv, struct xp_rule *out, char *err, size_t errlen);
+/* The most words and bytes one rule's text has: more is a mistake (a pasted blob, a
+ * binary file), refused rather than split or cut short. */
+#define XP_RULE_WORDS_MAX 64
+#define XP_RULE_TEXT_MAX 4096
+/* Splits @text in place at blanks into at most @max (<= XP_RULE_WORDS_MAX) words in
+ * @argv: how many (0 for none), or -E2BIG with "more than N words; a rule has fewer" in
+ * @err. The tokeniser every reader of rule text shares. */
+XP_API int xp_rule_words(char *text, char **argv, int max, char *err, size_t errlen);
+/* xp_rule_parse() of one rule's text, e.g. "udp dport 4789 action xsk": 0, or -EINVAL
+ * with a one-line reason in @err (an empty or overlong text, too many words, or what
+ * xp_rule_parse() says). */
+XP_API int xp_rule_parse_str(const char *text, struct xp_rule *out, char *err, size_t errlen);
 /* Writes @r as rule text xp_rule_parse() reads back to @buf: its length, or -ENOSPC
  * when @len is too short (@buf then holds a truncated string). */
 XP_API int xp_rule_format(const struct xp_rule *r, char *buf, size_t len);

@@ -74,8 +74,15 @@ struct xp_umem_opts {
 	__u32 headroom; /* bytes before the packet, on top of the kernel's XDP_PACKET_HEADROOM */
 	__u32 flags; /* XDP_UMEM_UNALIGNED_CHUNK_FLAG */
 	__u32 reserved_; /* zero: the tail has no unnamed padding (xpile/opts.h) */
+	/* An AF_XDP socket to register the UMEM on, instead of one of our own (which
+	 * takes CAP_NET_RAW): one that xpile-agent made for us on the node (its
+	 * /xsk_socket). The UMEM owns it from then on, on failure too. Read when
+	 * socket_given is set. */
+	__s32 socket_fd;
+	bool socket_given;
+	__u8 reserved2_[3]; /* zero, likewise */
 };
-#define xp_umem_opts__last_field flags
+#define xp_umem_opts__last_field socket_given
 
 enum xp_xsk_mode {
 	XP_XSK_AUTO, /* zero-copy when the driver has it, else copy (kernel fallback) */
@@ -103,8 +110,19 @@ struct xp_xsk_opts {
 	/* tx_budget is a wish: a kernel that refuses it (before 6.15) keeps its 32. */
 	bool tx_budget_optional;
 	__u8 reserved_[7]; /* zero: the tail has no unnamed padding (xpile/opts.h) */
+	/* A socket made elsewhere (xpile-agent's /xsk_socket) to use instead of making
+	 * one, which takes CAP_NET_RAW: the xp_xsk owns it, on failure too (the UMEM's
+	 * first socket is the UMEM's own: one given for it is closed). Read when
+	 * socket_given is set. */
+	__s32 socket_fd;
+	/* Bind to this ifindex instead of looking ifname up: the interface is in the
+	 * namespace the socket was made in (the node's), not ours; its queue count is
+	 * then not checked here (the binding is). 0: look ifname up. */
+	__s32 ifindex;
+	bool socket_given;
+	__u8 reserved2_[7]; /* zero, likewise */
 };
-#define xp_xsk_opts__last_field tx_budget_optional
+#define xp_xsk_opts__last_field socket_given
 
 /* A bound socket and its four rings. Read its fields, do not write them; ABI (see
  * struct xp_ring). */

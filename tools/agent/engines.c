@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * The engines' series (engines.h): each engine's control socket asked once per scrape
+ * (a short deadline each, so a stuck engine costs the scrape at most that), then the
+ * families written one at a time, every engine's samples together.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <linux/types.h>
+
+#include "engines.h"
+#include "jclient.h"
+
+#define ENG_CALL_MS 250
+
+struct eng_answer {
+	char name[128];
+	json_t *stats, *workers, *ledger, *alloc;
+};
+
+/* A label value, escaped as the text format wants (\\, \", \n). */
+static void label(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++)
+		if (*s == '\\' || *s == '"')
+			fprintf(f, "\\%c", *s);
+		else if (*s == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*s, f);
+	fputc('"', f);
+}
+
+static void help(FILE *f, const char *name, const char *type, const char *text)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
+}
+
+static json_t *ask(const char *path, const char *cmd)
+{
+	json_t *req = json_pack("{ss}", "cmd", cmd), *rep;
+	char why[256];
+
+	rep = ut_jl_call(path, req, ENG_CALL_MS, why, sizeof(why));
+	json_decref(req);
+	if (rep && !json_is_true(json_object_get(rep, "ok"))) {
+		json_decref(rep);
+		rep = NULL;
+	}
+	return rep;
+}
+
+static __u64 num(const json_t *o, const char *k)
+{
+	return (__u64)json_integer_value(json_object_get(o, k));
+}
+
+/* One family over the queues: @key of each queue (@sub: of its "kernel" object). */
+static void queue_family(FILE *f, struct eng_answer *en, int n, const char *name, const char *sub,
+			 const char *key, const char *text)
+{
+	help(f, name, "counter", text);
+	for (int i = 0; i < n; i++) {
+		const json_t *q;
+		size_t k;
+
+		json_array_foreach(json_object_get(en[i].stats, "queues"), k, q)
+		{
+			const json_t *src = sub ? json_object_get(q, sub) : q;
+
+			fprintf(f, "%s{engine=", name);
+			label(f, en[i].name);
+			fputs(",port=", f);
+			label(f, json_string_value(json_object_get(q, "port")));
+			fprintf(f, ",queue=\"%llu\"} %llu\n", (unsigned long long)num(q, "queue"),
+				(unsigned long long)num(src, key));
+		}
+	}
+}
+
+static void worker_family(FILE *f, struct eng_answer *en, int n, const char *name, const char *type,
+			  const char *key, const char *text)
+{
+	help(f, name, type, text);
+	for (int i = 0; i < n; i++) {
+		const json_t *w;
+		size_t k;
+
+		json_array_foreach(json_object_get(en[i].workers, "workers"), k, w)
+		{
+			fprintf(f, "%s{engine=", name);
+			label(f, en[i].name);
+			fprintf(f, ",worker=\"%llu\",core=\"%llu\"} ",
+				(unsigned long long)num(w, "worker"),
+				(unsigned long long)num(w, "core"));
+			fprintf(f, "%llu\n", (unsigned long long)num(w, key));
+		}
+	}
+}
+
+static const struct {
+	const char *metric, *sub, *key, *help;
+} queue_counters[] = {
+	{ "xpile_engine_rx_packets_total", NULL, "rx_packets",
+	  "Packets the engine received on the queue's AF_XDP socket." },
+	{ "xpile_engine_rx_bytes_total", NULL, "rx_bytes",
+	  "Bytes received on the queue's socket." },
+	{ "xpile_engine_tx_packets_total", NULL, "tx_packets",
+	  "Packets sent on the queue's socket." },
+	{ "xpile_engine_tx_bytes_total", NULL, "tx_bytes", "Bytes sent on the queue's socket." },
+	{ "xpile_engine_tx_dropped_total", NULL, "tx_dropped",
+	  "Packets the engine dropped: no room in the TX ring." },
+	{ "xpile_engine_fill_starved_total", NULL, "fill_starved",
+	  "Fill ring refills the pile could not fill." },
+	{ "xpile_engine_bad_descs_total", NULL, "bad_descs",
+	  "Descriptors from the kernel outside the UMEM or oversized." },
+	{ "xpile_engine_xsk_rx_dropped_total", "kernel", "rx_dropped",
+	  "XDP_STATISTICS rx_dropped: dropped by the kernel for other reasons." },
+	{ "xpile_engine_xsk_rx_ring_full_total", "kernel", "rx_ring_full",
+	  "XDP_STATISTICS rx_ring_full: dropped, the RX ring was full." },
+	{ "xpile_engine_xsk_fill_ring_empty_total", "kernel", "rx_fill_ring_empty_descs",
+	  "XDP_STATISTICS rx_fill_ring_empty_descs: the fill ring was empty." },
+	{ "xpile_engine_xsk_tx_ring_empty_total", "kernel", "tx_ring_empty_descs",
+	  "XDP_STATISTICS tx_ring_empty_descs: the TX ring was empty when kicked." },
+	{ "xpile_engine_xsk_invalid_descs_total", "kernel", "rx_invalid_descs",
+	  "XDP_STATISTICS rx_invalid_descs." },
+};
+
+static void ledger_family(FILE *f, struct eng_answer *en, int n)
+{
+	static const char *const places[] = { "free", "fill",	   "kernel_rx",	 "rx",	 "app",
+					      "tx",   "kernel_tx", "completion", "uring" };
+
+	help(f, "xpile_engine_ledger_ok", "gauge",
+	     "1 while every live audit of the UMEM found every frame in exactly one place.");
+	for (int i = 0; i < n; i++) {
+		const json_t *u;
+		size_t k;
+
+		json_array_foreach(json_object_get(en[i].ledger, "umems"), k, u)
+		{
+			fputs("xpile_engine_ledger_ok{engine=", f);
+			label(f, en[i].name);
+			fprintf(f, ",umem=\"%llu\"} %d\n", (unsigned long long)num(u, "umem"),
+				num(u, "failures") == 0);
+		}
+	}
+	help(f, "xpile_engine_ledger_frames", "gauge",
+	     "Frames of the UMEM in each place at the last live audit (they sum to its frames).");
+	for (int i = 0; i < n; i++) {
+		const json_t *u;
+		size_t k;
+
+		json_array_foreach(json_object_get(en[i].ledger, "umems"), k, u)
+		{
+			if (!json_object_get(u, "total"))
+				continue; /* no live audit yet */
+			for (size_t p = 0; p < sizeof(places) / sizeof(places[0]); p++) {
+				fputs("xpile_engine_ledger_frames{engine=", f);
+				label(f, en[i].name);
+				fprintf(f, ",umem=\"%llu\",place=\"%s\"} %lld\n",
+					(unsigned long long)num(u, "umem"), places[p],
+					(long long)json_integer_value(
+						json_object_get(u, places[p])));
+			}
+		}
+	}
+	help(f, "xpile_engine_umem_frames", "gauge", "Frames of the UMEM.");
+	for (int i = 0; i < n; i++) {
+		const json_t *u;
+		size_t k;
+
+		json_array_foreach(json_object_get(en[i].alloc, "umems"), k, u)
+		{
+			fputs("xpile_engine_umem_frames{engine=", f);
+			label(f, en[i].name);
+			fprintf(f, ",umem=\"%llu\"} %llu\n", (unsigned long long)num(u, "umem"),
+				(unsigned long long)num(u, "frames"));
+		}
+	}
+	help(f, "xpile_engine_pile_frames", "gauge",
+	     "Frames of the UMEM free in its pile (estimate while running).");
+	for (int i = 0; i < n; i++) {
+		const json_t *u;
+		size_t k;
+
+		json_array_foreach(json_object_get(en[i].alloc, "umems"), k, u)
+		{
+			fputs("xpile_engine_pile_frames{engine=", f);
+			label(f, en[i].name);
+			fprintf(f, ",umem=\"%llu\"} %llu\n", (unsigned long long)num(u, "umem"),
+				(unsigned long long)num(u, "pile"));
+		}
+	}
+}
+
+void ag_engines_metrics(FILE *f)
+{
+	static char paths[UT_JL_MAX_SOCKS][256];
+	static struct eng_answer en[UT_JL_MAX_SOCKS];
+	int n = ut_jl_list(NULL, paths, UT_JL_MAX_SOCKS), m = 0;
+
+	help(f, "xpile_engine_up", "gauge",
+	     "1 when the engine's control socket answered this scrape, 0 when it is there and did not.");
+	for (int i = 0; i < n; i++) {
+		const char *base = strrchr(paths[i], '/') + 1;
+		struct eng_answer *a = &en[m];
+
+		memset(a, 0, sizeof(*a));
+		snprintf(a->name, sizeof(a->name), "%.*s", (int)(strlen(base) - 5), base);
+		a->stats = ask(paths[i], "stats");
+		if (a->stats) {
+			a->workers = ask(paths[i], "workers");
+			a->ledger = ask(paths[i], "ledger");
+			a->alloc = ask(paths[i], "alloc");
+		}
+		fputs("xpile_engine_up{engine=", f);
+		label(f, a->name);
+		fprintf(f, "} %d\n", a->stats && a->workers && a->ledger && a->alloc);
+		if (a->stats && a->workers && a->ledger && a->alloc) {
+			m++;
+		} else {
+			json_decref(a->stats);
+			json_decref(a->workers);
+			json_decref(a->ledger);
+			json_decref(a->alloc);
+		}
+	}
+	for (size_t k = 0; k < sizeof(queue_counters) / sizeof(queue_counters[0]); k++)
+		queue_family(f, en, m, queue_counters[k].metric, queue_counters[k].sub,
+			     queue_counters[k].key, queue_counters[k].help);
+	/* Cycles, not seconds: integers that only grow (seconds would come from a rate
+	 * estimated at each scrape). Busy share: rate(busy) / (rate(busy) + rate(idle)). */
+	worker_family(f, en, m, "xpile_engine_worker_busy_cycles_total", "counter", "busy_cycles",
+		      "Cycles (TSC) the worker spent in loop turns that did work.");
+	worker_family(
+		f, en, m, "xpile_engine_worker_idle_cycles_total", "counter", "idle_cycles",
+		"Cycles (TSC) the worker spent in loop turns that did none (sleeps included).");
+	worker_family(f, en, m, "xpile_engine_worker_packets_total", "counter", "packets",
+		      "Packets the worker's sockets received (txonly: sent).");
+	worker_family(f, en, m, "xpile_engine_worker_sleeps_total", "counter", "sleeps",
+		      "Times the idle worker went to sleep or napped.");
+	worker_family(f, en, m, "xpile_engine_worker_wakeups_total", "counter", "wakeups",
+		      "Sleeps after which the worker's next turn did work.");
+	ledger_family(f, en, m);
+	for (int i = 0; i < m; i++) {
+		json_decref(en[i].stats);
+		json_decref(en[i].workers);
+		json_decref(en[i].ledger);
+		json_decref(en[i].alloc);
+	}
+}

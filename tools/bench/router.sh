@@ -1,0 +1,265 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# The router benchmark (issue 27, docs/router.md "Figures of the router"):
+#
+#   forward  xpile --mode router against the kernel's own forwarding (forwarding=1)
+#            in the same namespaces, with the same routes and the same generator,
+#            and xpile --mode fwd (a wire, no lookup: the engine's ceiling on this
+#            path), interleaved, medians of XR_RUNS:
+#              [gen] g0 <-veth-> e1 [rtr] e2 <-veth-> s1 [sink]
+#            The generator (xpile txonly, 64-byte UDP, 16 flows) sends as fast as it
+#            can on its core; e1's NAPI runs threaded on the router's core, so the
+#            router's core decides the rate. Rate = frames the sink's s1 received over
+#            the window; CPU = the router core's busy time (/proc/stat) over the same
+#            window, per forwarded packet.
+#   scale    XR_ROUTES (100000,1000000) IPv4 routes loaded with `ip -batch` into the
+#            router's namespace while xpile routes: the time ip took, the router's
+#            longest burst of changes (first notification read to last commit: the
+#            convergence), its LPM tables and RSS growth, then the same deleted.
+#
+#   change   a route flipped between two gateways (s1 behind e2, s2 behind e3) while
+#            the generator sends 100 kpps to it: the time from `ip route replace`
+#            returning (the kernel has sent its notification) to the first packet on
+#            the new path, seen by tcpdump on the sink (10 us resolution), XR_CHANGES
+#            times, for the xpile router and for the kernel's forwarding.
+#
+#   XR_WHAT     forward,change,scale  what to run
+#   XR_CHANGES  20               change: route flips per contender
+#   XR_RUNS     5                forward: runs per contender
+#   XR_SECONDS  4                forward: measured window
+#   XR_ROUTES   100000,1000000   scale: table sizes
+#   XR_GEN_CORE 0, XR_DUT_CORE 1
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 2
+. tools/lib/netns.sh
+
+what=${XR_WHAT:-forward,change,scale}
+changes=${XR_CHANGES:-20}
+runs=${XR_RUNS:-5}
+win=${XR_SECONDS:-4}
+sizes=${XR_ROUTES:-100000,1000000}
+gcore=${XR_GEN_CORE:-0}
+dcore=${XR_DUT_CORE:-1}
+xpile=${XR_XPILE:-$XT_BUILD/xpile}
+
+die() { echo "router bench: $*" >&2; exit 2; }
+[ "$(id -u)" = 0 ] || die "needs root (namespaces, XDP, AF_XDP): run as root"
+[ -x "$xpile" ] || die "$xpile not built: run make"
+tmp=$(mktemp -d /tmp/xpile-bench-router.XXXXXX)
+xt_on_exit "rm -rf '$tmp'"
+
+xt_ns_var G h27r-gen
+xt_ns_var R h27r-rtr
+xt_ns_var S h27r-sink
+xt_veth "$G" g0 "$R" e1
+xt_veth "$R" e2 "$S" s1
+xt_ns_var S2 h27r-sink2
+xt_veth "$R" e3 "$S2" s2
+ip netns exec "$S2" sysctl -qw net.ipv6.conf.s2.disable_ipv6=1
+ip -n "$S2" addr add 198.18.162.1/24 dev s2
+s2mac=$(ip -n "$S2" -o link show s2 | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)
+for x in "$G g0" "$S s1"; do
+	# shellcheck disable=SC2086
+	ip netns exec ${x% *} sysctl -qw net.ipv6.conf.${x#* }.disable_ipv6=1
+done
+ip netns exec "$R" sysctl -qw net.ipv4.conf.all.forwarding=1
+ip netns exec "$R" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+ip -n "$S" addr add 198.18.161.1/24 dev s1
+smac=$(ip -n "$S" -o link show s1 | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)
+emac=$(ip -n "$R" -o link show e1 | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)
+
+# The router's side of the links: on e1/e2 for the kernel, on the TAPs for xpile.
+addrs() { # if1 if2
+	ip -n "$R" addr add 198.18.160.254/24 dev "$1"
+	ip -n "$R" addr add 198.18.161.254/24 dev "$2"
+	ip -n "$R" neigh replace 198.18.161.1 lladdr "$smac" dev "$2" nud permanent
+}
+unaddrs() { # if1 if2
+	ip -n "$R" addr flush dev "$1" 2>/dev/null
+	ip -n "$R" addr flush dev "$2" 2>/dev/null
+}
+
+# e1's NAPI as a kthread on the router's core (veth has NAPI with GRO on or a program).
+napi_to_dut() {
+	local before after p
+	before=$(ps -eo pid=,comm= | awk '$2 ~ /^napi\//{print $1}' | sort)
+	ip netns exec "$R" sh -c "echo 0 >/sys/class/net/e1/threaded; echo 1 >/sys/class/net/e1/threaded"
+	sleep 0.1
+	after=$(ps -eo pid=,comm= | awk '$2 ~ /^napi\//{print $1}' | sort)
+	for p in $(comm -13 <(echo "$before") <(echo "$after")); do
+		taskset -pc "$dcore" "$p" >/dev/null
+	done
+}
+
+busy() { # jiffies the core was busy
+	awk -v c="cpu$dcore" '$1 == c {print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat
+}
+rxp() { ip netns exec "$S" cat /sys/class/net/s1/statistics/rx_packets; }
+
+median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+
+one_run() { # contender -> "pps ns_per_packet"
+	local pid gpid p0 p1 b0 b1
+	if [ "$1" = kernel ]; then
+		addrs e1 e2
+		ip netns exec "$R" ethtool -K e1 gro on >/dev/null 2>&1
+		napi_to_dut
+	elif [ "$1" = fwd ]; then
+		ip netns exec "$R" ethtool -K e1 gro off >/dev/null 2>&1
+		ip netns exec "$R" "$xpile" run --iface e1 --iface e2 --mode fwd --cores "$dcore" \
+			--json --duration $((win + 30)) >"$tmp/f.json" 2>"$tmp/f.err" &
+		pid=$!
+		xt_wait_for 10 grep -q '"type":"ready"' "$tmp/f.json" || { cat "$tmp/f.err" >&2; die "fwd not ready"; }
+		napi_to_dut
+	else
+		ip netns exec "$R" ethtool -K e1 gro off >/dev/null 2>&1
+		ip netns exec "$R" "$xpile" run --iface e1 --iface e2 --mode router --cores "$dcore" \
+			--json --duration $((win + 30)) >"$tmp/r.json" 2>"$tmp/r.err" &
+		pid=$!
+		xt_wait_for 10 grep -q '"type":"ready"' "$tmp/r.json" || { cat "$tmp/r.err" >&2; die "router not ready"; }
+		addrs xp-e1 xp-e2
+		napi_to_dut
+	fi
+	ip netns exec "$G" "$xpile" run --iface g0 --cores "$gcore" --quiet --mode txonly \
+		--pkt-size 68 --dst-mac "$emac" --src-ip 198.18.160.1 --dst-ip 198.18.161.1 \
+		--flows 16 --duration $((win + 10)) >/dev/null 2>&1 &
+	gpid=$!
+	sleep 1.5
+	p0=$(rxp) b0=$(busy)
+	sleep "$win"
+	p1=$(rxp) b1=$(busy)
+	kill -INT "$gpid" 2>/dev/null
+	wait "$gpid" 2>/dev/null
+	if [ "$1" = kernel ]; then
+		unaddrs e1 e2
+	else
+		kill -INT "$pid"
+		wait "$pid"
+		[ "$1" = xpile ] && grep '"type":"router"' "$tmp/r.json" | tail -1 >"$tmp/r.last"
+		[ "$1" = xpile ] && unaddrs xp-e1 xp-e2
+		xt_wait_for 10 bash -c "! ip -n '$R' link show | grep -q 'prog/xdp'"
+	fi
+	awk -v p=$((p1 - p0)) -v b=$((b1 - b0)) -v w="$win" -v hz="$(getconf CLK_TCK)" \
+		'BEGIN { printf "%.0f %.1f\n", p / w, p ? b * 1e9 / hz / p : 0 }'
+}
+
+if [[ $what == *forward* ]]; then
+	: >"$tmp/kernel" && : >"$tmp/xpile" && : >"$tmp/fwd"
+	for i in $(seq "$runs"); do
+		for c in kernel xpile fwd; do
+			r=$(one_run "$c")
+			echo "run $i $c: pps ${r% *}, ns of the router's core per packet ${r#* }"
+			echo "$r" >>"$tmp/$c"
+		done
+	done
+	kp=$(cut -d' ' -f1 "$tmp/kernel" | median) kc=$(cut -d' ' -f2 "$tmp/kernel" | median)
+	xp=$(cut -d' ' -f1 "$tmp/xpile" | median) xc=$(cut -d' ' -f2 "$tmp/xpile" | median)
+	echo "forward medians of $runs: kernel $kp pps, $kc ns/packet; xpile router $xp pps, $xc ns/packet;" \
+		"rate ratio xpile/kernel $(awk -v a="$xp" -v b="$kp" 'BEGIN {printf "%.2f", b ? a / b : 0}')," \
+		"CPU ratio $(awk -v a="$xc" -v b="$kc" 'BEGIN {printf "%.2f", b ? a / b : 0}')"
+	echo "the engine's ceiling on this path (fwd, a wire e1 -> e2, no lookup): $(cut -d' ' -f1 "$tmp/fwd" | median) pps, $(cut -d' ' -f2 "$tmp/fwd" | median) ns/packet"
+	[ -s "$tmp/r.last" ] && echo "last xpile run: $(cat "$tmp/r.last")"
+fi
+
+# One flip to @gw: microseconds from the command written to a running `ip -batch -`
+# (no process start in the measure) to the first packet on @sink's side.
+flip() { # gw dev sink_ns sink_if
+	local t tpid first
+	: >"$tmp/td.err"
+	ip netns exec "$3" timeout 5 tcpdump -c 1 -tt -n -i "$4" udp >"$tmp/td" 2>"$tmp/td.err" &
+	tpid=$!
+	# Only once it captures: a late start would be counted as the router's delay.
+	xt_wait_for 5 grep -q listening "$tmp/td.err"
+	sleep 0.05
+	t=$EPOCHREALTIME
+	echo "route replace 198.18.170.0/24 via $1 dev $2" >&"${IPB[1]}"
+	wait "$tpid"
+	first=$(awk 'NR == 1 {print $1}' "$tmp/td")
+	[ -n "$first" ] && awk -v f="$first" -v t="$t" 'BEGIN { printf "%.0f\n", (f - t) * 1e6 }'
+}
+
+if [[ $what == *change* ]]; then
+	for c in kernel xpile; do
+		if [ "$c" = kernel ]; then
+			addrs e1 e2
+			ip -n "$R" addr add 198.18.162.254/24 dev e3
+			ip -n "$R" neigh replace 198.18.162.1 lladdr "$s2mac" dev e3 nud permanent
+			d2=e2 d3=e3
+		else
+			ip netns exec "$R" "$xpile" run --iface e1 --iface e2 --iface e3 --mode router \
+				--cores "$dcore" --json >"$tmp/c.json" 2>"$tmp/c.err" &
+			pid=$!
+			xt_wait_for 10 grep -q '"type":"ready"' "$tmp/c.json" || { cat "$tmp/c.err" >&2; die "router not ready"; }
+			addrs xp-e1 xp-e2
+			ip -n "$R" addr add 198.18.162.254/24 dev xp-e3
+			ip -n "$R" neigh replace 198.18.162.1 lladdr "$s2mac" dev xp-e3 nud permanent
+			d2=xp-e2 d3=xp-e3
+		fi
+		ip -n "$R" route replace 198.18.170.0/24 via 198.18.161.1 dev "$d2"
+		ip netns exec "$G" "$xpile" run --iface g0 --cores "$gcore" --quiet --mode txonly \
+			--pkt-size 68 --dst-mac "$emac" --src-ip 198.18.160.1 --dst-ip 198.18.170.1 \
+			--rate 100000 --duration 600 >/dev/null 2>&1 &
+		gpid=$!
+		coproc IPB { ip -n "$R" -force -batch - >/dev/null 2>&1; }
+		sleep 1
+		: >"$tmp/lat.$c"
+		for _ in $(seq "$changes"); do
+			flip 198.18.162.1 "$d3" "$S2" s2 >>"$tmp/lat.$c"
+			flip 198.18.161.1 "$d2" "$S" s1 >>"$tmp/lat.$c"
+		done
+		kill -INT "$gpid"
+		wait "$gpid" 2>/dev/null
+		eval "exec ${IPB[1]}>&-"
+		wait "$IPB_PID" 2>/dev/null
+		ip -n "$R" route del 198.18.170.0/24
+		if [ "$c" = kernel ]; then
+			unaddrs e1 e2
+			ip -n "$R" addr flush dev e3
+		else
+			kill -INT "$pid"
+			wait "$pid"
+			grep '"type":"router"' "$tmp/c.json" | tail -1 | grep -o '"apply_us[a-z0-9_]*":[0-9.]*' | tr '\n' ' '
+			echo
+			xt_wait_for 10 bash -c "! ip -n '$R' link show | grep -q 'prog/xdp'"
+		fi
+		sort -n "$tmp/lat.$c" | awk -v c="$c" '{a[NR] = $1} END {
+			if (!NR) { print "change " c ": no packet seen"; exit }
+			printf "change %s: %d flips, route replace -> first packet on the new path: median %d us, p99 %d us, max %d us\n",
+				c, NR, a[int((NR + 1) / 2)], a[int(NR * 0.99) ? int(NR * 0.99) : 1], a[NR] }'
+	done
+fi
+
+if [[ $what == *scale* ]]; then
+	IFS=, read -ra ns <<<"$sizes"
+	for n in "${ns[@]}"; do
+		ip netns exec "$R" "$xpile" run --iface e1 --iface e2 --mode router --cores "$dcore" \
+			--fib-groups 65536 --json >"$tmp/s.json" 2>"$tmp/s.err" &
+		pid=$!
+		xt_wait_for 10 grep -q '"type":"ready"' "$tmp/s.json" || { cat "$tmp/s.err" >&2; die "router not ready"; }
+		addrs xp-e1 xp-e2
+		sleep 0.5
+		rss0=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
+		# Prefixes outside 198.18.0.0/15: they exist only in this namespace, no packet
+		# is sent to them.
+		awk -v n="$n" 'BEGIN {
+			for (i = 0; i < n; i++)
+				printf "route add %d.%d.%d.0/24 via 198.18.161.1\n", 16 + int(i / 65536), int(i / 256) % 256, i % 256
+			}' >"$tmp/add"
+		sed 's/^route add/route del/' "$tmp/add" >"$tmp/del"
+		t0=$(date +%s%N)
+		ip -n "$R" -batch "$tmp/add" || die "ip -batch add failed"
+		t1=$(date +%s%N)
+		sleep 3
+		rss1=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
+		kill -INT "$pid"
+		wait "$pid"
+		line=$(grep '"type":"router"' "$tmp/s.json" | tail -1)
+		last=$(echo "$line" | grep -o '"last_change_unix_ms":[0-9]*' | cut -d: -f2)
+		echo "scale $n routes: ip -batch add $(((t1 - t0) / 1000000)) ms; the router's last change applied $((last - t0 / 1000000)) ms after ip started; router RSS growth $(((rss1 - rss0) / 1024)) MiB"
+		echo "$line"
+		ip -n "$R" -batch "$tmp/del" >/dev/null 2>&1
+		unaddrs xp-e1 xp-e2
+		xt_wait_for 10 bash -c "! ip -n '$R' link show | grep -q 'prog/xdp'"
+	done
+fi
