@@ -193,3 +193,10 @@ eng_deals_even() {
 eng_no_xdp() {
 	! ip -n "$1" link show "$2" | grep -q 'xdp'
 }
+
+# A TAP without --host-tap-keep goes when its last file reference does. The TAP worker's
+# io_uring holds one in its registered files, and the kernel tears a ring down in a work
+# item after the engine has exited, so "gone" is allowed a few seconds. NS NAME
+eng_tap_gone() {
+	xt_wait_for 5 eval "! ip -n '$1' link show '$2'"
+}

@@ -32,5 +32,5 @@ cat "$XT_TMP/api.out"
 [ "$(api_field rx)" -ge 10 ] || xt_fail "the callback punted $(api_field rx) packets"
 [ "$(api_field run)" = 0 ] || { cat "$XT_TMP/api.err"; xt_fail "xp_engine_run returned $(api_field run)"; }
 eng_no_xdp "$B" b0 || xt_fail "XDP program left attached"
-ip -n "$B" link show xp-b0 >/dev/null 2>&1 && xt_fail "the TAP xp-b0 stayed"
+eng_tap_gone "$B" xp-b0 || xt_fail "the TAP xp-b0 stayed 5 s after the exit"
 echo ok

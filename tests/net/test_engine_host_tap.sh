@@ -97,7 +97,7 @@ for f in punted copied injected; do
 	v=$(grep -o "\"$f\":[0-9]*" <<<"$line" | cut -d: -f2)
 	[ "${v:-0}" -gt 0 ] || xt_fail "host_tap $f is ${v:-0}: $line"
 done
-! ip -n "$E" link show xp-e1 >/dev/null 2>&1 || xt_fail "xp-e1 left behind"
+eng_tap_gone "$E" xp-e1 || xt_fail "xp-e1 left behind"
 eng_no_xdp "$E" e1 && eng_no_xdp "$E" e2 || xt_fail "XDP program left attached"
 grep -q '"inject_read":"multishot"' <<<"$line" || xt_fail "the inject did not read with multishot: $line"
 echo "host tap: 10/10 pings to the host (avg rtt $rtt ms), iperf3 $got bytes to it, 40/40 pings through fwd meanwhile; $line"
@@ -126,6 +126,6 @@ ip -n "$E" -o addr show dev xp-e1 2>/dev/null | grep -q "$HOST/24" ||
 eng_start AGAIN "$E" --iface e1 --iface e2 --mode fwd --cores 0 --ledger-debug --host-tap e1
 host_ping again
 host_exit_ok AGAIN "$AGAIN" multishot
-! ip -n "$E" link show xp-e1 >/dev/null 2>&1 || xt_fail "xp-e1 left behind after a start without --host-tap-keep"
+eng_tap_gone "$E" xp-e1 || xt_fail "xp-e1 left behind after a start without --host-tap-keep"
 echo "host tap kept: 10/10 pings with READ_FIXED, the TAP and $HOST stayed at exit, 10/10 pings through it again after a restart (multishot), removed at the next exit"
 echo ok
