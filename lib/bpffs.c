@@ -37,7 +37,7 @@
 
 #include "log_internal.h"
 #include "steer_internal.h"
-#include "xpile/host.h"
+#include "xpile/bpffs.h"
 #include "xpile/steer.h"
 
 #define PF_KTHREAD_FLAG 0x00200000 /* include/linux/sched.h PF_KTHREAD */

@@ -25,7 +25,8 @@
 
 #include "log_internal.h"
 #include "steer_internal.h"
-#include "xpile/host.h"
+#include "xpile/bpffs.h"
+#include "xpile/features.h"
 
 /* include/uapi/linux/netdev.h (not in Debian 12's headers) */
 #define XP_NETDEV_CMD_DEV_GET 1

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Shared by layout.c and m3.c; not installed. */
+/* Shared by layout.c and layout_m3.c; not installed. */
 #ifndef XPILE_LAYOUT_INTERNAL_H
 #define XPILE_LAYOUT_INTERNAL_H
 

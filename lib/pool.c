@@ -3,7 +3,7 @@
  * The pool's front: creation and the backend choice, the uncached get and put, the
  * debug mode's state byte per handle, and the audit. The caches are in
  * lib/pool_cache.c, the backends in lib/pool_pile.c and lib/pool_ring.c; see
- * xpile/pile.h for the contract and docs/pile.md for the design.
+ * xpile/pool.h for the contract and docs/pile.md for the design.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/sysinfo.h>
 
-#include "xpile/pile.h"
+#include "xpile/pool.h"
 #include "log_internal.h"
 #include "opts_internal.h"
 #include "pool_internal.h"

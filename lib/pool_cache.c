@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * The pool's per-thread caches: LIFO arrays whose hit paths are inline in
- * xpile/pile.h; here are their creation, flush and the slow paths (refill, flush,
+ * xpile/pool.h; here are their creation, flush and the slow paths (refill, flush,
  * bypass), the same for both backends. See docs/pile.md, "Caches".
  */
 #include <errno.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xpile/pile.h"
+#include "xpile/pool.h"
 #include "log_internal.h"
 #include "pool_internal.h"
 

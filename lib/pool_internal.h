@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The pool (xpile/pile.h) inside: shared by its front (lib/pool.c), its caches
+ * The pool (xpile/pool.h) inside: shared by its front (lib/pool.c), its caches
  * (lib/pool_cache.c) and its two backends, the pile (lib/pool_pile.c) and the ring
  * (lib/pool_ring.c); not installed.
  */
@@ -73,7 +73,7 @@ static inline int be_get(struct xp_pool *p, __u64 *dst, __u32 n, struct cpriv *c
 /* Logs a put the backend refused (-ENOSPC: it would hold more than N); returns @err. */
 int xp_pool_put_refused(const struct xp_pool *p, __u32 n, int err);
 
-/* Both backends refuse a put that would make them hold more than N: see xpile/pile.h. */
+/* Both backends refuse a put that would make them hold more than N: see xpile/pool.h. */
 static inline int be_put(struct xp_pool *p, const __u64 *src, __u32 n, struct cpriv *cp)
 {
 	int err = p->backend == XP_POOL_RING ?

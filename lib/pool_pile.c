@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * The pile backend of the pool. See xpile/pile.h for the contract and docs/pile.md for the
+ * The pile backend of the pool. See xpile/pool.h for the contract and docs/pile.md for the
  * design and the proof that bulk nodes never run out. In short:
  *
  * - The pile is a Treiber stack of *full* nodes of XP_PILE_BULK handles in a

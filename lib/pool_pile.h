@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <linux/types.h>
 
-#include "xpile/pile.h"
+#include "xpile/pool.h"
 
 #define B XP_PILE_BULK
 #define NIL UINT32_MAX

@@ -124,7 +124,7 @@ int xp_mpmc_dequeue(struct xp_mpmc *r, __u64 *objs, __u32 n)
  * Consumer tail first: the producer tail read after it is never behind it (nothing is
  * dequeued before it is published), so the difference cannot wrap below zero; under
  * load it can count enqueues made into room freed after the first read, hence the
- * clamp to cap (exact at quiescence either way; xpile/pile.h: never above N).
+ * clamp to cap (exact at quiescence either way; xpile/pool.h: never above N).
  */
 __u32 xp_mpmc_count(const struct xp_mpmc *r)
 {

@@ -29,8 +29,7 @@
 #include "opts_internal.h"
 #include "steer_internal.h"
 #include "steer_priv.h"
-#include "xpile/owner.h"
-#include "xpile/host.h"
+#include "xpile/bpffs.h"
 #include "xpile/steer.h"
 
 const char *const xp_steer_map_names[XP_M_NR] = {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Shared between lib/steer.c, lib/rules.c, lib/bpffs.c, lib/sweep.c, lib/wire.c; not
+/* Shared between lib/steer.c, lib/rules.c, lib/bpffs.c, lib/bpffs_sweep.c, lib/wire.c; not
  * installed. */
 #ifndef XPILE_STEER_INTERNAL_H
 #define XPILE_STEER_INTERNAL_H

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * The steer program's life after open (xpile/owner.h): a new build in place of the
+ * The steer program's life after open (xpile/steer_owner.h): a new build in place of the
  * running one with the maps kept, the health check and its repairs (reattach, repin),
  * and who loaded it (engine or loader).
  */
@@ -22,8 +22,8 @@
 #include "opts_internal.h"
 #include "steer_internal.h"
 #include "steer_priv.h"
-#include "xpile/host.h"
-#include "xpile/owner.h"
+#include "xpile/bpffs.h"
+#include "xpile/steer_owner.h"
 #include "xpile/steer.h"
 
 /* Whether program @id uses map @map_id: a replacement of ours shares our XSKMAP. */

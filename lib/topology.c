@@ -16,8 +16,37 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "xpile/layout.h"
+#include "xpile/layout.h" /* XP_CACHE_LINE */
+#include "xpile/topology.h"
 #include "xpile/text.h"
+
+static __u32 sysconf_sets(int size_name, int assoc_name, __u32 fallback)
+{
+	long size = sysconf(size_name), assoc = sysconf(assoc_name);
+	long sets;
+
+	if (size <= 0 || assoc <= 0)
+		return fallback;
+	sets = size / (assoc * XP_CACHE_LINE);
+	/* Set index bits: the count is a power of two on every x86 and arm64 core. */
+	if (sets <= 0 || (sets & (sets - 1)))
+		return fallback;
+	return (__u32)sets;
+}
+
+void xp_topology_resolve(struct xp_topology *t)
+{
+	if (!t->channels)
+		t->channels = XP_TOPO_DEFAULT_CHANNELS;
+	if (!t->ranks)
+		t->ranks = XP_TOPO_DEFAULT_RANKS;
+	if (!t->interleave)
+		t->interleave = XP_TOPO_DEFAULT_INTERLEAVE;
+	if (!t->l1_sets)
+		t->l1_sets = sysconf_sets(_SC_LEVEL1_DCACHE_SIZE, _SC_LEVEL1_DCACHE_ASSOC, 64);
+	if (!t->l2_sets)
+		t->l2_sets = sysconf_sets(_SC_LEVEL2_CACHE_SIZE, _SC_LEVEL2_CACHE_ASSOC, 1024);
+}
 
 #define CH_MAX 256 /* channels we tell apart; more are counted as found, not told apart */
 #define KEY_LEN 64

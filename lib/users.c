@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * Records of the processes serving an interface's queues (xpile/owner.h). The kernel
+ * Records of the processes serving an interface's queues (xpile/users.h). The kernel
  * offers no way to ask who has an AF_XDP socket on a queue without
  * CONFIG_XDP_SOCKETS_DIAG, so each engine says so itself, and a record outlives a
  * killed engine only until someone looks: a dead pid (or a pid reused by another
@@ -16,8 +16,8 @@
 
 #include "log_internal.h"
 #include "steer_internal.h"
-#include "xpile/owner.h"
-#include "xpile/host.h"
+#include "xpile/users.h"
+#include "xpile/wire.h"
 
 static int users_dir(const char *ifname, char *buf, size_t len)
 {

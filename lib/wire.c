@@ -15,7 +15,8 @@
 
 #include "log_internal.h"
 #include "steer_internal.h"
-#include "xpile/host.h"
+#include "xpile/bpffs.h"
+#include "xpile/wire.h"
 #include "xpile/steer.h"
 #include "xpile/text.h"
 

@@ -11,7 +11,7 @@
 #include <linux/types.h>
 
 #include "xpile/deal.h"
-#include "xpile/pile.h"
+#include "xpile/pool.h"
 
 struct engine;
 struct eng_dom;

@@ -15,7 +15,7 @@
 
 #include "xpile/deal.h"
 #include "xpile/ledger.h"
-#include "xpile/pile.h"
+#include "xpile/pool.h"
 #include "xpile/region.h"
 #include "xpile/layout.h"
 #include "xpile/mem.h"

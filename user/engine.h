@@ -23,7 +23,6 @@
 #include "xpile/deal.h"
 #include "xpile/engine_types.h"
 #include "xpile/ledger.h"
-#include "xpile/pile.h"
 #include "xpile/region.h"
 #include "xpile/steer.h"
 #include "xpile/layout.h"

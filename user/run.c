@@ -42,8 +42,10 @@
 #include "uds.h"
 #include "watch.h"
 #include "worker.h"
-#include "xpile/owner.h"
-#include "xpile/host.h"
+#include "xpile/bpffs.h"
+#include "xpile/steer_owner.h"
+#include "xpile/users.h"
+#include "xpile/wire.h"
 
 /* A VLAN tag rides on top of the MTU: veth and NICs take MTU + 14 + 4 bytes. */
 #define ENG_L2_OVERHEAD (14 + 4)
@@ -314,7 +316,7 @@ static int setup_steer(struct engine *e)
 	return 0;
 }
 
-/* Says which process serves which queues (xpile/owner.h): `xpile-loader unload` asks,
+/* Says which process serves which queues (xpile/users.h): `xpile-loader unload` asks,
  * a busy queue is blamed on its holder, and the last engine out removes the program. */
 static int register_users(struct engine *e)
 {

@@ -41,7 +41,7 @@
 #include "punt.h"
 #include "tap.h"
 #include "uring_buf.h"
-#include "xpile/host.h"
+#include "xpile/features.h"
 
 #define TAP_SQ 256u
 #define TAP_CQ 2048u

@@ -21,7 +21,7 @@
 #include "engine.h"
 #include "tap.h"
 #include "uring_wait.h"
-#include "xpile/host.h"
+#include "xpile/features.h"
 
 #define UW_ENTRIES 128u /* SQ; the CQ is twice that */
 

@@ -20,7 +20,8 @@
 
 #include "engine.h"
 #include "watch.h"
-#include "xpile/owner.h"
+#include "xpile/steer_owner.h"
+#include "xpile/users.h"
 
 #define ENG_WATCH_NS 200000000ull
 /* --reattach: how long the program and its pins may be gone before it is an unload.

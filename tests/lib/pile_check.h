@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "xpile/log.h"
-#include "xpile/pile.h"
+#include "xpile/pool.h"
 #include "xt.h"
 
 #define PC_STRIDE 2048ull /* frame size of the fake UMEM */

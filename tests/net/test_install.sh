@@ -35,7 +35,7 @@ echo "installed tree (PREFIX=$P, DESTDIR=T):"
 for f in bin/xpile bin/xpile-loader bin/xpile-agent bin/xpile-bench bin/xpile-cni; do
 	[ -x "$R/$f" ] || xt_fail "$f not installed"
 done
-for f in lib/libxpile.a lib/libxpile.so.0.1.0 include/xpile/pile.h include/xpile/steer_abi.h \
+for f in lib/libxpile.a lib/libxpile.so.0.1.0 include/xpile/pool.h include/xpile/steer_abi.h \
 	lib/pkgconfig/xpile.pc lib/xpile/bpf/steer.o lib/systemd/system/xpile-agent.service \
 	share/doc/xpile/README.md share/doc/xpile/nic.md share/doc/xpile/agent.md; do
 	[ -s "$R/$f" ] || xt_fail "$f not installed"

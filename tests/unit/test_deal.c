@@ -9,7 +9,7 @@
 
 #include "xpile/deal.h"
 #include "xpile/log.h"
-#include "xpile/pile.h"
+#include "xpile/pool.h"
 #include "xpile/layout.h"
 #include "xpile/mem.h"
 #include "xt.h"

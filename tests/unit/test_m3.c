@@ -3,7 +3,7 @@
 #include <errno.h>
 
 #include "xpile/log.h"
-#include "xpile/pile.h"
+#include "xpile/pool.h"
 #include "xpile/layout.h"
 #include "xpile/mem.h"
 #include "xt.h"

@@ -21,7 +21,7 @@
 #include "xpile/deal.h"
 #include "xpile/ledger.h"
 #include "xpile/log.h"
-#include "xpile/pile.h"
+#include "xpile/pool.h"
 #include "xpile/region.h"
 #include "xpile/steer.h"
 #include "xpile/layout.h"

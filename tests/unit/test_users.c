@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-/* xpile/owner.h user records (who serves which queues) and the --pin-path check. */
+/* xpile/users.h user records (who serves which queues) and the --pin-path check. */
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -13,8 +13,9 @@
 #include <linux/magic.h>
 
 #include "steer_internal.h"
-#include "xpile/host.h"
-#include "xpile/owner.h"
+#include "xpile/bpffs.h"
+#include "xpile/users.h"
+#include "xpile/wire.h"
 #include "xt.h"
 
 static char rundir[64];

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 
 #include "xpile/log.h"
-#include "xpile/host.h"
+#include "xpile/wire.h"
 #include "xpile/steer.h"
 #include "xt.h"
 

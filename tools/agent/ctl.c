@@ -42,7 +42,7 @@
 #include "lend.h"
 #include "jline.h"
 #include "reload.h"
-#include "xpile/owner.h"
+#include "xpile/steer_owner.h"
 
 #define CTL_LINE_MAX 4096
 #define CTL_IDLE_S 60.0

@@ -20,7 +20,7 @@
 #include "iface.h"
 #include "pinmap.h"
 #include "xskpidfd.h"
-#include "xpile/owner.h"
+#include "xpile/steer_owner.h"
 #include "xpile/xsk.h"
 
 int ag_rules_count(struct xp_steer *s)

@@ -46,7 +46,7 @@
 #include "kubemount.h"
 #include "lent.h"
 #include "podres.h"
-#include "xpile/owner.h"
+#include "xpile/steer_owner.h"
 #include "xpile/xsk.h"
 
 #define KUBELET_SOCK "kubelet.sock"

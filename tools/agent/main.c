@@ -33,7 +33,7 @@
 #include "watch.h"
 #include "cli.h"
 #include "xpile/text.h"
-#include "xpile/host.h"
+#include "xpile/bpffs.h"
 
 /* Both commands' configs start with the common options' field. */
 struct run_args {

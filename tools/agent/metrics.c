@@ -38,7 +38,7 @@
 #include "podres.h"
 #include "xskdiag.h"
 #include "xskpidfd.h"
-#include "xpile/owner.h"
+#include "xpile/steer_owner.h"
 #include "xpile/text.h"
 
 #define MET_CONN_MEMORY (16 * 1024)

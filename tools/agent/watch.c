@@ -30,7 +30,7 @@
 #include "agent.h"
 #include "kubelet.h"
 #include "watch.h"
-#include "xpile/owner.h"
+#include "xpile/steer_owner.h"
 
 /* What was logged last; WATCH_OK (0) is where a new interface starts. */
 enum { WATCH_OK, WATCH_FOREIGN, WATCH_STUCK, WATCH_NOIFACE };

@@ -15,7 +15,7 @@
 
 #include "alloc.h"
 #include "bench.h"
-#include "xpile/pile.h"
+#include "xpile/pool.h"
 
 #define MAX_BACKENDS 8
 #define MAX_RUNS 101

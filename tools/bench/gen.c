@@ -21,7 +21,7 @@
 #include "bench.h"
 #include "benchutil.h"
 #include "bpflog.h"
-#include "xpile/host.h"
+#include "xpile/bpffs.h"
 #include "xpile/steer.h"
 
 #define CMD "xpile-bench gen"

@@ -23,7 +23,7 @@
 #include "bench.h"
 #include "benchutil.h"
 #include "xpile/deal.h"
-#include "xpile/pile.h"
+#include "xpile/pool.h"
 #include "xpile/layout.h"
 #include "xpile/mem.h"
 

@@ -34,7 +34,7 @@
 #include "benchutil.h"
 #include "bpflog.h"
 #include "pkt.h"
-#include "xpile/host.h"
+#include "xpile/bpffs.h"
 #include "xpile/steer.h"
 
 #define NSETS 4

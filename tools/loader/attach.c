@@ -10,7 +10,11 @@
 #include <bpf/libbpf.h>
 
 #include "loader.h"
-#include "xpile/owner.h"
+#include "xpile/bpffs.h"
+#include "xpile/features.h"
+#include "xpile/steer_owner.h"
+#include "xpile/users.h"
+#include "xpile/wire.h"
 
 #define NEEDS_ROOT                                                                        \
 	"needs root (CAP_BPF and CAP_NET_ADMIN; CAP_SYS_ADMIN to reach the host's bpffs " \

@@ -10,7 +10,7 @@
 #include "xpile/ethtool.h"
 #include "cli.h"
 #include "say.h"
-#include "xpile/host.h"
+#include "xpile/wire.h"
 #include "xpile/steer.h"
 
 /* Everything any subcommand's options can set. */

@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 #include "loader.h"
-#include "xpile/owner.h"
+#include "xpile/steer_owner.h"
 
 static int run_replace(struct loader_args *a)
 {

@@ -25,7 +25,7 @@
 #include "clock.h"
 #include "pcapng.h"
 #include "say.h"
-#include "xpile/host.h"
+#include "xpile/features.h"
 #include "xpile/xsk.h" /* XDP_PKT_CONTD where the system headers lack it */
 
 #define CAP_CHUNK_MAX (256u << 10)

@@ -78,7 +78,7 @@ struct cli_opt {
 };
 
 /* --bpffs DIR, the same on every binary that pins or reads pins: a CLI_STR with
- * .env = "XPILE_BPFFS", which the library reads (xpile/host.h has the whole rule). */
+ * .env = "XPILE_BPFFS", which the library reads (xpile/bpffs.h has the whole rule). */
 #define CLI_BPFFS_HELP                                                                            \
 	"The host's bpffs, where the pins live (sets XPILE_BPFFS, which does the same). "         \
 	"Default: /sys/fs/bpf as PID 1 sees it (kthreadd where PID 1 is closed), so every "       \

@@ -14,7 +14,7 @@
 #include <liburing.h>
 
 #include "loop_be.h"
-#include "xpile/host.h"
+#include "xpile/features.h"
 
 static const int uring_ops[] = { IORING_OP_ACCEPT,	 IORING_OP_RECV,     IORING_OP_RECVMSG,
 				 IORING_OP_READ,	 IORING_OP_POLL_ADD, IORING_OP_TIMEOUT,

@@ -35,7 +35,7 @@
 
 #include "xpile/api.h"
 #include "xpile/opts.h"
-#include "xpile/pile.h"
+#include "xpile/pool.h"
 #include "xpile/layout.h"
 
 #ifdef __cplusplus

@@ -142,7 +142,7 @@ struct xp_engine_opts {
 	int umem; /* enum xp_engine_umem */
 	int layout; /* enum xp_layout_kind (xpile/layout.h) */
 	int hugepages; /* enum xp_hugepages (xpile/mem.h) */
-	int pool; /* enum xp_pool_backend (xpile/pile.h) */
+	int pool; /* enum xp_pool_backend (xpile/pool.h) */
 	__u32 frame_size, headroom, frames;
 	__s32 cache; /* per-core cache; 0: 256, -1: none */
 	__u64 m3_seed;

@@ -34,6 +34,7 @@
 #include "xpile/api.h"
 #include "xpile/opts.h"
 #include "xpile/mem.h" /* XP_PAGE_*: the backing pages a layout respects */
+#include "xpile/topology.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,20 +43,6 @@ extern "C" {
 #define XP_CACHE_LINE 64
 /* The kernel reserves this much in front of every received packet (XDP_PACKET_HEADROOM). */
 #define XP_XDP_HEADROOM 256
-/* Like DPDK without -n: 4 channels, 1 rank, channels interleaved every 64 bytes. */
-#define XP_TOPO_DEFAULT_CHANNELS 4
-#define XP_TOPO_DEFAULT_RANKS 1
-#define XP_TOPO_DEFAULT_INTERLEAVE 64
-
-/* Memory topology; zero fields take the documented defaults. */
-struct xp_topology {
-	__u32 channels; /* memory channels (default 4) */
-	__u32 ranks; /* ranks per channel (default 1) */
-	__u32 interleave; /* channel interleave granularity in bytes (default 64) */
-	__u32 l1_sets; /* L1D sets (default: sysconf, else 64) */
-	__u32 l2_sets; /* L2 sets (default: sysconf, else 1024) */
-};
-
 enum xp_layout_kind {
 	XP_LAYOUT_INTERLEAVED = 0, /* padded stride, unaligned-chunk UMEM (default) */
 	XP_LAYOUT_ALIGNED = 1, /* classic power-of-two chunks, aligned UMEM */
@@ -167,40 +154,6 @@ static inline __u64 xp_layout_tx_addr(const struct xp_layout *l, __u64 handle, _
  * upper bits included); -EINVAL if @addr is in no frame. Cold: for debug checks.
  */
 XP_API int xp_layout_frame_index(const struct xp_layout *l, __u64 addr, __u32 *idx);
-
-/* Resolves zero topology fields to the defaults (sysconf for cache sets). */
-XP_API void xp_topology_resolve(struct xp_topology *t);
-
-/*
- * Best-effort probe of this machine's memory channels and ranks per channel, the
- * numbers the interleaved stride is made prime to. @root is the file system root
- * to look under (NULL or "/": this machine; tests pass a fake tree). Looks, in order:
- * - <root>/sys/devices/system/edac/mc/mc* (EDAC): dimm*|rank* entries with memory
- *   (size > 0), channels from dimm_location ("channel N", per controller and
- *   branch), ranks where the driver's layers are csrow x channel (an entry per
- *   rank); or the older csrow* entries (a csrow is one rank, chK_* its channels);
- * - <root>/sys/firmware/dmi/entries/17-* /raw (SMBIOS type 17), if EDAC left channels
- *   or ranks unknown: populated devices (size != 0), the channel from the Bank or
- *   Device Locator string ("...Channel0...", "P0 CHANNEL A", "DIMM_A1" -> A), ranks
- *   from the attributes byte at 0x1B (bits 3:0; SMBIOS 2.6+), summed per channel;
- * - `dmidecode -t 17`, the same fields as text, only for this machine and only when
- *   the kernel exports no type 17 entries.
- * Sets t->channels and t->ranks (nothing else) to what it found, 4 and 1 (the
- * defaults) for what it did not, and writes one printable line to @note (if not
- * NULL; truncated to @note_len) naming each place, what it found there and the
- * result, e.g. "/sys/devices/system/edac/mc: no memory controllers; ... -> 4
- * channel(s) (default) x 1 rank(s) (default)". Returns which numbers came from the
- * machine (XP_TOPO_FOUND_*; 0: both are the defaults), or -EINVAL (NULL @t), -ENOMEM.
- */
-#define XP_TOPO_FOUND_CHANNELS (1u << 0)
-#define XP_TOPO_FOUND_RANKS (1u << 1)
-XP_API int xp_topology_probe(const char *root, struct xp_topology *t, char *note, size_t note_len);
-
-/* Channel (0..channels*ranks-1) of UMEM offset @addr at interleave @gran bytes. */
-static inline __u32 xp_topo_channel(const struct xp_topology *t, __u64 addr, __u32 gran)
-{
-	return (__u32)((addr / gran) % ((__u64)t->channels * t->ranks));
-}
 
 /*
  * Header-line spread: counts, for the first @n frames of @l in index order (all

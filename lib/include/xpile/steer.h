@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Steering: the XDP program in front of the AF_XDP engine, its rules and its socket
- * slots. Used by xpile-loader, the engine and the tests. Host plumbing (bpffs and
- * pins, BPF object lookup, the wiring plan, feature probes) is in xpile/host.h.
+ * slots. Used by xpile-loader, the engine and the tests. Host plumbing is beside it:
+ * bpffs, pins and BPF object lookup in xpile/bpffs.h, the wiring plan in xpile/wire.h,
+ * feature probes in xpile/features.h; the program's life after open in
+ * xpile/steer_owner.h.
  *
  *   struct xp_steer *s;
  *   struct xp_steer_opts o = { .sz = sizeof(o), .ifname = "eth0", .attach_existing = true };

@@ -30,7 +30,7 @@
 
 #include "log_internal.h"
 #include "steer_internal.h"
-#include "xpile/host.h"
+#include "xpile/bpffs.h"
 
 struct inos {
 	__u64 *v;

@@ -1,34 +1,26 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Who owns the steer program on an interface, who uses it, and whether it is still
- * there: what a running engine watches and what `xpile-loader unload` asks before it
- * removes anything.
+ * Who owns the steer program on an interface and whether it is still there: what a
+ * running engine watches, what `xpile-loader unload` asks before it removes anything,
+ * and a new build put in place of the running one (lib/steer_owner.c).
  *
  *   struct xp_steer_health h;
  *   xp_steer_check(s, &h);               // one netlink query and a stat() when all is well
  *   if (h.prog_gone && !h.pins_gone) xp_steer_reattach(s);
  *
- *   xp_users_register("eth0", prog_id, queues, nq);   // this process serves these queues
- *   n = xp_users_list("eth0", users, 8);              // live others (stale records removed)
- *
- * Users are recorded as /run/xpile/ns<inode>/IFACE/engine.<pid> (next to the wiring
- * plan, $XPILE_RUNDIR overrides /run/xpile): pid, the process's start time (so a
- * reused pid is not taken for the engine), the program id it serves through and its
- * queues. A record whose process is gone is stale and is removed by whoever lists.
- *
  * xp_steer_close(s, true) detaches the program only while it still runs on the
  * interface, and unpins only pins that still hold it: after a removal and a new `load`
  * the new program and its pins are not @s's to touch.
  */
-#ifndef XPILE_OWNER_H
-#define XPILE_OWNER_H
+#ifndef XPILE_STEER_OWNER_H
+#define XPILE_STEER_OWNER_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
+#include "xpile/steer.h"
 
 #include "xpile/api.h"
-#include "xpile/steer.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -76,26 +68,8 @@ XP_API int xp_steer_owner_set(struct xp_steer *s, bool engine);
 XP_API bool xp_steer_engine_loaded(struct xp_steer *s);
 XP_API __u32 xp_steer_prog_id(const struct xp_steer *s);
 
-#define XP_USER_MAX_QUEUES 64
-
-struct xp_user {
-	int pid;
-	char comm[16];
-	__u32 prog_id; /* 0: no steer program (txonly) */
-	__u32 nqueues;
-	__u32 queues[XP_USER_MAX_QUEUES];
-};
-
-/* Records this process as a user of @ifname's queues (replaces an earlier record). */
-XP_API int xp_users_register(const char *ifname, __u32 prog_id, const __u32 *queues, __u32 nq);
-XP_API void xp_users_unregister(const char *ifname);
-/* Live users of @ifname other than this process, up to @max; returns how many. */
-XP_API int xp_users_list(const char *ifname, struct xp_user *out, int max);
-/* "pid 1234 (xpile, queues 0,1)" for the first of @n users, "+ N more" after it. */
-XP_API void xp_users_format(const struct xp_user *u, int n, char *buf, size_t len);
-
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* XPILE_OWNER_H */
+#endif /* XPILE_STEER_OWNER_H */
