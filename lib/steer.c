@@ -291,26 +291,14 @@ int xp_steer_check_obj_file(const char *obj)
 	return 0;
 }
 
-static int check_obj_maps(struct xdp_program *prog, const char *obj)
+/*
+ * The one open of both attach paths: @obj as a BPF object into s->obj, only the program
+ * of section @sec to be loaded, every map of xpile's steer program there. The libxdp
+ * path makes its program of this object (which stays ours to close), the bpf_link path
+ * loads it itself, so a bad file gets the same line whichever path asked.
+ */
+static int open_obj(struct xp_steer *s, const char *obj, const char *sec, struct bpf_program **out)
 {
-	struct bpf_object *bo = xdp_program__bpf_obj(prog);
-
-	for (int i = 0; i < XP_M_NR; i++)
-		if (!bo || !xp_steer_obj_map(bo, i)) {
-			xp_err("%s is a BPF object but not xpile's steer program (it has no map %s); "
-			       "give the steer.o that `make` builds (build/bpf/steer.o)\n",
-			       obj, xp_steer_map_names[i]);
-			return -ENOEXEC;
-		}
-	return 0;
-}
-
-/* The program of section @sec alone, loaded by libbpf and attached through a bpf_link
- * in the mode asked (auto: native, else generic). */
-static int attach_link(struct xp_steer *s, const struct xp_steer_opts *o, const char *obj,
-		       const char *sec)
-{
-	LIBBPF_OPTS(bpf_link_create_opts, lo);
 	struct bpf_program *p, *want = NULL;
 	char why[128];
 	int err;
@@ -334,14 +322,31 @@ static int attach_link(struct xp_steer *s, const struct xp_steer_opts *o, const 
 			want = p;
 	}
 	for (int i = 0; want && i < XP_M_NR; i++)
-		if (!xp_steer_obj_map(s->obj, i))
-			want = NULL;
+		if (!xp_steer_obj_map(s->obj, i)) {
+			xp_err("%s is a BPF object but not xpile's steer program (it has no map %s); "
+			       "give the steer.o that `make` builds (build/bpf/steer.o)\n",
+			       obj, xp_steer_map_names[i]);
+			return -ENOEXEC;
+		}
 	if (!want) {
-		xp_err("%s is a BPF object but not xpile's steer program (no %s program or a "
-		       "map missing); give the steer.o that `make` builds (build/bpf/steer.o)\n",
+		xp_err("%s is a BPF object but not xpile's steer program (no %s program); give the "
+		       "steer.o that `make` builds (build/bpf/steer.o)\n",
 		       obj, sec);
 		return -ENOEXEC;
 	}
+	*out = want;
+	return 0;
+}
+
+/* The program @want of s->obj alone, loaded by libbpf and attached through a bpf_link
+ * in the mode asked (auto: native, else generic). */
+static int attach_link(struct xp_steer *s, const struct xp_steer_opts *o, const char *obj,
+		       struct bpf_program *want)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, lo);
+	char why[128];
+	int err;
+
 	err = bpf_object__load(s->obj);
 	if (err) {
 		libbpf_strerror(err, why, sizeof(why));
@@ -379,6 +384,7 @@ static int attach_link(struct xp_steer *s, const struct xp_steer_opts *o, const 
 static int attach(struct xp_steer *s, const struct xp_steer_opts *o)
 {
 	enum xdp_attach_mode m = o->mode == XP_STEER_MODE_SKB ? XDP_MODE_SKB : XDP_MODE_NATIVE;
+	struct bpf_program *want;
 	char obj[PATH_MAX];
 	int err, frags;
 
@@ -392,24 +398,17 @@ static int attach(struct xp_steer *s, const struct xp_steer_opts *o)
 	err = xp_steer_check_obj_file(obj);
 	if (err)
 		return err;
+	err = open_obj(s, obj, frags > 0 ? "xdp.frags" : "xdp", &want);
+	if (err)
+		return err;
 	if (o->link)
-		return attach_link(s, o, obj, frags > 0 ? "xdp.frags" : "xdp");
-	s->prog = xdp_program__open_file(obj, frags > 0 ? "xdp.frags" : "xdp", NULL);
+		return attach_link(s, o, obj, want);
+	s->prog = xdp_program__from_bpf_obj(s->obj, bpf_program__section_name(want));
 	err = libxdp_get_error(s->prog);
 	if (err) {
-		char why[128];
-
 		s->prog = NULL;
-		libbpf_strerror(err, why, sizeof(why));
-		xp_err("cannot open BPF object %s: %s; give the steer.o that `make` builds "
-		       "(build/bpf/steer.o)\n",
-		       obj, why);
-		return err;
-	}
-	err = check_obj_maps(s->prog, obj);
-	if (err) {
-		xdp_program__close(s->prog);
-		s->prog = NULL;
+		xp_err("%s: libxdp cannot take the program of %s: %s\n", s->ifname, obj,
+		       strerror(-err));
 		return err;
 	}
 	/* libbpf applies the xdp.frags flag only at load time; tell libxdp up front so a

@@ -70,8 +70,11 @@ static int take_fds(struct xp_steer *s)
 			return err;
 		}
 	}
+	/* The object the program was made of (steer.c's one open) holds the same fds. */
 	xdp_program__close(s->prog);
 	s->prog = NULL;
+	bpf_object__close(s->obj);
+	s->obj = NULL;
 	memcpy(s->fds, fds, sizeof(s->fds));
 	s->prog_fd = fds[XP_M_NR];
 	return 0;
@@ -219,8 +222,8 @@ int xp_steer_replace_prog(struct xp_steer *s, const struct xp_steer_replace_opts
 	fd = dup(fd);
 	if (fd < 0 || (err = repin_prog(s, fd))) {
 		err = fd < 0 ? -errno : err;
-		xp_err("%s: the new program runs but its pin at %s failed: %s; xpile-loader "
-		       "status shows it\n",
+		xp_err("%s: the new program runs but its pin at %s failed: %s; it runs unpinned "
+		       "until xp_steer_repin() pins it again\n",
 		       s->ifname, s->pin, strerror(-err));
 	}
 	if (fd >= 0) {
