@@ -70,20 +70,12 @@ static inline long frame_in(const struct eng_dom *d, const struct xp_ledger_acct
 
 int eng_dom_starts(struct eng_dom *d, const struct xp_ledger_acct *a)
 {
-	/* Aligned chunks of a power-of-two size: a slot is a chunk, its start the handle
-	 * (unless one frame alone made the slots wider). */
-	if (!d->unaligned && (1ull << a->shift) == d->layout.chunk_size)
+	if (!xp_desc_starts_needed(&d->layout, a))
 		return 0;
 	d->starts = malloc(a->nslots * sizeof(*d->starts));
 	if (!d->starts)
 		return -ENOMEM;
-	/* No frame starts at ~0 (frames are 64-byte aligned). */
-	memset(d->starts, 0xff, a->nslots * sizeof(*d->starts));
-	for (__u32 i = 0; i < d->layout.nframes; i++) {
-		__u64 h = xp_layout_frame(&d->layout, i);
-
-		d->starts[h >> a->shift] = (__u32)h;
-	}
+	xp_desc_starts_fill(&d->layout, a, d->starts);
 	return 0;
 }
 
