@@ -160,7 +160,8 @@ int xp_layout_compute(const struct xp_layout_opts *opts, struct xp_layout *out)
 
 		/* xp_layout_disperse() keeps channels and each channel's classes in
 		 * 64-bit masks; a power-of-two interleave makes the latter a power of 2. */
-		if (nch <= XP_M3_CHANNELS_MAX && q / nch <= 64 &&
+		/* nch >= 1: xp_topology_resolve() (topology.c) made every field nonzero */
+		if (nch && nch <= XP_M3_CHANNELS_MAX && q / nch <= 64 &&
 		    is_pow2(l.topo.interleave / XP_CACHE_LINE)) {
 			l.m3_classes = (__u32)q;
 			/* q >= 1: round >= 1 (above), l1_sets a power of two */
