@@ -476,6 +476,7 @@ static const struct eng_stage {
 } stages[] = {
 	{ "ports", check_ports, NULL },
 	{ "workers", assign_workers, NULL },
+	{ "grace", eng_grace_setup, eng_grace_destroy }, /* outlives whatever it frees */
 	{ "domains", eng_dom_assign, eng_dom_free },
 	{ "handover", eng_ho_setup, eng_ho_close },
 	{ "capture", eng_capture_setup, eng_capture_destroy },
