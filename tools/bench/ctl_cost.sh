@@ -6,8 +6,10 @@
 # XB_SECONDS (default 3) alternating without and with a client that asks `stats` (and
 # `workers`) 10 times a second on one connection. Each window counts the kernel's
 # successful redirects into the engine's socket (veth rx_queue_0_xdp_redirect): an
-# outside observer. A/B interleaved XB_RUNS times (default 7); prints each pair, the
-# medians and their ratio (with / without).
+# outside observer. A/B interleaved XB_RUNS times (default 7); prints each pair and its
+# ratio (with / without), the medians and their ratio, and the median of the pair
+# ratios (the figure: each pair's windows are seconds apart, so a drift of the shared
+# machine's load cancels within a pair, not across them).
 #
 #   sudo tools/bench/ctl_cost.sh          (after make; XB_XPILE=build/xpile)
 set -uo pipefail
@@ -47,7 +49,7 @@ while True:
 PY
 	PPID_POLL=$!
 }
-off=() on=()
+off=() on=() ratios=()
 for ((i = 0; i < runs; i++)); do
 	a=$(window)
 	poller
@@ -55,9 +57,12 @@ for ((i = 0; i < runs; i++)); do
 	b=$(window)
 	kill "$PPID_POLL" 2>/dev/null
 	wait "$PPID_POLL" 2>/dev/null
-	off+=("$a") on+=("$b")
-	echo "run $((i + 1)): without $a pps, with stats 10/s $b pps"
+	r=$(awk -v a="$b" -v b="$a" 'BEGIN {printf "%.3f", b ? a / b : 0}')
+	off+=("$a") on+=("$b") ratios+=("$r")
+	echo "run $((i + 1)): without $a pps, with stats 10/s $b pps, ratio $r"
 done
 median() { printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 mo=$(median "${off[@]}") mn=$(median "${on[@]}")
 echo "median without: $mo pps, with a client polling stats 10/s: $mn pps, ratio $(awk -v a="$mn" -v b="$mo" 'BEGIN {printf "%.3f", a / b}')"
+lo=$(printf '%s\n' "${ratios[@]}" | sort -n | head -1) hi=$(printf '%s\n' "${ratios[@]}" | sort -n | tail -1)
+echo "median of the $runs pair ratios (with / without): $(median "${ratios[@]}") (from $lo to $hi); load $(cut -d' ' -f1-3 /proc/loadavg)"
