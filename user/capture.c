@@ -15,7 +15,7 @@
 #include "capture.h"
 #include "engine.h"
 #include "pcapng.h"
-#include "worker.h"
+#include "grace.h"
 #include "xpile/host.h"
 
 #define CAP_HDR_MAX (64u << 10)

@@ -8,7 +8,7 @@
 #include "capture.h"
 #include "engine.h"
 #include "punt.h"
-#include "worker.h"
+#include "grace.h"
 
 /* Frees the retired sets whose grace period has passed (with p->mu held). Tokens grow
  * with each change, so once one set's period has passed, every older one's has. */

@@ -29,6 +29,7 @@
 #include "ctl.h"
 #include "dom.h"
 #include "engine.h"
+#include "grace.h"
 #include "handover.h"
 #include "idle_engine.h"
 #include "handover_serve.h"

@@ -159,7 +159,7 @@ static inline bool turn_top(struct eng_worker *w)
 {
 	struct engine *e = w->e;
 
-	/* Between turns it holds no punt set, capture rule or ring (worker.h). */
+	/* Between turns it holds no punt set, capture rule or ring (grace.h). */
 	xp_qsbr_quiescent(e->grace, w->grace_id);
 	if (__builtin_expect(__atomic_load_n(&e->cut_gen, __ATOMIC_ACQUIRE) != w->cut_gen, 0))
 		eng_cut_take(w);
@@ -326,42 +326,4 @@ void *eng_worker_main(void *arg)
 	__atomic_store_n(&w->exited, true, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&e->finished, 1, __ATOMIC_ACQ_REL);
 	return NULL;
-}
-
-int eng_grace_setup(struct engine *e)
-{
-	int err = xp_qsbr_create(e->nworkers ? e->nworkers : 1, &e->grace);
-
-	return err ? ut_say(err, "out of memory for the workers' grace periods") : 0;
-}
-
-void eng_grace_destroy(struct engine *e)
-{
-	xp_qsbr_destroy(e->grace);
-	e->grace = NULL;
-}
-
-__u64 eng_grace_start(struct engine *e)
-{
-	return xp_qsbr_start(e->grace);
-}
-
-bool eng_grace_done(struct engine *e, __u64 token)
-{
-	return xp_qsbr_check(e->grace, token);
-}
-
-bool eng_grace_wait(struct engine *e, __u64 token, unsigned int timeout_ms)
-{
-	__u64 end = eng_now_ns() + (__u64)timeout_ms * 1000000ull;
-	const struct timespec step = { 0, 50000 };
-
-	/* A turn is microseconds; the control thread may nap meanwhile (not a worker's
-	 * core: it keeps off them, run.c). */
-	while (!xp_qsbr_check(e->grace, token)) {
-		if (eng_now_ns() > end)
-			return false;
-		nanosleep(&step, NULL);
-	}
-	return true;
 }
