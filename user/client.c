@@ -58,9 +58,10 @@ const struct cli_cmd eng_cmd_ctl = {
 	.synopsis = "ENGINE CMD [KEY=VALUE ...]",
 	.summary = "send one command to a running engine's control socket",
 	.description =
-		"Sends {\"cmd\":CMD, KEY:VALUE, ...} to ENGINE's control socket and prints the reply object on stdout; the exit status is 0 when it says \"ok\":true, else 1. CMD: info, stats, workers, ledger, alloc, log (level=error|info|debug), capture (action=stop|start), punt (action=list|add|del, rule=..., id=N). A VALUE that is a number is sent as one.",
+		"Sends {\"cmd\":CMD, KEY:VALUE, ...} to ENGINE's control socket and prints the reply object on stdout; the exit status is 0 when it says \"ok\":true, else 1. CMD: info, stats, workers, ledger, alloc, log (level=error|info|debug), capture (action=start|stop, rule=..., file=/PATH (root: a new file, 0600), snaplen=N), punt (action=list|add|del, rule=..., id=N). A VALUE that is a number is sent as one.",
 	.opts = ctl_opts,
-	.examples = "xpile ctl eth0 workers\nxpile ctl eth0 ledger\nxpile ctl eth0 log level=debug",
+	.examples =
+		"xpile ctl eth0 workers\nxpile ctl eth0 ledger\nxpile ctl eth0 log level=debug\nxpile ctl eth0 capture action=start 'rule=udp dport 9' file=/tmp/x.pcapng\nxpile ctl eth0 capture action=stop",
 	.min_args = 2,
 	.max_args = -1,
 };

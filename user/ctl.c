@@ -21,6 +21,8 @@
 #include "ctl_cmds.h"
 #include "jclient.h"
 #include "jline.h"
+#include "capture.h"
+#include "punt.h"
 
 #define CTL_LINE_MAX 4096
 #define CTL_IDLE_S 60.0
@@ -29,9 +31,11 @@
 static void serve_line(struct ut_line_conn *lc, char *line)
 {
 	json_t *rep, *req = ut_jl_parse(line, &rep);
+	struct eng_ctl *c = lc->conn.ctx;
 
+	c->peer_fd = lc->conn.fd; /* whose request it is (eng_ctl_peer_uid()) */
 	if (req)
-		rep = eng_ctl_handle(lc->conn.ctx, req);
+		rep = eng_ctl_handle(c, req);
 	ut_jl_send(lc, rep);
 	json_decref(req);
 }
@@ -97,6 +101,8 @@ static void on_tick(struct ut_loop *l, struct ut_ev *ev, int res, unsigned int f
 	if (res == -ECANCELED || l->stop)
 		return;
 	eng_ctl_sample(c);
+	eng_punt_reclaim(c->e); /* replaced sets whose grace period passed since */
+	eng_capture_reclaim(c->e);
 	ut_line_expire(c->ls, ut_now());
 	arm_tick(c);
 }

@@ -19,7 +19,9 @@
  *   {"cmd":"ledger"}    per UMEM: the last live audit, where every frame is
  *   {"cmd":"alloc"}     per UMEM: the pile, the caches, the dealer
  *   {"cmd":"log","level":"error"|"info"|"debug"}   what the engine tells on stderr
- *   {"cmd":"capture","action":"stop"|"start"}      pauses and resumes --capture
+ *   {"cmd":"capture","action":"start","file":"/P","rule":"udp dport 9"}  a capture
+ *                       to a new file (root only); "rule" alone changes the rule in
+ *                       force; "stop" closes it (--capture's: pauses it)
  *   {"cmd":"punt","action":"list"|"add"|"del",...} the host TAP's punt rules
  *
  * Replies are {"ok":true,...} or {"ok":false,"error":"one line"} (docs/engine.md).

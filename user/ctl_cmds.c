@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
 
 #include "ctl_cmds.h"
+#include "capture.h"
 #include "dom.h"
 #include "idle.h"
 #include "punt.h"
@@ -297,27 +299,104 @@ static json_t *do_log(struct eng_ctl *c, json_t *req)
 	return ut_jl_ok();
 }
 
-/* capture start|stop: pauses --capture's copies (its file, rule and direction are set
- * at start: a rule cannot change under the workers). */
+/* The peer of the request being served (SO_PEERCRED), (uid_t)-1 if unknown. */
+static uid_t peer_uid(const struct eng_ctl *c)
+{
+	struct ucred cr;
+	socklen_t sl = sizeof(cr);
+
+	return getsockopt(c->peer_fd, SOL_SOCKET, SO_PEERCRED, &cr, &sl) ? (uid_t)-1 : cr.uid;
+}
+
+/* The capture in force, for every capture reply. */
+static json_t *capture_reply(struct eng_ctl *c)
+{
+	const struct engine *e = c->e;
+	json_t *o = base_reply(c);
+	bool on = e->cap && !e->capr->detached;
+
+	SET(o, "capturing", json_boolean(on && !ut_cap_paused(e->cap)));
+	if (on) {
+		SET(o, "file", json_string(e->capr->file));
+		SET(o, "rule",
+		    e->capr->rule_text[0] ? json_string(e->capr->rule_text) : json_null());
+		SET(o, "live", json_boolean(e->capr->live));
+	}
+	return o;
+}
+
+/*
+ * capture [action=start|stop] [rule=RULE] [file=/PATH] [snaplen=N]:
+ * - start with file: a new capture to a new file (root only: the engine writes it as
+ *   itself), of what rule matches (else every frame);
+ * - start with rule alone: the capture in force matches it from the next batch on;
+ * - start alone: resumes --capture's after a stop;
+ * - stop: closes a capture started here, pauses --capture's (its file is the run's).
+ */
 static json_t *do_capture(struct eng_ctl *c, json_t *req)
 {
 	const char *act = json_string_value(json_object_get(req, "action"));
-	struct ut_cap *cap = c->e->cap;
-	json_t *o;
+	const char *rule = json_string_value(json_object_get(req, "rule"));
+	const char *file = json_string_value(json_object_get(req, "file"));
+	json_t *snap = json_object_get(req, "snaplen"), *o;
+	struct engine *e = c->e;
+	struct ut_cap_stats st;
+	char why[512];
 
-	if (json_object_get(req, "rule"))
+	if ((json_object_get(req, "rule") && !rule) || (json_object_get(req, "file") && !file))
 		return ut_jl_err(
-			"capture: the rule is --capture-rule's, set at start; give \"action\" only");
-	if (!cap)
-		return ut_jl_err(
-			"capture: the engine runs without --capture FILE; start it with one to pause and resume it here");
+			"capture: \"rule\" and \"file\" are strings, e.g. rule='udp dport 9' file=/tmp/x.pcapng");
+	if (snap && (!json_is_integer(snap) || json_integer_value(snap) < 1 ||
+		     json_integer_value(snap) > 65535))
+		return ut_jl_err("capture: \"snaplen\" is bytes per frame, 1..65535");
 	if (act && strcmp(act, "start") && strcmp(act, "stop"))
 		return ut_jl_err("capture: \"action\" is \"start\" or \"stop\"");
-	if (act)
-		ut_cap_pause(cap, !strcmp(act, "stop"));
-	o = base_reply(c);
-	SET(o, "capturing", json_boolean(!ut_cap_paused(cap)));
-	return o;
+	if (!act) {
+		if (rule || file)
+			return ut_jl_err("capture: give action=start with rule or file");
+		return capture_reply(c);
+	}
+	if (!strcmp(act, "stop")) {
+		if (rule || file)
+			return ut_jl_err("capture stop: takes no rule or file");
+		if (!e->cap)
+			return ut_jl_err("capture stop: nothing captures");
+		if (!e->capr->live) {
+			ut_cap_pause(e->cap, true);
+			return capture_reply(c);
+		}
+		if (eng_capture_live_stop(e, &st, why, sizeof(why)))
+			return ut_jl_err("capture stop: %s", why);
+		o = capture_reply(c);
+		SET(o, "frames", u64(st.frames));
+		SET(o, "bytes", u64(st.bytes));
+		SET(o, "capture_dropped", u64(st.dropped));
+		SET(o, "write_lost", u64(st.lost));
+		SET(o, "failed", json_boolean(st.failed));
+		return o;
+	}
+	if (file) {
+		uid_t uid = peer_uid(c);
+
+		if (uid != 0)
+			return ut_jl_err(
+				"capture start: the engine writes the file as itself, so only root (uid 0) may name one; peer uid %u: run xpile ctl as root",
+				(unsigned int)uid);
+		if (eng_capture_live_start(e, file, rule,
+					   snap ? (__u32)json_integer_value(snap) : 65535, why,
+					   sizeof(why)))
+			return ut_jl_err("capture start: %s", why);
+		return capture_reply(c);
+	}
+	if (snap)
+		return ut_jl_err("capture start: snaplen is set with a new file only");
+	if (!e->cap || e->capr->detached)
+		return ut_jl_err(
+			"capture start: nothing captures: give file=/PATH (and rule=...) to start a capture");
+	if (rule && eng_capture_rule_change(e, rule, why, sizeof(why)))
+		return ut_jl_err("capture start: %s", why);
+	ut_cap_pause(e->cap, false);
+	return capture_reply(c);
 }
 
 /* punt list|add|del: the host TAP's rules (punt.h). */
@@ -351,9 +430,7 @@ static json_t *do_punt(struct eng_ctl *c, json_t *req)
 			return ut_jl_err("punt del: no rule %lld (punt list)",
 					 (long long)json_integer_value(idv));
 		if (rc)
-			return ut_jl_err(
-				"punt del: %d changes made in this run: restart the engine for more",
-				ENG_PUNT_CHANGES);
+			return ut_jl_err("punt del: out of memory for a new rule set: try again");
 		ut_say(0, "punt rule %lld deleted through the control socket",
 		       (long long)json_integer_value(idv));
 	} else if (strcmp(act, "list")) {
@@ -361,10 +438,16 @@ static json_t *do_punt(struct eng_ctl *c, json_t *req)
 	}
 	o = base_reply(c);
 	arr = json_array();
-	s = __atomic_load_n(&e->punt->cur, __ATOMIC_ACQUIRE);
+	/* Under the lock: no change frees the set while it is listed. */
+	pthread_mutex_lock(&e->punt->mu);
+	s = e->punt->cur;
 	for (__u32 i = 0; i < s->n; i++)
 		json_array_append_new(
 			arr, json_pack("{sIss}", "id", (json_int_t)s->id[i], "rule", s->text[i]));
+	SET(o, "changes", u64(e->punt->changes));
+	SET(o, "retired", json_integer(e->punt->nretired)); /* awaiting their grace period */
+	SET(o, "freed", u64(e->punt->freed));
+	pthread_mutex_unlock(&e->punt->mu);
 	SET(o, "rules", arr);
 	return o;
 }

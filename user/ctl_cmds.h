@@ -40,6 +40,7 @@ struct eng_ctl {
 	__u64 t0_ns, t0_cycles; /* at start: the cycle counter's rate */
 	int log_level; /* 0 error, 1 info, 2 debug */
 	__u64 requests;
+	int peer_fd; /* the connection of the request being served */
 	struct eng_ctl_rate rate[ENG_MAX_PORTS * ENG_MAX_QUEUES];
 	pthread_mutex_t mu; /* ledger: written by the main thread (audit.c) */
 	struct eng_ctl_ledger ledger[ENG_MAX_DOMS];

@@ -49,6 +49,8 @@ struct eng_mem_cfg; /* dom.h */
 struct ut_cap_ring; /* tools/util/capring.h, for capture.h */
 struct ut_cap;
 struct eng_capture_cfg; /* capture.h */
+struct eng_cap_run;
+struct xp_qsbr; /* xpile/qsbr.h */
 struct eng_tap; /* tap.h */
 struct eng_tap_w;
 struct eng_tap_cfg;
@@ -145,7 +147,11 @@ struct eng_worker {
 	struct eng_q *q[ENG_MAX_QUEUES];
 	__u32 nq;
 	struct eng_wdom *wd; /* indexed by domain id: e->ndoms of them (dom.c) */
-	struct ut_cap_ring *cap; /* --capture: this worker's ring (capture.h), else NULL */
+	/* The capture's ring (capture.h), else NULL: set before the workers start
+	 * (--capture) or by the control thread (`capture start`, release); loaded once per
+	 * batch (acquire), and freed only a grace period after it was unset. */
+	struct ut_cap_ring *cap;
+	__u32 grace_id; /* its slot in e->grace */
 	struct eng_uwait *uwait; /* idle wait on io_uring (uring_wait.h), NULL: poll() */
 	/* Its idle policy's choice and counts (idle.h), for the stats (relaxed): idle
 	 * periods that ended spinning, napping, asleep; how (enum eng_idle_how). */
@@ -270,7 +276,11 @@ struct engine {
 	bool sg; /* the sockets bind with XDP_USE_SG (multi-buffer) */
 	bool sg_auto; /* multi-buffer turned on because an MTU exceeds a frame */
 	bool busy_auto; /* every port defers its IRQs: preferred busy polling on (idle_engine.c) */
-	struct ut_cap *cap; /* --capture: the writer (capture.h), else NULL */
+	struct ut_cap *cap; /* the capture's writer (capture.h), else NULL */
+	struct eng_cap_run *capr; /* the capture in force: its file and rule (capture.h) */
+	/* The workers' quiescent states (worker.h): what the control thread replaces while
+	 * they run (a punt set, a capture rule or ring) is freed a grace period later. */
+	struct xp_qsbr *grace;
 	struct eng_tap *taps[ENG_MAX_PORTS]; /* --host-tap */
 	__u32 ntaps;
 	struct eng_txonly *txonly; /* --mode txonly: the packet it sends */

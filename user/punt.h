@@ -3,8 +3,9 @@
  * The host TAP's punt rules (punt.c): what --punt gave, and what the control socket
  * adds and deletes while the engine runs (`punt add|del|list`). The workers read the
  * set in force through one pointer (acquire) and never wait: a change builds a new set
- * and publishes it; the sets it replaced are kept until the engine exits (a worker may
- * still be reading one), so a run takes at most ENG_PUNT_CHANGES changes.
+ * and publishes it; the set it replaced is retired and freed once a grace period has
+ * passed (worker.h: every worker had a turn, or slept, since), at the next change or
+ * the control thread's next tick. A run takes any number of changes.
  */
 #ifndef XPILE_ENG_PUNT_H
 #define XPILE_ENG_PUNT_H
@@ -17,7 +18,6 @@
 #include "xpile/steer.h"
 
 #define ENG_PUNT_MAX 16
-#define ENG_PUNT_CHANGES 64
 
 struct engine;
 
@@ -26,13 +26,17 @@ struct eng_punt_set {
 	__u32 id[ENG_PUNT_MAX];
 	struct xp_rule r[ENG_PUNT_MAX];
 	char text[ENG_PUNT_MAX][128];
+	/* Retired (replaced): the grace period's token, the next older retired set. */
+	__u64 token;
+	struct eng_punt_set *older;
 };
 
 struct eng_punt {
 	struct eng_punt_set *cur; /* published with release, read with acquire */
-	struct eng_punt_set *sets[ENG_PUNT_CHANGES + 1]; /* every set made: freed at exit */
-	__u32 nsets, next_id;
-	pthread_mutex_t mu; /* changes (the control thread) */
+	struct eng_punt_set *retired; /* newest first, each waiting for its grace period */
+	__u32 next_id, nretired;
+	__u64 changes, freed; /* in this run */
+	pthread_mutex_t mu; /* changes and reclamation (the control thread) */
 };
 
 /* The taps' set-up: the set --punt gives (@first, or NULL: empty). 0 or -ENOMEM. */
@@ -40,8 +44,10 @@ int eng_punt_init(struct engine *e, const struct xp_rule *first);
 void eng_punt_free(struct engine *e);
 /* Adds @text (rule words, no action): its id, or -errno with why in @why. */
 int eng_punt_add(struct engine *e, const char *text, char *why, size_t len);
-/* Deletes rule @id: 0, -ENOENT, or -ENOSPC (no change left). */
+/* Deletes rule @id: 0, -ENOENT, or -ENOMEM. */
 int eng_punt_del(struct engine *e, __u32 id);
+/* Frees the retired sets whose grace period has passed (the control thread's tick). */
+void eng_punt_reclaim(struct engine *e);
 
 /* The worker's test: does a rule in force match? */
 static inline bool eng_punt_match(const struct eng_punt *p, const __u8 *pkt, __u32 len, __u32 queue)

@@ -117,6 +117,7 @@ __u32 eng_rx_ring(struct eng_worker *w, struct eng_q *q, struct xdp_desc *out, _
 	struct xp_ring *rx = &q->xsk->rx;
 	__u32 n, idx, i, k = 0, bad = 0, bad_last = 0, last = 0, ring_last = 0;
 	__u64 bytes = 0, bytes_last = 0;
+	struct ut_cap_ring *cr;
 	long s;
 
 	n = xp_ring_cons_peek(rx, max, &idx);
@@ -164,8 +165,8 @@ __u32 eng_rx_ring(struct eng_worker *w, struct eng_q *q, struct xdp_desc *out, _
 	q->c.rx_descs += k;
 	xp_ring_cons_release(rx);
 	q->c.bad_descs += bad;
-	if (w->cap)
-		eng_capture_batch(w, q, out, k, UT_CAP_RX);
+	if ((cr = eng_capture_ring(w)))
+		eng_capture_batch(cr, w, q, out, k, UT_CAP_RX);
 	return k;
 }
 
@@ -202,6 +203,7 @@ __u32 eng_tx(struct eng_worker *w, struct eng_q *q, const struct xdp_desc *d, __
 	struct xp_ring *tx = &q->xsk->tx;
 	struct xp_ledger_map m;
 	__u32 got, idx, i, pkts = 0;
+	struct ut_cap_ring *cr;
 	__u64 bytes = 0;
 
 	if (!n)
@@ -224,8 +226,8 @@ __u32 eng_tx(struct eng_worker *w, struct eng_q *q, const struct xdp_desc *d, __
 	}
 	if (!got)
 		return 0;
-	if (w->cap)
-		eng_capture_batch(w, q, d, got, UT_CAP_TX);
+	if ((cr = eng_capture_ring(w)))
+		eng_capture_batch(cr, w, q, d, got, UT_CAP_TX);
 	xp_ring_prod_reserve(tx, got, &idx);
 	m = xp_ledger_map_get(q->wd->acct);
 	xp_ledger_count(q->wd->acct, XP_PLACE_APP, XP_PLACE_TX, d, got, sizeof(*d));

@@ -29,6 +29,7 @@
 #include "ctl.h"
 #include "dom.h"
 #include "engine.h"
+#include "grace.h"
 #include "handover.h"
 #include "idle_engine.h"
 #include "handover_serve.h"
@@ -478,6 +479,7 @@ static const struct eng_stage {
 } stages[] = {
 	{ "ports", check_ports, NULL },
 	{ "workers", assign_workers, NULL },
+	{ "grace", eng_grace_setup, eng_grace_destroy }, /* outlives whatever it frees */
 	{ "domains", eng_dom_assign, eng_dom_free },
 	{ "handover", eng_ho_setup, eng_ho_close },
 	{ "capture", eng_capture_setup, eng_capture_destroy },

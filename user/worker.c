@@ -26,6 +26,7 @@
 #include "uring_wait.h"
 #include "path.h"
 #include "worker.h"
+#include "xpile/qsbr.h"
 
 static void park(struct eng_worker *w)
 {
@@ -37,6 +38,7 @@ static void park(struct eng_worker *w)
 	w->parked_gen = gen;
 	if (e->ho)
 		w->ho_park_ns = eng_now_ns();
+	xp_qsbr_offline(e->grace, w->grace_id); /* parked: no grace period waits for it */
 	__atomic_fetch_add(&e->parked, 1, __ATOMIC_ACQ_REL);
 	/* Asleep on the flag itself: eng_resume() wakes it at once (a handover's pause
 	 * is the traffic's), and a woken thread gets its core back sooner than a spinning
@@ -46,6 +48,7 @@ static void park(struct eng_worker *w)
 
 		syscall(SYS_futex, &e->paused, FUTEX_WAIT_PRIVATE, 1, &ms, NULL, 0);
 	}
+	xp_qsbr_online(e->grace, w->grace_id);
 }
 
 static bool drained(struct eng_worker *w)
@@ -125,14 +128,17 @@ static void idle_turn(struct eng_worker *w, struct eng_idle *st, __u64 now, __u6
 		return;
 	st->slept = true;
 	eng_wstats_sleep(&w->ws);
+	/* Asleep it reads nothing shared: offline, so no grace period waits for its wake. */
+	xp_qsbr_offline(w->e->grace, w->grace_id);
 	if (st->out.how == ENG_IDLE_NAP) {
 		const struct timespec d = { 0, (long)st->out.ns };
 
 		*napped = true;
 		clock_nanosleep(CLOCK_MONOTONIC, 0, &d, NULL);
-		return;
+	} else {
+		eng_uwait_sleep(w, (int)(ENG_IDLE_SLEEP_NS / 1000000));
 	}
-	eng_uwait_sleep(w, (int)(ENG_IDLE_SLEEP_NS / 1000000));
+	xp_qsbr_online(w->e->grace, w->grace_id);
 }
 
 /* The idle period that just ended in work, counted the way it was waited out. */
@@ -153,6 +159,8 @@ static inline bool turn_top(struct eng_worker *w)
 {
 	struct engine *e = w->e;
 
+	/* Between turns it holds no punt set, capture rule or ring (grace.h). */
+	xp_qsbr_quiescent(e->grace, w->grace_id);
 	if (__builtin_expect(__atomic_load_n(&e->cut_gen, __ATOMIC_ACQUIRE) != w->cut_gen, 0))
 		eng_cut_take(w);
 	if (__atomic_load_n(&e->paused, __ATOMIC_ACQUIRE)) {
@@ -200,10 +208,11 @@ static inline void turn_bottom(struct eng_worker *w, __u32 work)
 {
 	struct engine *e = w->e;
 	struct eng_loop *sp = &w->loop;
+	struct ut_cap_ring *cr;
 
 	eng_wstats_turn(&w->ws, work);
-	if (!work && w->cap)
-		eng_capture_idle(w); /* a quiet worker's frames still reach the file */
+	if (!work && (cr = eng_capture_ring(w)))
+		ut_cap_idle(cr); /* a quiet worker's frames still reach the file */
 	if (work && e->ho) { /* the handover's pause is measured from these */
 		w->ho_last_work_ns = eng_now_ns();
 		if (!w->ho_first_work_ns)
@@ -294,6 +303,8 @@ void *eng_worker_main(void *arg)
 	CPU_ZERO(&set);
 	CPU_SET(w->core, &set);
 	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	/* A slot per worker was made at set-up: this cannot fail. Online from here on. */
+	xp_qsbr_register(e->grace, &w->grace_id);
 	idle_start(w, &w->loop.st);
 	if (eng_uwait_init(w)) {
 		e->fault_status = ENG_SETUP_FAILED; /* exit status 1: told by eng_uwait_init() */
@@ -311,6 +322,7 @@ void *eng_worker_main(void *arg)
 	eng_idle_fini(&w->loop.st);
 	eng_uwait_fini(w);
 	eng_tap_stop(w); /* every frame in io_uring back before the worker goes */
+	xp_qsbr_unregister(e->grace, w->grace_id);
 	__atomic_store_n(&w->exited, true, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&e->finished, 1, __ATOMIC_ACQ_REL);
 	return NULL;

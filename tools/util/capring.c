@@ -44,7 +44,7 @@ struct ut_cap_ring {
 	__u64 captured, dropped; /* frames: written by the worker, read relaxed */
 	unsigned int dirs;
 	__u32 snaplen;
-	const struct xp_rule *rule; /* NULL: every frame */
+	const struct xp_rule *rule; /* NULL: every frame; loaded once per batch (acquire) */
 	struct ut_cap *cap;
 	__u32 nchunks, chunk_size;
 	__u8 *mem;
@@ -282,17 +282,26 @@ bool ut_cap_paused(const struct ut_cap *c)
 	return __atomic_load_n(&c->paused, __ATOMIC_RELAXED);
 }
 
+void ut_cap_rule_set(struct ut_cap *c, const struct xp_rule *rule)
+{
+	for (__u32 i = 0; i < c->nrings; i++)
+		__atomic_store_n(&c->rings[i]->rule, rule, __ATOMIC_RELEASE);
+}
+
 void ut_cap_batch(struct ut_cap_ring *r, __u32 ifid, const struct xp_layout *l, void *base,
 		  __u32 queue, const struct xdp_desc *d, __u32 n, unsigned int dir)
 {
 	__u32 flags = dir == UT_CAP_RX ? PCAPNG_EPB_DIR_IN : PCAPNG_EPB_DIR_OUT;
 	__u32 i, j, k, orig, caplen, off, m, size;
+	const struct xp_rule *rule;
 	__u64 now;
 	__u8 *p;
 
 	if (!(r->dirs & dir) || !n || __atomic_load_n(&r->cap->failed, __ATOMIC_RELAXED) ||
 	    __atomic_load_n(&r->cap->paused, __ATOMIC_RELAXED))
 		return;
+	/* Once per batch: a rule replaced meanwhile is freed only after a grace period. */
+	rule = __atomic_load_n(&r->rule, __ATOMIC_ACQUIRE);
 	now = ut_realtime_ns();
 	for (i = 0; i < n; i = j) {
 		orig = 0;
@@ -300,8 +309,8 @@ void ut_cap_batch(struct ut_cap_ring *r, __u32 ifid, const struct xp_layout *l, 
 		do
 			orig += d[j].len;
 		while ((d[j++].options & XDP_PKT_CONTD) && j < n);
-		if (r->rule &&
-		    !xp_rule_match(r->rule, xp_layout_ptr(l, base, d[i].addr), d[i].len, queue))
+		if (rule &&
+		    !xp_rule_match(rule, xp_layout_ptr(l, base, d[i].addr), d[i].len, queue))
 			continue;
 		caplen = orig < r->snaplen ? orig : r->snaplen;
 		size = pcapng_epb_size(caplen);

@@ -69,6 +69,10 @@ void ut_cap_destroy(struct ut_cap *c); /* stops it first if it runs; NULL is fin
  * `capture stop|start`); what they hold already is written. */
 void ut_cap_pause(struct ut_cap *c, bool on);
 bool ut_cap_paused(const struct ut_cap *c);
+/* Any thread: the producers match @rule (NULL: every frame) from their next batch on
+ * (each loads the pointer once per batch). The old rule is the caller's to free once
+ * no producer can be in a batch that loaded it (a grace period, user/worker.h). */
+void ut_cap_rule_set(struct ut_cap *c, const struct xp_rule *rule);
 
 /* The producer's side, on its own thread. Copies the @n frames of @d (XDP_PKT_CONTD
  * chains are one packet) that match, laid out by @l at @base, received (@dir UT_CAP_RX)
