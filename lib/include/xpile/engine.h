@@ -43,9 +43,11 @@
  *   }
  *
  * Errors: libbpf's model. Every function that can fail returns 0 or a negative errno;
- * the one line that says why goes to stderr as "xpile: ..." (the engine's lines; those
- * of the library's lower layers through its log hook, xp_set_log_fn(), xpile/log.h) and
- * the first into .errbuf when given. -EOPNOTSUPP from
+ * the one line that says why goes through the library's log hook (xp_set_log_fn(),
+ * xpile/log.h: the engine's own lines, at their levels, and its lower layers'), with
+ * the default hook to stderr as "xpile: ...", and the first into .errbuf when given.
+ * The report lines of XP_ENGINE_OUT_TEXT and _QUIET (stats, ledger reports) are
+ * stderr's; XP_ENGINE_OUT_NONE has none. -EOPNOTSUPP from
  * xp_engine_create() means the options can never work on this system (the command
  * line's exit status 2); anything else is the environment (exit status 1).
  *
