@@ -74,6 +74,7 @@ static void host_paths(char *s)
 
 void ut_vlog(int prio, const char *fmt, va_list ap)
 {
+	bool (*route)(int, const char *) = say_route;
 	char msg[4096], out[8192];
 	size_t used = 0, n;
 	const char *line = msg;
@@ -85,8 +86,6 @@ void ut_vlog(int prio, const char *fmt, va_list ap)
 		msg[--n] = 0;
 	if (prio <= LOG_ERR && !say_first[0])
 		snprintf(say_first, sizeof(say_first), "%s", msg);
-	bool (*route)(int, const char *) = say_route;
-
 	if (route && route(prio, msg))
 		return;
 	do {
