@@ -41,7 +41,7 @@ grep -q '^hook\[' "$XT_TMP/api.err" && xt_fail "a hook line without a hook"
 
 # xpile run: its own reporter, unchanged.
 ip netns exec "$B" "$XPILE" run --iface b0 --mode rxdrop --duration 0.3 --quiet \
-	>"$XT_TMP/run.out" 2>"$XT_TMP/run.err" || { cat "$XT_TMP/run.err"; xt_fail "xpile run exited $?"; }
+	>"$XT_TMP/run.out" 2>"$XT_TMP/run.err" || { rc=$?; cat "$XT_TMP/run.err"; xt_fail "xpile run exited $rc"; }
 grep -q '^xpile: ready: ' "$XT_TMP/run.err" || { cat "$XT_TMP/run.err"; xt_fail "xpile run: no 'xpile: ready:' line"; }
 eng_no_xdp "$B" b0 || xt_fail "XDP program left attached"
 echo "ok: $n lines through the hook"
