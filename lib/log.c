@@ -23,6 +23,12 @@ xp_log_fn xp_set_log_fn(xp_log_fn fn)
 	return atomic_exchange(&log_fn, fn);
 }
 
+bool xp_log_hook(xp_log_fn *fn)
+{
+	*fn = atomic_load_explicit(&log_fn, memory_order_acquire);
+	return *fn != default_log;
+}
+
 void xp_set_log_level(enum xp_log_level level)
 {
 	atomic_store(&default_level, (int)level);

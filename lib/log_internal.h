@@ -3,6 +3,7 @@
 #ifndef XPILE_LOG_INTERNAL_H
 #define XPILE_LOG_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "xpile/log.h"
@@ -22,6 +23,10 @@ struct xp_errsink {
 };
 void xp_errsink_begin(struct xp_errsink *es, char *buf, size_t sz);
 void xp_errsink_end(struct xp_errsink *es);
+
+/* The hook in force into *@fn (NULL: silenced); false while it is the library's
+ * default. The engine's own lines (user/api_engine.c) go to a caller's hook too. */
+bool xp_log_hook(xp_log_fn *fn);
 
 #define xp_err(...) xp_log(XP_LOG_ERR, __VA_ARGS__)
 #define xp_warn(...) xp_log(XP_LOG_WARN, __VA_ARGS__)

@@ -6,15 +6,13 @@
 #define XPILE_ENG_API_H
 
 struct eng_mode;
-struct eng_txonly_cfg;
 struct xp_engine;
 struct xp_engine_opts;
 struct eng_router_cfg;
 
-/* xp_engine_create() with an internal mode (txonly, the router: not on the public API
- * yet) and its config: the command line's way to it (main.c). */
+/* xp_engine_create() with an internal mode (the router: not on the public API) and
+ * its config: the command line's way to it (main.c). */
 int eng_api_create(const struct xp_engine_opts *opts, const struct eng_mode *internal,
-		   const struct eng_txonly_cfg *txonly, const struct eng_router_cfg *router,
-		   struct xp_engine **out);
+		   const struct eng_router_cfg *router, struct xp_engine **out);
 
 #endif /* XPILE_ENG_API_H */

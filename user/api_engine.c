@@ -21,6 +21,7 @@
 #include "tap.h"
 #include "uring_wait.h"
 #include "xpile/engine.h"
+#include "../lib/log_internal.h"
 
 /* The engine and the feature configs it points at, in one allocation. */
 struct xp_engine {
@@ -35,6 +36,34 @@ struct xp_engine {
 	size_t errbuf_len;
 	bool ran;
 };
+
+static void __attribute__((format(printf, 3, 4)))
+call_hook(xp_log_fn fn, enum xp_log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fn(level, fmt, ap);
+	va_end(ap);
+}
+
+/* The engine's own lines (ut_say()) to the embedder's log hook when it installed one
+ * (xp_set_log_fn(); NULL silences them too), as the library's lower layers' go; with
+ * the default hook, or the programs' own (ut_say_xp(), `xpile run`), to stderr as ever. */
+static bool to_hook(int prio, const char *msg)
+{
+	enum xp_log_level level = prio <= LOG_ERR     ? XP_LOG_ERR :
+				  prio == LOG_WARNING ? XP_LOG_WARN :
+				  prio < LOG_DEBUG    ? XP_LOG_INFO :
+							XP_LOG_DEBUG;
+	xp_log_fn fn;
+
+	if (!xp_log_hook(&fn) || fn == ut_say_xp)
+		return false;
+	if (fn)
+		call_hook(fn, level, "%s\n", msg);
+	return true;
+}
 
 /* One line said and kept for .errbuf. */
 static int __attribute__((format(printf, 3, 4)))
@@ -221,7 +250,7 @@ static void config_from(struct eng_config *c, const struct xp_engine_opts *o)
 
 int xp_engine_create(const struct xp_engine_opts *opts, struct xp_engine **out)
 {
-	return eng_api_create(opts, NULL, NULL, NULL, out);
+	return eng_api_create(opts, NULL, NULL, out);
 }
 
 /* The control socket's options (ctl.h). */
@@ -247,14 +276,14 @@ static int ctl_from(struct xp_engine *x, const struct xp_engine_opts *o)
 }
 
 int eng_api_create(const struct xp_engine_opts *opts, const struct eng_mode *internal,
-		   const struct eng_txonly_cfg *txonly, const struct eng_router_cfg *router,
-		   struct xp_engine **out)
+		   const struct eng_router_cfg *router, struct xp_engine **out)
 {
 	struct xp_engine_opts o;
 	struct xp_engine *x;
 	int err, status;
 
 	*out = NULL;
+	ut_say_route(to_hook);
 	if (!XP_OPTS_LOAD(&o, opts, xp_engine_opts) || !opts)
 		return ut_say(-EINVAL, "xp_engine_create: opts with .sz and no unknown field set");
 	x = calloc(1, sizeof(*x));
@@ -266,7 +295,6 @@ int eng_api_create(const struct xp_engine_opts *opts, const struct eng_mode *int
 	if (x->errbuf && x->errbuf_len)
 		x->errbuf[0] = 0;
 	config_from(&x->e.cfg, &o);
-	x->e.cfg.txonly = txonly;
 	x->e.cfg.router = router;
 	err = ctl_from(x, &o);
 	if (!err)
@@ -362,6 +390,21 @@ int xp_engine_port_mac(const struct xp_engine *x, __u32 port, unsigned char mac[
 		return -ENOENT;
 	memcpy(mac, x->e.ports[port].mac, 6);
 	return 0;
+}
+
+int xp_engine_port_mtu(const struct xp_engine *x, __u32 port, __u32 *mtu)
+{
+	if (port >= x->e.cfg.nports)
+		return -ENOENT;
+	*mtu = x->e.ports[port].mtu;
+	return 0;
+}
+
+int xp_engine_port_link(const struct xp_engine *x, __u32 port)
+{
+	if (port >= x->e.cfg.nports)
+		return -ENOENT;
+	return __atomic_load_n(&x->e.ports[port].link_up, __ATOMIC_RELAXED) ? 1 : 0;
 }
 
 int xp_queue_stats_get(const struct xp_engine *x, const struct xp_queue *xq,

@@ -110,6 +110,10 @@ __u32 xp_pkt_alloc(struct xp_worker *w, struct xp_queue *xq, struct xp_pkt *pkts
 		n = ENG_MAX_BATCH;
 	while (n && xp_deal_get(q->wd->deal, h, n))
 		n /= 2;
+	if (!n) {
+		q->c.fill_starved++; /* a sender starved as a fill ring would be */
+		return 0;
+	}
 	xp_ledger_move(q->wd->acct, XP_PLACE_FREE, XP_PLACE_APP, h, n);
 	for (__u32 i = 0; i < n; i++) {
 		pkts[i].addr = xp_layout_tx_addr(l, h[i], l->data_off);
@@ -117,6 +121,12 @@ __u32 xp_pkt_alloc(struct xp_worker *w, struct xp_queue *xq, struct xp_pkt *pkts
 		pkts[i].flags = 0;
 	}
 	return n;
+}
+
+__u32 xp_tx_room(struct xp_worker *w, const struct xp_queue *q)
+{
+	/* The kernel's index is read only when the cached view has less than a burst. */
+	return xp_ring_prod_free(&Q(q)->xsk->tx, XP_BURST_MAX);
 }
 
 int xp_pkt_punt(struct xp_worker *w, struct xp_queue *q, const struct xp_pkt *pkts, __u32 n)
@@ -185,4 +195,9 @@ void xp_worker_idle(struct xp_worker *w, __u32 work)
 bool xp_worker_stopping(const struct xp_worker *w)
 {
 	return __atomic_load_n(&W(w)->e->stop, __ATOMIC_ACQUIRE);
+}
+
+void xp_worker_done(struct xp_worker *w)
+{
+	W(w)->done = true;
 }

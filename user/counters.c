@@ -20,14 +20,19 @@ void eng_snap_u64s(const void *from, void *to, size_t bytes)
 		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
 }
 
-/* txonly sends one frame per packet: a packet counts as sent once the kernel completed
- * it, so a down link shows 0 sent, not what sat in the TX ring. */
+/* An engine that only sends (txonly) counts a packet as sent once the kernel completed
+ * it, so a down link shows 0 sent, not what sat in the TX ring. Completions carry no
+ * length: the bytes are the posted bytes' completed share, exact for packets of one
+ * size (txonly's) and once everything completed. A sender posts one frame per packet. */
 static void sent_only(const struct engine *e, struct eng_counters *c)
 {
-	if (!e->cfg.txonly)
+	if (e->cfg.mode->needs_rx || c->completed >= c->tx_posted)
 		return;
+	c->tx_bytes =
+		c->tx_posted ?
+			(__u64)((unsigned __int128)c->tx_bytes * c->completed / c->tx_posted) :
+			0;
 	c->tx_packets = c->completed;
-	c->tx_bytes = c->completed * (e->cfg.mode->frame_len ? e->cfg.mode->frame_len(e) : 0);
 }
 
 void eng_counters_snap(const struct engine *e, const struct eng_q *q, struct eng_counters *c)

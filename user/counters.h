@@ -27,7 +27,7 @@ struct eng_alloc_sum {
 
 /* Copies a struct of __u64 counters another thread is updating, one load each. */
 void eng_snap_u64s(const void *from, void *to, size_t bytes);
-/* @q's counters (txonly: a packet counts as sent once completed). */
+/* @q's counters (an engine that only sends: a packet counts as sent once completed). */
 void eng_counters_snap(const struct engine *e, const struct eng_q *q, struct eng_counters *c);
 void eng_alloc_sum(struct engine *e, const struct eng_dom *d, struct eng_alloc_sum *out);
 

@@ -4,7 +4,7 @@
  * contract and the engine itself, as every piece of user/ sees them; types only, and
  * no file's functions (run.h is run.c's: set-up, the main loop, tear-down).
  * Every feature beside the core (dom.h memory domains, capture.h, tap.h, handover.h,
- * audit.h, modes/txonly.h, ...) has a header of its own with its config; this one
+ * audit.h, modes/router.h, ...) has a header of its own with its config; this one
  * includes none of them: the engine holds their config and state by pointer.
  *
  * Ownership: a struct eng_q (one AF_XDP socket = one interface queue) belongs to exactly
@@ -57,8 +57,6 @@ struct eng_tap_cfg;
 struct eng_uwait; /* uring_wait.h */
 struct eng_ho; /* handover_proto.h */
 struct eng_ho_cfg; /* handover.h */
-struct eng_txonly; /* modes/txonly.h */
-struct eng_txonly_cfg;
 struct eng_ctl; /* ctl.h: the control socket */
 struct eng_ctl_cfg;
 struct eng_punt; /* punt.h */
@@ -94,8 +92,6 @@ struct eng_q {
 	__u32 queue;
 	struct eng_q *peer; /* fwd: where what arrives here leaves */
 	__u32 tx_inflight; /* posted to TX, not completed (frames) */
-	__u64 tx_budget; /* txonly: packets left to send (~0 = unlimited) */
-	__u16 flow; /* txonly: next flow */
 	struct eng_counters c;
 	struct eng_counters shown; /* main thread: counters at the last stats line */
 	bool napi_checked; /* main thread: --busy-poll's NAPI id looked at */
@@ -112,6 +108,7 @@ struct eng_port {
 	__u32 nqueues;
 	__u32 queues[ENG_MAX_QUEUES];
 	unsigned char mac[6];
+	__u32 mtu; /* at set-up (xp_engine_port_mtu()) */
 	struct xp_steer *steer;
 	struct eng_tap *tap; /* --host-tap, else NULL */
 	struct eng_dom *dom; /* the frame domain its sockets share */
@@ -160,9 +157,8 @@ struct eng_worker {
 		__u32 how, shared;
 	} idle;
 	struct eng_tap_w *tapw; /* --host-tap: this worker's TAP ring (tap.h), else NULL */
-	__u64 next_tx_ns; /* txonly rate limit */
 	__u32 parked_gen; /* last audit generation this worker parked for */
-	bool done; /* txonly: sent its share and got every completion back */
+	bool done; /* xp_worker_done(): leaves once its TX is completed (worker.c) */
 	bool exited; /* returned: the main thread may read its state */
 	/* --handover / --take-over: when it parked, resumed, and its first and last turns
 	 * that moved packets (CLOCK_MONOTONIC ns; the pause a handover costs) */
@@ -179,7 +175,7 @@ struct eng_worker {
 
 /*
  * What the workers run: the public API's callbacks (xpile/engine.h), one of on_burst,
- * on_poll or worker_main, or an internal poll (txonly, until it is on the public API).
+ * on_poll or worker_main, or an internal poll (the router, not on the public API).
  */
 struct eng_mode {
 	const char *name;
@@ -193,18 +189,11 @@ struct eng_mode {
 	xp_worker_fn worker_main;
 	xp_worker_hook worker_init, worker_fini;
 	void *arg;
-	/* Internal modes' stages (txonly): a port's MTU check, set-up after the sockets,
-	 * its tear-down, and the end of a run (NULL: none). */
-	int (*check_port)(struct engine *e, const struct eng_port *p, __u32 mtu);
-	int (*setup)(struct engine *e);
-	void (*teardown)(struct engine *e);
-	void (*finish)(struct engine *e);
 	/* Set-up after the host TAPs (the router's FIB maps them to ports), its tear-down,
 	 * and its report at exit, after the workers stopped (NULL: none). */
 	int (*setup_late)(struct engine *e);
 	void (*teardown_late)(struct engine *e);
 	void (*report)(struct engine *e);
-	__u32 (*frame_len)(const struct engine *e); /* bytes of each packet a sender sends */
 };
 
 struct eng_config {
@@ -242,7 +231,6 @@ struct eng_config {
 	const struct eng_capture_cfg *capture; /* --capture */
 	const struct eng_tap_cfg *tap; /* --host-tap */
 	const struct eng_ho_cfg *ho; /* --handover, --take-over */
-	const struct eng_txonly_cfg *txonly; /* --mode txonly */
 	const struct eng_ctl_cfg *ctl; /* the control socket's options (ctl.h) */
 	const struct eng_router_cfg *router; /* --mode router */
 };
@@ -283,7 +271,6 @@ struct engine {
 	struct xp_qsbr *grace;
 	struct eng_tap *taps[ENG_MAX_PORTS]; /* --host-tap */
 	__u32 ntaps;
-	struct eng_txonly *txonly; /* --mode txonly: the packet it sends */
 	struct eng_router *router; /* --mode router: the FIB and its mirror */
 	/* Control, written by the main thread. */
 	volatile int stop; /* 1: stop receiving, drain; workers exit when drained */

@@ -52,16 +52,17 @@ struct run_args {
 	__u32 nhost_taps;
 };
 
-/* The public API's modes fill an opts struct; txonly and the router are the engine's
- * own (modes.h), created through its internal entry. */
+/* The public API's modes fill an opts struct (txonly, with its options, is
+ * eng_mode_txonly()); the router is the engine's own (modes.h), created through its
+ * internal entry. */
+#define MODE_TXONLY 2
 static void (*const api_modes[])(struct xp_engine_opts *o) = { eng_mode_rxdrop, NULL,
 							       eng_mode_l2fwd, eng_mode_fwd, NULL };
-static const struct eng_mode *const internal_modes[] = { NULL, &eng_mode_txonly, NULL, NULL,
-							 &eng_mode_router };
+static const struct eng_mode *const internal_modes[] = { NULL, NULL, NULL, NULL, &eng_mode_router };
 
 static const struct cli_name mode_names[] = {
-	CLI_NAME("rxdrop", 1), CLI_NAME("txonly", 2), CLI_NAME("l2fwd", 3),
-	CLI_NAME("fwd", 4),    CLI_NAME("router", 5), { 0 },
+	CLI_NAME("rxdrop", 1), CLI_NAME("txonly", MODE_TXONLY), CLI_NAME("l2fwd", 3),
+	CLI_NAME("fwd", 4),    CLI_NAME("router", 5),		{ 0 },
 };
 static const struct cli_name xsk_names[] = {
 	CLI_NAME("auto", XP_XSK_AUTO),
@@ -686,7 +687,6 @@ static int parse(int argc, char **argv, struct run_args *a)
 	c->capture = a->cap.file ? &a->cap : NULL;
 	c->tap = a->tap.ntaps ? &a->tap : NULL;
 	c->ho = a->ho.handover || a->ho.take_over ? &a->ho : NULL;
-	c->txonly = internal_modes[a->mode - 1] == &eng_mode_txonly ? &a->tx : NULL;
 	c->router = internal_modes[a->mode - 1] == &eng_mode_router ? &a->rt : NULL;
 	return CLI_RUN;
 }
@@ -803,9 +803,10 @@ int main(int argc, char **argv)
 {
 	static struct run_args a; /* large: keep it off the stack */
 	struct xp_engine_port ports[ENG_MAX_PORTS];
-	struct xp_engine *e;
+	struct eng_txonly *tx = NULL;
+	struct xp_engine *e = NULL;
 	sigset_t stop;
-	int status;
+	int status, err;
 
 	ut_say_prog(prog.name);
 	status = parse(argc, argv, &a);
@@ -815,6 +816,8 @@ int main(int argc, char **argv)
 	to_opts(&a, &o, ports);
 	if (api_modes[a.mode - 1])
 		api_modes[a.mode - 1](&o);
+	if (a.mode == MODE_TXONLY && !(tx = eng_mode_txonly(&o, &a.tx)))
+		return ENG_SETUP_FAILED;
 	/* -v: our detail and the library's info; -vv: its debug and libbpf's/libxdp's. */
 	ut_say_verbose(a.verbose);
 	xp_set_log_fn(ut_say_xp);
@@ -834,13 +837,22 @@ int main(int argc, char **argv)
 	sigaddset(&stop, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &stop, NULL);
 	cli_json_begin(); /* a failure with --json: an error object when nothing else came */
-	/* txonly and the router are still the engine's own: the library's internal entry (api.h). */
-	status = api_modes[a.mode - 1] ?
-			 xp_engine_create(&o, &e) :
-			 eng_api_create(&o, internal_modes[a.mode - 1], a.c.txonly, a.c.router, &e);
-	if (status)
-		return cli_json_finish(exit_status(status));
-	status = exit_status(xp_engine_run(e));
+	/* The router is still the engine's own: the library's internal entry (api.h). */
+	err = internal_modes[a.mode - 1] ?
+		      eng_api_create(&o, internal_modes[a.mode - 1], a.c.router, &e) :
+		      xp_engine_create(&o, &e);
+	if (!err && tx)
+		err = eng_txonly_prepare(tx, e);
+	if (!err) {
+		err = xp_engine_run(e);
+		/* What --count promised and never left fails a run (the ledger's failure first). */
+		if (tx && (!err || err == -EUCLEAN)) {
+			int fin = eng_txonly_finish(tx, e);
+
+			err = err ? err : fin;
+		}
+	}
 	xp_engine_destroy(e);
-	return cli_json_finish(status);
+	eng_txonly_free(tx);
+	return cli_json_finish(exit_status(err));
 }

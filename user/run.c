@@ -77,7 +77,6 @@ static int check_ports(struct engine *e)
 	struct eng_config *c = &e->cfg;
 	__u32 i, j, mtu = 1500, room;
 	bool need_sg = false;
-	int err;
 
 	if (c->nports < c->mode->nports_min || c->nports > c->mode->nports_max)
 		return ut_say(-EINVAL,
@@ -113,6 +112,7 @@ static int check_ports(struct engine *e)
 					"%s has %d queue(s), queue %u is out of range; use %s:0..%d or add queues (ethtool -L %s combined N)",
 					p->ifname, nq, p->queues[j], p->ifname, nq - 1, p->ifname);
 		port_info(p, &mtu);
+		p->mtu = mtu;
 		if (mtu + ENG_L2_OVERHEAD > room && c->mode->needs_rx) {
 			if (c->multi_buffer_set && !c->multi_buffer)
 				return eng_refuse(
@@ -121,9 +121,6 @@ static int check_ports(struct engine *e)
 					p->ifname, mtu, mtu + ENG_L2_OVERHEAD, room);
 			need_sg = true;
 		}
-		err = c->mode->check_port ? c->mode->check_port(e, p, mtu) : 0;
-		if (err)
-			return err;
 	}
 	if (c->nports == 2 && c->mode->paired &&
 	    (e->ports[0].nqueues != e->ports[1].nqueues ||
@@ -401,18 +398,6 @@ static void close_sockets(struct engine *e)
 
 static void close_ports(struct engine *e);
 
-/* An internal mode's own stage (txonly's packet, after the sockets). */
-static int mode_setup(struct engine *e)
-{
-	return e->cfg.mode->setup ? e->cfg.mode->setup(e) : 0;
-}
-
-static void mode_teardown(struct engine *e)
-{
-	if (e->cfg.mode->teardown)
-		e->cfg.mode->teardown(e);
-}
-
 static int mode_setup_late(struct engine *e)
 {
 	return e->cfg.mode->setup_late ? e->cfg.mode->setup_late(e) : 0;
@@ -487,7 +472,6 @@ static const struct eng_stage {
 	{ "uds", setup_uds, close_uds },
 	{ "frames", eng_dom_frames, eng_dom_frames_free },
 	{ "sockets", setup_sockets, close_sockets },
-	{ "mode", mode_setup, mode_teardown },
 	{ "steer", setup_steer, close_ports },
 	{ "taps", eng_tap_setup, eng_tap_destroy },
 	{ "late", mode_setup_late, mode_teardown_late }, /* the router's FIB maps the TAPs */
@@ -798,7 +782,7 @@ int eng_run(struct engine *e)
 			next = end_ns;
 		if (next <= now)
 			next = now + 1;
-		/* Wake every 50 ms at most, to notice a txonly worker that finished. */
+		/* Wake every 50 ms at most, to notice workers that finished (xp_worker_done()). */
 		if (next - now > 50000000ull)
 			next = now + 50000000ull;
 		ts.tv_sec = (next - now) / 1000000000ull;
@@ -843,8 +827,6 @@ int eng_run(struct engine *e)
 		c->mode->report(e);
 	if (e->nq && e->qs[e->nq - 1].xsk)
 		eng_stats_tick(e, true);
-	if (!status && c->mode->finish)
-		c->mode->finish(e);
 	eng_stats_allocator(e, true);
 	/* Handed over: the frames are the other engine's, nothing to audit or take back. */
 	eng_leaks_report(e);

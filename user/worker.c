@@ -64,6 +64,18 @@ static bool drained(struct eng_worker *w)
 	return true;
 }
 
+/* Done (xp_worker_done()): it leaves once the kernel completed all it sent, so that
+ * every packet of a --count is on the wire, or told as unsent, when run returns. */
+static inline bool finished(const struct eng_worker *w)
+{
+	if (__builtin_expect(!w->done, 1))
+		return false;
+	for (__u32 i = 0; i < w->nq; i++)
+		if (w->q[i]->tx_inflight)
+			return false;
+	return true;
+}
+
 /* Test hook: the ledger must catch a frame that vanishes and one that is freed while
  * still in a fill ring, while running (the live audit) and at exit (exit status 3).
  * Fired once, as soon as the fill ring holds frames (txonly: at once). */
@@ -242,7 +254,7 @@ bool eng_turn_begin(struct eng_worker *w)
 	for (__u32 i = 0; i < w->nq; i++)
 		w->loop_work += queue_rings(w, w->q[i], rx);
 	w->loop_work += turn_features(w);
-	return !w->done;
+	return !finished(w);
 }
 
 void eng_turn_end(struct eng_worker *w, __u32 work)
@@ -287,7 +299,7 @@ static void run_loop(struct eng_worker *w, const struct eng_mode *m)
 			work += mode_turn(w, m, q);
 		}
 		work += turn_features(w);
-		if (w->done)
+		if (finished(w))
 			break;
 		turn_bottom(w, work);
 	}

@@ -11,15 +11,26 @@
  *   engapi holdexit IFACE SECONDS a worker_fini that leaves frames held
  *   engapi punt IFACE SECONDS     every packet to the host through the port's TAP
  *   engapi badopts IFACE          the error model: no callback, no such port
+ *   engapi done IFACE SECONDS K MAC   an engine with no RX whose poll callback sends K
+ *                                 UDP packets to MAC (198.18.2.3 -> 198.18.2.1:9) at
+ *                                 16 kpps, then calls xp_worker_done(): run returns
+ *                                 long before SECONDS
+ *   engapi loghook IFACE SECONDS  rxdrop with a log hook (xp_set_log_fn) that writes
+ *                                 "hook[LEVEL]: ..." to stderr; first a create that
+ *                                 fails (no such interface), through the hook too
  *
  * The last line on stdout is "run=ERR ..." with xp_engine_run()'s return value.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "xpile/engine.h"
+#include "xpile/log.h"
 #include "xpile/pkt.h"
 
 #define HOLD 32
@@ -149,6 +160,96 @@ static void fini_keep(struct xp_worker *w, void *arg)
 {
 }
 
+/* done: K packets, one UDP/IPv4 frame copied, at 16 per millisecond. */
+static struct {
+	__u64 left, sent, next_ns;
+	__u8 frame[64];
+	__u32 len;
+} snd;
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+static __u32 poll_send(struct xp_worker *w, struct xp_queue *q, void *arg)
+{
+	struct xp_pkt p[16];
+	__u32 n = 16, i;
+
+	if (!snd.left || now_ns() < snd.next_ns) {
+		if (!snd.left)
+			xp_worker_done(w); /* every call after the last packet: idempotent */
+		return 0;
+	}
+	snd.next_ns = now_ns() + 1000000;
+	if (n > snd.left)
+		n = (__u32)snd.left;
+	if (n > xp_tx_room(w, q))
+		n = xp_tx_room(w, q);
+	n = xp_pkt_alloc(w, q, p, n);
+	for (i = 0; i < n; i++) {
+		memcpy(xp_pkt_data(q, &p[i]), snd.frame, snd.len);
+		p[i].len = snd.len;
+	}
+	n = xp_tx_burst(w, q, p, n, NULL);
+	snd.left -= n;
+	snd.sent += n;
+	return n;
+}
+
+static int parse_mac(const char *s, unsigned char mac[6])
+{
+	return sscanf(s, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &mac[0], &mac[1], &mac[2], &mac[3],
+		      &mac[4], &mac[5]) == 6 ?
+		       0 :
+		       -EINVAL;
+}
+
+/* Ethernet, IPv4 (checksummed: the receiving kernel counts it), UDP to port 9 without
+ * a checksum. */
+static void build_udp(struct xp_engine *e, const unsigned char dst[6])
+{
+	__u8 *f = snd.frame, *ip = f + 14;
+	__u32 sum = 0, src = htonl(0xc6120203), dip = htonl(0xc6120201);
+	__u16 v;
+
+	snd.len = 60;
+	memcpy(f, dst, 6);
+	xp_engine_port_mac(e, 0, f + 6);
+	f[12] = 0x08;
+	ip[0] = 0x45;
+	v = htons(snd.len - 14);
+	memcpy(ip + 2, &v, 2);
+	ip[8] = 64;
+	ip[9] = 17;
+	memcpy(ip + 12, &src, 4);
+	memcpy(ip + 16, &dip, 4);
+	for (int i = 0; i < 20; i += 2)
+		sum += (__u32)ip[i] << 8 | ip[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	v = htons((__u16)~sum);
+	memcpy(ip + 10, &v, 2);
+	v = htons(9);
+	memcpy(ip + 20, &v, 2);
+	memcpy(ip + 22, &v, 2);
+	v = htons(snd.len - 34);
+	memcpy(ip + 24, &v, 2);
+}
+
+/* loghook: every message of the library and the engine, marked as the hook's. */
+static int hook(enum xp_log_level level, const char *fmt, va_list ap)
+{
+	char line[1024];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	return fprintf(stderr, "hook[%d]: %s", (int)level, line);
+}
+
 static int badopts(const char *ifname)
 {
 	struct xp_engine_port port = { .ifname = ifname };
@@ -185,19 +286,23 @@ int main(int argc, char **argv)
 	struct xp_queue_stats st;
 	struct xp_engine *e;
 	const char *mode;
-	__u64 rx = 0, srx = 0;
+	__u64 rx = 0, srx = 0, stx = 0;
 	__u32 held_max = 0;
 	int rc;
 
+	unsigned char dst[6];
+	double t0;
+
 	if (argc < 3)
-		return fprintf(stderr, "usage: engapi MODE IFACE [SECONDS [debug]]\n"), 2;
+		return fprintf(stderr, "usage: engapi MODE IFACE [SECONDS [debug | K MAC]]\n"), 2;
 	mode = argv[1];
 	if (!strcmp(mode, "badopts"))
 		return badopts(argv[2]);
 	struct xp_engine_port port = { .ifname = argv[2] };
 	XP_OPTS(xp_engine_opts, o, .ports = &port, .nports = 1, .output = XP_ENGINE_OUT_QUIET,
 		.duration = argc > 3 ? atof(argv[3]) : 3, .interval = 0.5, .name = mode,
-		.rx_ring = 4096, .fill_ring = 4096, .ledger_debug = argc > 4);
+		.rx_ring = 4096, .fill_ring = 4096,
+		.ledger_debug = argc > 4 && !strcmp(argv[4], "debug"));
 	if (!strcmp(mode, "burst")) {
 		o.on_burst = burst_hold;
 		o.worker_fini = fini_release;
@@ -212,25 +317,47 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "holdexit")) {
 		o.on_burst = burst_hold;
 		o.worker_fini = fini_keep;
+	} else if (!strcmp(mode, "done")) {
+		if (argc < 6 || parse_mac(argv[5], dst))
+			return fprintf(stderr, "usage: engapi done IFACE SECONDS K MAC\n"), 2;
+		snd.left = strtoull(argv[4], NULL, 10);
+		o.on_poll = poll_send;
+		o.no_rx = true;
+	} else if (!strcmp(mode, "loghook")) {
+		struct xp_engine_port none = { .ifname = "xp-no-such-if" };
+		struct xp_engine_opts bad = o;
+
+		xp_set_log_fn(hook);
+		bad.ports = &none;
+		bad.on_burst = burst_leak;
+		rc = xp_engine_create(&bad, &e);
+		printf("badcreate=%d\n", rc);
+		o.on_burst = burst_hold;
+		o.worker_fini = fini_release;
 	} else {
 		return fprintf(stderr, "engapi: unknown mode %s\n", mode), 2;
 	}
 	rc = xp_engine_create(&o, &e);
 	if (rc)
 		return printf("create=%d\n", rc), 1;
+	if (o.on_poll == poll_send)
+		build_udp(e, dst);
+	t0 = now_ns() / 1e9;
 	rc = xp_engine_run(e);
+	t0 = now_ns() / 1e9 - t0;
 	for (__u32 i = 0; i < xp_engine_nworkers(e); i++) {
 		rx += pw[i].rx;
 		held_max = pw[i].held_max > held_max ? pw[i].held_max : held_max;
 	}
 	for (__u32 i = 0; i < xp_engine_nqueues(e); i++)
 		if (!xp_queue_stats_get(e, xp_engine_queue(e, i), &st))
-			srx += st.rx_packets;
+			srx += st.rx_packets, stx += st.tx_packets;
 	if (xp_engine_ledger_get(e, 0, &led))
 		memset(&led, 0, sizeof(led));
-	printf("run=%d rx=%llu stats_rx=%llu held_max=%u ledger_held=%lld leaked=%llu queues=%u umems=%u\n",
+	printf("run=%d rx=%llu stats_rx=%llu held_max=%u ledger_held=%lld leaked=%llu queues=%u umems=%u sent=%llu stats_tx=%llu ran_s=%.2f\n",
 	       rc, (unsigned long long)rx, (unsigned long long)srx, held_max, (long long)led.held,
-	       (unsigned long long)led.leaked, xp_engine_nqueues(e), xp_engine_numems(e));
+	       (unsigned long long)led.leaked, xp_engine_nqueues(e), xp_engine_numems(e),
+	       (unsigned long long)snd.sent, (unsigned long long)stx, t0);
 	xp_engine_destroy(e);
 	return 0;
 }

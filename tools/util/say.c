@@ -13,6 +13,7 @@ static const char *say_prog_name = "xpile";
 static int say_verbosity;
 static bool say_journal_on;
 static char say_first[512];
+static bool (*_Atomic say_route)(int prio, const char *msg);
 
 /* sd-daemon(3): JOURNAL_STREAM is "DEV:INODE" of the stream systemd connected; it is
  * inherited, so it counts only while fd 2 is still that stream. */
@@ -53,6 +54,11 @@ void ut_say_first_clear(void)
 	say_first[0] = 0;
 }
 
+void ut_say_route(bool (*fn)(int prio, const char *msg))
+{
+	say_route = fn;
+}
+
 /* The library reaches the host's bpffs from inside `ip netns exec` as
  * /proc/PID/root/sys/fs/bpf/...; a person knows it as /sys/fs/bpf/...: each
  * "/proc/<digits>/root/" becomes "/" in what is shown. */
@@ -68,6 +74,7 @@ static void host_paths(char *s)
 
 void ut_vlog(int prio, const char *fmt, va_list ap)
 {
+	bool (*route)(int, const char *) = say_route;
 	char msg[4096], out[8192];
 	size_t used = 0, n;
 	const char *line = msg;
@@ -79,6 +86,8 @@ void ut_vlog(int prio, const char *fmt, va_list ap)
 		msg[--n] = 0;
 	if (prio <= LOG_ERR && !say_first[0])
 		snprintf(say_first, sizeof(say_first), "%s", msg);
+	if (route && route(prio, msg))
+		return;
 	do {
 		size_t len = strcspn(line, "\n");
 		int w;

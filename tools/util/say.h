@@ -48,6 +48,11 @@ void ut_vlog(int prio, const char *fmt, va_list ap) __attribute__((format(printf
 /* libxpile's hook (xp_set_log_fn): its levels as priorities, filtered by ut_say_verbose(). */
 int ut_say_xp(enum xp_log_level level, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
+/* Where every line goes instead of stderr when @fn takes it (returns true): @prio and
+ * the message without the program's prefix, after the first error was kept. NULL:
+ * stderr always (the default). The engine library sends its lines to an embedder's
+ * log hook this way (user/api_engine.c). */
+void ut_say_route(bool (*fn)(int prio, const char *msg));
 /* The first error said since ut_say_prog(), "" if none (the --json error object). */
 const char *ut_say_first_error(void);
 /* Forgets it: the next error is the first (the engine library, per xp_engine_create()). */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * txonly (txonly.c): a UDP/IPv4 generator. Exactly --count packets (split over the
- * sockets), at most --rate packets per second, over --flows UDP source ports, each a
- * copy of one packet built at set-up.
+ * txonly (txonly.c): a UDP/IPv4 generator on the public API alone (xpile/engine.h,
+ * xpile/pkt.h): an engine with no RX whose poll callback fills each TX ring with copies
+ * of one packet built after set-up. Exactly --count packets (split over the sockets),
+ * at most --rate packets per second, over --flows UDP source ports.
  */
 #ifndef XPILE_ENG_TXONLY_H
 #define XPILE_ENG_TXONLY_H
@@ -10,10 +11,11 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
-struct engine;
-struct eng_port;
+struct xp_engine;
+struct xp_engine_opts;
+struct eng_txonly;
 
-/* The txonly options (main.c; the engine's cfg.txonly points here in --mode txonly). */
+/* The txonly options (main.c). */
 struct eng_txonly_cfg {
 	__u32 pkt_size, flows;
 	__u64 count, rate;
@@ -23,14 +25,16 @@ struct eng_txonly_cfg {
 	__u16 src_port, dst_port;
 };
 
-/* Port @p with MTU @mtu can carry --pkt-size: 0, or refused. Nothing without txonly. */
-int eng_txonly_check_port(struct engine *e, const struct eng_port *p, __u32 mtu);
-/* Set-up stage, after the sockets: each socket's share of --count, the packet built. */
-int eng_txonly_setup(struct engine *e);
-void eng_txonly_free(struct engine *e);
-/* After the workers stopped: --count packets the kernel never took fail the run. */
-void eng_txonly_finish(struct engine *e);
-/* Bytes of each packet sent (without the FCS); 0 without txonly. */
-__u32 eng_txonly_frame_len(const struct engine *e);
+/* Makes @o the txonly mode of @c (kept by pointer): its state, the caller's to
+ * eng_txonly_free(); NULL: out of memory (said). */
+struct eng_txonly *eng_mode_txonly(struct xp_engine_opts *o, const struct eng_txonly_cfg *c);
+/* After xp_engine_create(), before run: --pkt-size against every port's MTU and the
+ * frame's room, each socket's share of --count, the packet built. 0, or -EOPNOTSUPP
+ * (said: options that can never work, exit status 2). */
+int eng_txonly_prepare(struct eng_txonly *t, struct xp_engine *e);
+/* After xp_engine_run(): --count promises packets on the wire, what the kernel never
+ * took fails the run: 0, or -ENETDOWN (said). */
+int eng_txonly_finish(const struct eng_txonly *t, struct xp_engine *e);
+void eng_txonly_free(struct eng_txonly *t);
 
 #endif /* XPILE_ENG_TXONLY_H */

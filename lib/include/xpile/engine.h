@@ -43,9 +43,11 @@
  *   }
  *
  * Errors: libbpf's model. Every function that can fail returns 0 or a negative errno;
- * the one line that says why goes to stderr as "xpile: ..." (the engine's lines; those
- * of the library's lower layers through its log hook, xp_set_log_fn(), xpile/log.h) and
- * the first into .errbuf when given. -EOPNOTSUPP from
+ * the one line that says why goes through the library's log hook (xp_set_log_fn(),
+ * xpile/log.h: the engine's own lines, at their levels, and its lower layers'), with
+ * the default hook to stderr as "xpile: ...", and the first into .errbuf when given.
+ * The report lines of XP_ENGINE_OUT_TEXT and _QUIET (stats, ledger reports) are
+ * stderr's; XP_ENGINE_OUT_NONE has none. -EOPNOTSUPP from
  * xp_engine_create() means the options can never work on this system (the command
  * line's exit status 2); anything else is the environment (exit status 1).
  *
@@ -216,13 +218,21 @@ XP_API struct xp_worker *xp_engine_worker(struct xp_engine *e, __u32 i);
 XP_API const char *xp_engine_port_name(const struct xp_engine *e, __u32 port);
 /* The port's MAC address into @mac: 0 or -ENOENT. */
 XP_API int xp_engine_port_mac(const struct xp_engine *e, __u32 port, unsigned char mac[6]);
+/* The port's MTU as set-up found it into *@mtu (a remote --uds port: 1500): 0 or
+ * -ENOENT. A sender checks its packet size against it (txonly's --pkt-size). */
+XP_API int xp_engine_port_mtu(const struct xp_engine *e, __u32 port, __u32 *mtu);
+/* Whether the port's link was up when the engine last looked: 1, 0 (down, or no
+ * carrier), -ENOENT. It looks when xp_engine_run() starts (0 before) and at each of its
+ * watches while running; after run, the last look. */
+XP_API int xp_engine_port_link(const struct xp_engine *e, __u32 port);
 
 /* Per-queue counters, written by its worker: a relaxed copy, any time. */
 struct xp_queue_stats {
 	__u64 rx_packets, rx_bytes, tx_packets, tx_bytes;
 	__u64 tx_dropped; /* no room in the TX ring */
 	__u64 bad_descs; /* descriptors from the kernel outside the UMEM or oversized */
-	__u64 fill_starved; /* the fill ring had room the allocator could not fill */
+	__u64 fill_starved; /* the fill ring had room, or xp_pkt_alloc() was asked for
+			     * frames, and the allocator had none */
 	__u64 tx_kicks, rx_wakeups;
 	__u64 fill_posted, tx_posted, completed, rx_descs;
 	__u64 tx_copied; /* sent across two UMEMs: copies into this queue's UMEM */

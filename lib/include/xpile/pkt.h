@@ -94,6 +94,16 @@ XP_API void xp_pkt_unhold(struct xp_worker *w, struct xp_queue *q, const struct 
 /* Frames the worker holds now in @q's UMEM. */
 XP_API __u64 xp_worker_held(const struct xp_worker *w, const struct xp_queue *q);
 
+/*
+ * Free slots of @q's TX ring: how many buffers xp_tx_burst() to @q posts before it
+ * starts dropping. A sender that allocates its own packets (txonly) asks first and
+ * builds no more than this. Never more than the ring's room; when the worker's cached
+ * view already shows a full burst (XP_BURST_MAX) the kernel's index is not read, and
+ * the answer may be below the true room. A call, not an inline: it is asked once per
+ * burst, and the ring stays out of struct xp_queue's frozen head.
+ */
+XP_API __u32 xp_tx_room(struct xp_worker *w, const struct xp_queue *q);
+
 /* ---- the worker (both loop styles) ---- */
 
 XP_API __u32 xp_worker_id(const struct xp_worker *w);
@@ -106,6 +116,15 @@ XP_API struct xp_queue *xp_worker_find(struct xp_worker *w, __u32 port, __u32 qu
 XP_API struct xp_engine *xp_worker_engine(struct xp_worker *w);
 /* True once the engine stops: stop producing (receiving stops by itself). */
 XP_API bool xp_worker_stopping(const struct xp_worker *w);
+/*
+ * The worker has finished its work (txonly's --count sent): it leaves once every packet
+ * it sent has completed (however long the kernel takes: a down link holds them until
+ * .duration or a stop), and xp_engine_run() returns when every
+ * worker has left (or earlier, as always: stop, .duration). Run-loop style: its
+ * callbacks may still be called until then; own-loop style: xp_worker_turn() returns
+ * false then. Idempotent; only on the worker's own thread.
+ */
+XP_API void xp_worker_done(struct xp_worker *w);
 
 /*
  * Own-loop style (xp_engine_opts.worker_main), the top of every turn: the live audit's
