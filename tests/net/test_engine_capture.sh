@@ -168,4 +168,7 @@ rx=$(eng_sum "$XT_TMP/ENG.json" rx_packets)
 [ "$rx" -ge 340 ] || { grep summary "$XT_TMP/ENG.json"; cat "$XT_TMP/ENG.err"; xt_fail "engine received only $rx of 350 frames"; }
 capinfos -c "$XT_TMP/full/c.pcapng" >/dev/null 2>&1 || xt_fail "the cut-back file is not readable"
 echo "capture: disk full told once ($(grep 'No space left' "$XT_TMP/ENG.err" | head -c 160)); the engine received $rx frames"
+# Unmounted here, not at exit: the exit's clean-up removes $XT_TMP before its umount runs,
+# and a mount point cannot be removed (it left an empty /tmp/xpile-net.* every run).
+umount "$XT_TMP/full" || xt_fail "cannot unmount the full disk's tmpfs"
 echo ok
