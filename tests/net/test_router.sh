@@ -116,7 +116,14 @@ for f in forwarded forwarded_ipv6 local no_neigh ttl no_route blackhole prohibit
 done
 # The bound: a change in force within 10 ms of its notification.
 p99=$(grep '"type":"router"' "$XT_TMP/RT.json" | grep -o '"apply_us_p99":[0-9.]*' | cut -d: -f2)
-awk -v p="${p99:-99999}" 'BEGIN { exit !(p < 10000) }' || xt_fail "route changes took ${p99} us at p99 from readable to committed"
+# A bound in time holds for the plain build only: under ASan+UBSan (test_engine_asan runs
+# this suite with XPILE=build/asan/xpile) one CI run took 16.6 ms at p99, so there the
+# figure is printed, not judged.
+if [[ ${XPILE:-} == */asan/* ]]; then
+	echo "route change p99 under ASan+UBSan: ${p99:-?} us (not judged: sanitizer build)"
+else
+	awk -v p="${p99:-99999}" 'BEGIN { exit !(p < 10000) }' || xt_fail "route changes took ${p99} us at p99 from readable to committed"
+fi
 fwd=$(rt_field "$XT_TMP/RT.json" forwarded)
 [ "$fwd" -gt 10000 ] || xt_fail "only $fwd packets forwarded by the fast path"
 echo "ok: forwarded $fwd"
