@@ -127,6 +127,25 @@ static const struct {
 	  "XDP_STATISTICS rx_invalid_descs." },
 };
 
+/* One gauge a UMEM from field @field of each engine's alloc answer. */
+static void umem_gauge(FILE *f, struct eng_answer *en, int n, const char *name, const char *text,
+		       const char *field)
+{
+	help(f, name, "gauge", text);
+	for (int i = 0; i < n; i++) {
+		const json_t *u;
+		size_t k;
+
+		json_array_foreach(json_object_get(en[i].alloc, "umems"), k, u)
+		{
+			fprintf(f, "%s{engine=", name);
+			label(f, en[i].name);
+			fprintf(f, ",umem=\"%llu\"} %llu\n", (unsigned long long)num(u, "umem"),
+				(unsigned long long)num(u, field));
+		}
+	}
+}
+
 static void ledger_family(FILE *f, struct eng_answer *en, int n)
 {
 	static const char *const places[] = { "free", "fill",	   "kernel_rx",	 "rx",	 "app",
@@ -166,33 +185,9 @@ static void ledger_family(FILE *f, struct eng_answer *en, int n)
 			}
 		}
 	}
-	help(f, "xpile_engine_umem_frames", "gauge", "Frames of the UMEM.");
-	for (int i = 0; i < n; i++) {
-		const json_t *u;
-		size_t k;
-
-		json_array_foreach(json_object_get(en[i].alloc, "umems"), k, u)
-		{
-			fputs("xpile_engine_umem_frames{engine=", f);
-			label(f, en[i].name);
-			fprintf(f, ",umem=\"%llu\"} %llu\n", (unsigned long long)num(u, "umem"),
-				(unsigned long long)num(u, "frames"));
-		}
-	}
-	help(f, "xpile_engine_pile_frames", "gauge",
-	     "Frames of the UMEM free in its pile (estimate while running).");
-	for (int i = 0; i < n; i++) {
-		const json_t *u;
-		size_t k;
-
-		json_array_foreach(json_object_get(en[i].alloc, "umems"), k, u)
-		{
-			fputs("xpile_engine_pile_frames{engine=", f);
-			label(f, en[i].name);
-			fprintf(f, ",umem=\"%llu\"} %llu\n", (unsigned long long)num(u, "umem"),
-				(unsigned long long)num(u, "pile"));
-		}
-	}
+	umem_gauge(f, en, n, "xpile_engine_umem_frames", "Frames of the UMEM.", "frames");
+	umem_gauge(f, en, n, "xpile_engine_pile_frames",
+		   "Frames of the UMEM free in its pile (estimate while running).", "pile");
 }
 
 void ag_engines_metrics(FILE *f)
