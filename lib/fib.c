@@ -158,6 +158,21 @@ static __u32 alen(__u8 fam)
 	return fam ? 16 : 4;
 }
 
+/* The tables of @f and @family's index, and @addr as they key it (zero-padded to 16). */
+static int key_of(const struct xp_fib *f, __u8 family, const __u8 *addr, struct fib **p, __u8 *fam,
+		  __u8 a[16])
+{
+	int i = fam_idx(family);
+
+	*p = f ? priv_of(f) : NULL;
+	if (!*p || i < 0 || !addr)
+		return -EINVAL;
+	*fam = (__u8)i;
+	memset(a, 0, 16);
+	memcpy(a, addr, alen(*fam));
+	return 0;
+}
+
 /* ---- ids ---- */
 
 static int idpool_init(struct idpool *p, __u32 max, bool deferred)
@@ -1174,25 +1189,23 @@ static void neigh_free(struct fib *p, struct fib_neigh *nb)
 int xp_fib_neigh_set(struct xp_fib *f, __u8 family, const __u8 *addr, __u32 ifindex, __u16 nud,
 		     const __u8 mac[6])
 {
-	struct fib *p = f ? priv_of(f) : NULL;
-	int fam = fam_idx(family);
+	struct fib *p;
 	struct fib_neigh *nb;
 	struct fib_nh *nh;
-	__u8 a[16] = { 0 };
 	bool usable;
+	__u8 fam, a[16];
 
-	if (!p || fam < 0 || !addr)
+	if (key_of(f, family, addr, &p, &fam, a))
 		return -EINVAL;
-	memcpy(a, addr, alen((__u8)fam));
-	nb = find_keyed(&p->neighs, (__u8)fam, a, ifindex);
+	nb = find_keyed(&p->neighs, fam, a, ifindex);
 	if (!nb) {
 		nb = calloc(1, sizeof(*nb));
 		if (!nb)
 			return -ENOMEM;
-		nb->fam = (__u8)fam;
+		nb->fam = fam;
 		memcpy(nb->addr, a, 16);
 		nb->ifindex = ifindex;
-		xp_hmap_insert(&p->neighs, &nb->h, key_hash((__u8)fam, 0, a, ifindex));
+		xp_hmap_insert(&p->neighs, &nb->h, key_hash(fam, 0, a, ifindex));
 		p->st.neighbours++;
 	}
 	nb->gen = p->gen;
@@ -1209,7 +1222,7 @@ int xp_fib_neigh_set(struct xp_fib *f, __u8 family, const __u8 *addr, __u32 ifin
 		p->st.neighbours_usable += usable ? 1 : -1ull;
 		nb->usable = usable;
 	}
-	nh = find_keyed(&p->nhs, (__u8)fam, a, ifindex);
+	nh = find_keyed(&p->nhs, fam, a, ifindex);
 	if (nh)
 		nh_refresh(p, nh);
 	neigh_host_update(p, nb);
@@ -1218,15 +1231,13 @@ int xp_fib_neigh_set(struct xp_fib *f, __u8 family, const __u8 *addr, __u32 ifin
 
 int xp_fib_neigh_del(struct xp_fib *f, __u8 family, const __u8 *addr, __u32 ifindex)
 {
-	struct fib *p = f ? priv_of(f) : NULL;
-	int fam = fam_idx(family);
+	struct fib *p;
 	struct fib_neigh *nb;
-	__u8 a[16] = { 0 };
+	__u8 fam, a[16];
 
-	if (!p || fam < 0 || !addr)
+	if (key_of(f, family, addr, &p, &fam, a))
 		return -EINVAL;
-	memcpy(a, addr, alen((__u8)fam));
-	nb = find_keyed(&p->neighs, (__u8)fam, a, ifindex);
+	nb = find_keyed(&p->neighs, fam, a, ifindex);
 	if (!nb)
 		return -ENOENT;
 	neigh_free(p, nb);
@@ -1249,21 +1260,19 @@ static void addr_free(struct fib *p, struct fib_addr *ad)
 
 int xp_fib_addr_add(struct xp_fib *f, __u8 family, const __u8 *addr, __u32 ifindex)
 {
-	struct fib *p = f ? priv_of(f) : NULL;
-	int fam = fam_idx(family);
+	struct fib *p;
 	struct fib_addr *ad;
 	struct fib_node *n;
-	__u8 a[16] = { 0 };
+	__u8 fam, a[16];
 
-	if (!p || fam < 0 || !addr)
+	if (key_of(f, family, addr, &p, &fam, a))
 		return -EINVAL;
-	memcpy(a, addr, alen((__u8)fam));
-	ad = find_keyed(&p->addrs, (__u8)fam, a, ifindex);
+	ad = find_keyed(&p->addrs, fam, a, ifindex);
 	if (ad) {
 		ad->gen = p->gen;
 		return 0;
 	}
-	n = node_get(p, (__u8)fam, bits_of[fam], a);
+	n = node_get(p, fam, bits_of[fam], a);
 	ad = calloc(1, sizeof(*ad));
 	if (!n || !ad) {
 		free(ad);
@@ -1271,11 +1280,11 @@ int xp_fib_addr_add(struct xp_fib *f, __u8 family, const __u8 *addr, __u32 ifind
 			node_maybe_free(p, n);
 		return -ENOMEM;
 	}
-	ad->fam = (__u8)fam;
+	ad->fam = fam;
 	memcpy(ad->addr, a, 16);
 	ad->ifindex = ifindex;
 	ad->gen = p->gen;
-	xp_hmap_insert(&p->addrs, &ad->h, key_hash((__u8)fam, 0, a, ifindex));
+	xp_hmap_insert(&p->addrs, &ad->h, key_hash(fam, 0, a, ifindex));
 	p->st.local_addrs++;
 	n->local_refs++;
 	node_install(p, n);
@@ -1284,15 +1293,13 @@ int xp_fib_addr_add(struct xp_fib *f, __u8 family, const __u8 *addr, __u32 ifind
 
 int xp_fib_addr_del(struct xp_fib *f, __u8 family, const __u8 *addr, __u32 ifindex)
 {
-	struct fib *p = f ? priv_of(f) : NULL;
-	int fam = fam_idx(family);
+	struct fib *p;
 	struct fib_addr *ad;
-	__u8 a[16] = { 0 };
+	__u8 fam, a[16];
 
-	if (!p || fam < 0 || !addr)
+	if (key_of(f, family, addr, &p, &fam, a))
 		return -EINVAL;
-	memcpy(a, addr, alen((__u8)fam));
-	ad = find_keyed(&p->addrs, (__u8)fam, a, ifindex);
+	ad = find_keyed(&p->addrs, fam, a, ifindex);
 	if (!ad)
 		return -ENOENT;
 	addr_free(p, ad);

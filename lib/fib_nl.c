@@ -70,14 +70,28 @@ struct route_attrs {
 	const struct nlattr *tb[RTA_MAX + 1];
 };
 
-static int route_attr_cb(const struct nlattr *a, void *data)
-{
-	struct route_attrs *r = data;
-	int t = mnl_attr_get_type(a);
+struct attr_tab {
+	const struct nlattr **tb;
+	__u16 max;
+};
 
-	if (mnl_attr_type_valid(a, RTA_MAX) > 0)
-		r->tb[t] = a;
+static int attr_cb(const struct nlattr *a, void *data)
+{
+	const struct attr_tab *t = data;
+
+	/* A kernel newer than our headers may send types above max: skipped. */
+	if (mnl_attr_type_valid(a, t->max) > 0)
+		t->tb[mnl_attr_get_type(a)] = a;
 	return MNL_CB_OK;
+}
+
+/* The attributes after @nlh's family header of @hdrlen bytes, by type into tb[0..max]. */
+static int attrs_parse(const struct nlmsghdr *nlh, size_t hdrlen, const struct nlattr **tb,
+		       __u16 max)
+{
+	struct attr_tab t = { .tb = tb, .max = max };
+
+	return mnl_attr_parse(nlh, (unsigned int)hdrlen, attr_cb, &t) < 0 ? -EINVAL : 0;
 }
 
 /* A gateway attribute into @p: false when it is not an address of @family. */
@@ -108,7 +122,7 @@ static int route_msg(struct xp_fib_nl *m, const struct nlmsghdr *nlh)
 		m->st.ignored++;
 		return 0;
 	}
-	if (mnl_attr_parse(nlh, sizeof(*rm), route_attr_cb, &ra) < 0)
+	if (attrs_parse(nlh, sizeof(*rm), ra.tb, RTA_MAX))
 		return -EINVAL;
 	table = ra.tb[RTA_TABLE] ? mnl_attr_get_u32(ra.tb[RTA_TABLE]) : rm->rtm_table;
 	if (table != m->table) {
@@ -197,15 +211,6 @@ static int route_msg(struct xp_fib_nl *m, const struct nlmsghdr *nlh)
 
 /* ---- neighbours, addresses, links ---- */
 
-static int neigh_attr_cb(const struct nlattr *a, void *data)
-{
-	const struct nlattr **tb = data;
-
-	if (mnl_attr_type_valid(a, NDA_MAX) > 0)
-		tb[mnl_attr_get_type(a)] = a;
-	return MNL_CB_OK;
-}
-
 static int neigh_msg(struct xp_fib_nl *m, const struct nlmsghdr *nlh)
 {
 	const struct ndmsg *nd = mnl_nlmsg_get_payload(nlh);
@@ -220,7 +225,7 @@ static int neigh_msg(struct xp_fib_nl *m, const struct nlmsghdr *nlh)
 		m->st.ignored++;
 		return 0;
 	}
-	if (mnl_attr_parse(nlh, sizeof(*nd), neigh_attr_cb, tb) < 0 || !tb[NDA_DST] ||
+	if (attrs_parse(nlh, sizeof(*nd), tb, NDA_MAX) || !tb[NDA_DST] ||
 	    mnl_attr_get_payload_len(tb[NDA_DST]) != (__u16)len)
 		return -EINVAL;
 	if (tb[NDA_LLADDR] && mnl_attr_get_payload_len(tb[NDA_LLADDR]) == 6)
@@ -236,15 +241,6 @@ static int neigh_msg(struct xp_fib_nl *m, const struct nlmsghdr *nlh)
 	return len == -ENOENT ? 0 : len;
 }
 
-static int addr_attr_cb(const struct nlattr *a, void *data)
-{
-	const struct nlattr **tb = data;
-
-	if (mnl_attr_type_valid(a, IFA_MAX) > 0)
-		tb[mnl_attr_get_type(a)] = a;
-	return MNL_CB_OK;
-}
-
 static int addr_msg(struct xp_fib_nl *m, const struct nlmsghdr *nlh)
 {
 	const struct ifaddrmsg *ifa = mnl_nlmsg_get_payload(nlh);
@@ -258,7 +254,7 @@ static int addr_msg(struct xp_fib_nl *m, const struct nlmsghdr *nlh)
 		m->st.ignored++;
 		return 0;
 	}
-	if (mnl_attr_parse(nlh, sizeof(*ifa), addr_attr_cb, tb) < 0)
+	if (attrs_parse(nlh, sizeof(*ifa), tb, IFA_MAX))
 		return -EINVAL;
 	/* IFA_LOCAL is ours; IFA_ADDRESS is the peer on a point-to-point link. */
 	a = tb[IFA_LOCAL] ? tb[IFA_LOCAL] : tb[IFA_ADDRESS];

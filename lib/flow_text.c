@@ -39,12 +39,16 @@ static int flow_word(const char *k)
 
 /* LO-HI as value and mask: the NIC compares ports under a mask, so only an aligned
  * block of a power-of-two size is one rule. */
-static int port_mask(__u16 lo, __u16 hi, __u16 *port, __u16 *mask)
+static int port_mask(const char *what, __u16 lo, __u16 hi, __u16 *port, __u16 *mask, char *err,
+		     size_t errlen)
 {
 	__u32 size = (__u32)hi - lo + 1;
 
 	if (size & (size - 1) || lo & (size - 1))
-		return -1;
+		return xp_text_fail(err, errlen,
+				    "%s %u-%u: the NIC matches ports under a mask; give one port or "
+				    "an aligned block (4096-8191)",
+				    what, lo, hi);
 	*port = lo;
 	*mask = (__u16) ~(size - 1);
 	return 0;
@@ -124,20 +128,12 @@ int xp_flow_parse(int argc, char **argv, struct xp_flow *f, char *err, size_t er
 	if ((r.fields & (XP_RF_SPORT | XP_RF_DPORT)) && f->l4proto != IPPROTO_TCP &&
 	    f->l4proto != IPPROTO_UDP)
 		return xp_text_fail(err, errlen, "sport and dport need tcp or udp before them");
-	if ((r.fields & XP_RF_SPORT) &&
-	    port_mask(r.sport_lo, r.sport_hi, &f->sport, &f->sport_mask))
-		return xp_text_fail(
-			err, errlen,
-			"sport %u-%u: the NIC matches ports under a mask; give one port or "
-			"an aligned block (4096-8191)",
-			r.sport_lo, r.sport_hi);
-	if ((r.fields & XP_RF_DPORT) &&
-	    port_mask(r.dport_lo, r.dport_hi, &f->dport, &f->dport_mask))
-		return xp_text_fail(
-			err, errlen,
-			"dport %u-%u: the NIC matches ports under a mask; give one port or "
-			"an aligned block (4096-8191)",
-			r.dport_lo, r.dport_hi);
+	if ((r.fields & XP_RF_SPORT) && (rc = port_mask("sport", r.sport_lo, r.sport_hi, &f->sport,
+							  &f->sport_mask, err, errlen)))
+		return rc;
+	if ((r.fields & XP_RF_DPORT) && (rc = port_mask("dport", r.dport_lo, r.dport_hi, &f->dport,
+							  &f->dport_mask, err, errlen)))
+		return rc;
 	if (r.fields & XP_RF_SRC) {
 		f->src_len = r.src_len;
 		memcpy(f->src, r.src, 16);

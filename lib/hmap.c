@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "hmap_internal.h"
+#include "rand_internal.h"
 
 int xp_hmap_init(struct xp_hmap *m, size_t hint)
 {
@@ -64,31 +65,22 @@ void xp_hmap_remove(struct xp_hmap *m, struct xp_hnode *n)
 	}
 }
 
-static __u64 fmix(__u64 h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	return h ^ (h >> 33);
-}
-
 __u64 xp_hash_bytes(const void *p, size_t len, __u64 seed)
 {
 	const __u8 *b = p;
-	__u64 h = fmix(seed ^ len);
+	__u64 h = xp_mix64(seed ^ len);
 
 	for (; len >= 8; len -= 8, b += 8) {
 		__u64 w;
 
 		memcpy(&w, b, 8);
-		h = fmix(h ^ w);
+		h = xp_mix64(h ^ w);
 	}
 	if (len) {
 		__u64 w = 0;
 
 		memcpy(&w, b, len);
-		h = fmix(h ^ w);
+		h = xp_mix64(h ^ w);
 	}
 	return h;
 }

@@ -9,15 +9,7 @@
 #include <string.h>
 
 #include "lpm_internal.h"
-
-static __u64 mix(__u64 h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	return h ^ (h >> 33);
-}
+#include "rand_internal.h"
 
 static __u32 slot_of(const struct lpm_rules *r, const __u8 *key, __u32 depth)
 {
@@ -26,7 +18,7 @@ static __u32 slot_of(const struct lpm_rules *r, const __u8 *key, __u32 depth)
 	memcpy(&a, key, r->keylen < 8 ? r->keylen : 8);
 	if (r->keylen > 8)
 		memcpy(&b, key + 8, r->keylen - 8);
-	return (__u32)mix(a ^ mix(b ^ depth)) & r->mask;
+	return (__u32)xp_mix64(a ^ xp_mix64(b ^ depth)) & r->mask;
 }
 
 static bool slot_is(const struct lpm_rules *r, __u32 s, const __u8 *key, __u32 depth)

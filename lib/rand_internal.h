@@ -2,7 +2,8 @@
 /*
  * splitmix64 for the library's seeded dispersals (M3's initial fill order, the
  * dealer's random pick): tiny, stateless beyond one word, and good enough to spread
- * frames over DRAM rows and banks. Not for anything that needs unpredictability.
+ * frames over DRAM rows and banks; and the one 64-bit mixer of the hash tables. Not
+ * for anything that needs unpredictability.
  */
 #ifndef XPILE_RAND_INTERNAL_H
 #define XPILE_RAND_INTERNAL_H
@@ -22,6 +23,16 @@ static inline __u64 xp_rand_next(__u64 *s)
 static inline __u32 xp_rand_below(__u64 *s, __u32 n)
 {
 	return (__u32)(((xp_rand_next(s) >> 32) * n) >> 32);
+}
+
+/* MurmurHash3's finaliser: every input bit reaches every output bit; for hash keys. */
+static inline __u64 xp_mix64(__u64 h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	return h ^ (h >> 33);
 }
 
 #endif /* XPILE_RAND_INTERNAL_H */

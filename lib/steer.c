@@ -657,21 +657,30 @@ int xp_steer_open(const struct xp_steer_opts *opts, struct xp_steer **out)
 	return err;
 }
 
-static int steer_open(const struct xp_steer_opts *o, struct xp_steer **out)
+/* A handle holding nothing yet: every fd -1, so one close_fds() undoes any stage. */
+static struct xp_steer *steer_new(const char *ifname)
 {
-	struct xp_steer *s;
-	int err;
+	struct xp_steer *s = calloc(1, sizeof(*s));
 
-	s = calloc(1, sizeof(*s));
 	if (!s)
-		return -ENOMEM;
+		return NULL;
 	for (int i = 0; i < XP_M_NR; i++)
 		s->fds[i] = -1;
 	s->prog_fd = -1;
 	s->link_fd = -1;
+	snprintf(s->ifname, sizeof(s->ifname), "%s", ifname);
+	s->ifindex = if_nametoindex(ifname);
+	return s;
+}
+
+static int steer_open(const struct xp_steer_opts *o, struct xp_steer **out)
+{
+	struct xp_steer *s = steer_new(o->ifname);
+	int err;
+
+	if (!s)
+		return -ENOMEM;
 	s->ncpu = libbpf_num_possible_cpus();
-	snprintf(s->ifname, sizeof(s->ifname), "%s", o->ifname);
-	s->ifindex = if_nametoindex(o->ifname);
 	if (!s->ifindex) {
 		xp_err("interface %s not found in this network namespace; check `ip link` (or "
 		       "run inside the right one: ip netns exec NS ...)\n",
@@ -826,17 +835,11 @@ int xp_steer_info_get(const struct xp_steer *s, struct xp_steer_info *out)
 
 int xp_steer_remove_stale(const char *ifname, const char *pin_path)
 {
-	struct xp_steer *s = calloc(1, sizeof(*s));
+	struct xp_steer *s = steer_new(ifname);
 	int err;
 
 	if (!s)
 		return -ENOMEM;
-	for (int i = 0; i < XP_M_NR; i++)
-		s->fds[i] = -1;
-	s->prog_fd = -1;
-	s->link_fd = -1;
-	s->ifindex = if_nametoindex(ifname);
-	snprintf(s->ifname, sizeof(s->ifname), "%s", ifname);
 	err = resolve_pin(s, pin_path, false);
 	if (!err && !open_pins(s) && s->ifindex && xp_steer_runs_on(s->ifindex, s->prog_id, NULL))
 		err = -EBUSY;

@@ -415,6 +415,20 @@ static bool for_host(const struct engine *e, const struct eng_port *p, const __u
 	return eng_punt_match(e->punt, pkt, len, queue);
 }
 
+/* A write of @len bytes at @buf to @t's registered fd; @buf_index: the registered
+ * buffer holding it (0 the UMEM, 1 the copies), used when the ring has them fixed. */
+static void tap_prep_write(struct io_uring_sqe *sqe, const struct eng_tap_w *tw,
+			   const struct eng_tap *t, const void *buf, __u32 len, int buf_index,
+			   __u64 data)
+{
+	if (tw->fixed)
+		io_uring_prep_write_fixed(sqe, (int)t->idx, buf, len, 0, buf_index);
+	else
+		io_uring_prep_write(sqe, (int)t->idx, buf, len, 0);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	io_uring_sqe_set_data64(sqe, data);
+}
+
 /* A copy of @d to @t (the frame stays the caller's); false: dropped and counted. */
 static bool tap_copy(struct eng_worker *w, struct eng_tap *t, const struct xdp_desc *d)
 {
@@ -430,12 +444,7 @@ static bool tap_copy(struct eng_worker *w, struct eng_tap *t, const struct xdp_d
 	__u8 *buf = tw->copy + (size_t)slot * e->dom[0].layout.chunk_size;
 
 	memcpy(buf, eng_data(&e->dom[0], d->addr), d->len);
-	if (tw->fixed)
-		io_uring_prep_write_fixed(sqe, (int)t->idx, buf, d->len, 0, 1);
-	else
-		io_uring_prep_write(sqe, (int)t->idx, buf, d->len, 0);
-	sqe->flags |= IOSQE_FIXED_FILE;
-	io_uring_sqe_set_data64(sqe, ud(K_COPY, t->idx, slot));
+	tap_prep_write(sqe, tw, t, buf, d->len, 1, ud(K_COPY, t->idx, slot));
 	return true;
 }
 
@@ -454,12 +463,7 @@ static bool tap_punt(struct eng_worker *w, struct eng_tap *t, const struct xdp_d
 		frame_free(w, h);
 		return false;
 	}
-	if (tw->fixed)
-		io_uring_prep_write_fixed(sqe, (int)t->idx, pkt, d->len, 0, 0);
-	else
-		io_uring_prep_write(sqe, (int)t->idx, pkt, d->len, 0);
-	sqe->flags |= IOSQE_FIXED_FILE;
-	io_uring_sqe_set_data64(sqe, ud(K_PUNT, t->idx, h));
+	tap_prep_write(sqe, tw, t, pkt, d->len, 0, ud(K_PUNT, t->idx, h));
 	tw->held++;
 	return true;
 }

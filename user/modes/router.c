@@ -140,6 +140,23 @@ static inline void rt_rewrite(__u8 *p, const struct xp_fib_out *o, const struct 
 }
 
 /*
+ * After the lookup, what both families check before the frame leaves: the route's own
+ * verdict, then the hop limit (@ttl, the kernel answers expiry) and the egress MTU
+ * (@l3len, the packet's IP length). XP_FIB_R_NONE (0) when it may go.
+ */
+static inline __u32 rt_fwd_check(const struct eng_router *r, enum xp_fib_verdict verdict,
+				 const struct xp_fib_out *o, __u8 ttl, __u32 l3len)
+{
+	if (verdict != XP_FIB_FWD)
+		return o->reason;
+	if (ttl <= 1)
+		return ENG_RT_TTL;
+	if (l3len > r->mtu[o->port])
+		return ENG_RT_MTU;
+	return XP_FIB_R_NONE;
+}
+
+/*
  * One IPv4 packet: FWD (out filled, frame rewritten) or the reason it punts or drops.
  * The header checksum is not verified (a bad one stays bad: the incremental update
  * keeps it wrong, so the next hop drops it).
@@ -148,7 +165,7 @@ static inline __u32 rt_ip4(const struct eng_router *r, const struct engine *e, _
 			   struct xp_fib_out *o)
 {
 	__u8 *ip = p + 14;
-	__u32 ihl, tot, sum;
+	__u32 ihl, tot, sum, why;
 
 	if (len < 34 || (ip[0] >> 4) != 4 || (ihl = (ip[0] & 15u) * 4) < 20)
 		return ENG_RT_MALFORMED;
@@ -162,16 +179,9 @@ static inline __u32 rt_ip4(const struct eng_router *r, const struct engine *e, _
 
 	__u32 hash = rt_hash(ip + 12, ip + 16, 4, ip[9], ip + 20, p + len);
 
-	switch (xp_fib_lookup4(r->fib, ntohl(rd32(ip + 16)), hash, o)) {
-	case XP_FIB_FWD:
-		break;
-	default:
-		return o->reason;
-	}
-	if (ip[8] <= 1)
-		return ENG_RT_TTL;
-	if (tot > r->mtu[o->port])
-		return ENG_RT_MTU;
+	why = rt_fwd_check(r, xp_fib_lookup4(r->fib, ntohl(rd32(ip + 16)), hash, o), o, ip[8], tot);
+	if (why)
+		return why;
 	/* RFC 1624: TTL is the high byte of its word, so the sum grows by 0x0100. */
 	ip[8]--;
 	sum = ((__u32)ip[10] << 8 | ip[11]) + 0x0100;
@@ -186,7 +196,7 @@ static inline __u32 rt_ip6(const struct eng_router *r, const struct engine *e, _
 			   struct xp_fib_out *o)
 {
 	__u8 *ip = p + 14;
-	__u32 plen;
+	__u32 plen, why;
 
 	if (len < 54 || (ip[0] >> 4) != 6)
 		return ENG_RT_MALFORMED;
@@ -198,16 +208,9 @@ static inline __u32 rt_ip6(const struct eng_router *r, const struct engine *e, _
 
 	__u32 hash = rt_hash(ip + 8, ip + 24, 16, ip[6], ip + 40, p + len);
 
-	switch (xp_fib_lookup6(r->fib, ip + 24, hash, o)) {
-	case XP_FIB_FWD:
-		break;
-	default:
-		return o->reason;
-	}
-	if (ip[7] <= 1)
-		return ENG_RT_TTL;
-	if (40 + plen > r->mtu[o->port])
-		return ENG_RT_MTU;
+	why = rt_fwd_check(r, xp_fib_lookup6(r->fib, ip + 24, hash, o), o, ip[7], 40 + plen);
+	if (why)
+		return why;
 	ip[7]--; /* no header checksum in IPv6 */
 	rt_rewrite(p, o, e);
 	return XP_FIB_R_NONE;
@@ -247,17 +250,12 @@ static __u32 router_poll(struct eng_worker *w, struct eng_q *q)
 			why = ENG_RT_MULTICAST;
 		} else if (memcmp(p, q->port->mac, 6)) {
 			why = ENG_RT_NOT_OURS;
-		} else if (p[12] == 0x08 && p[13] == 0x00) {
-			why = rt_ip4(r, e, p, d->len, &o);
+		} else if ((p[12] == 0x08 && p[13] == 0x00) || (p[12] == 0x86 && p[13] == 0xdd)) {
+			bool v6 = p[12] == 0x86;
+
+			why = v6 ? rt_ip6(r, e, p, d->len, &o) : rt_ip4(r, e, p, d->len, &o);
 			if (!why) {
-				rw->forwarded[0]++;
-				rw->tx[o.port][rw->ntx[o.port]++] = *d;
-				continue;
-			}
-		} else if (p[12] == 0x86 && p[13] == 0xdd) {
-			why = rt_ip6(r, e, p, d->len, &o);
-			if (!why) {
-				rw->forwarded[1]++;
+				rw->forwarded[v6]++;
 				rw->tx[o.port][rw->ntx[o.port]++] = *d;
 				continue;
 			}
