@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /* xpile/users.h user records (who serves which queues) and the --pin-path check. */
 #include <errno.h>
+#include <ftw.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -137,6 +138,12 @@ static void test_netns_key(void)
 	unsetenv("XPILE_BPFFS");
 }
 
+static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	remove(path);
+	return 0;
+}
+
 int main(void)
 {
 	snprintf(rundir, sizeof(rundir), "/tmp/xpile-users.XXXXXX");
@@ -148,12 +155,8 @@ int main(void)
 	XT_RUN(test_reused_pid_is_stale);
 	XT_RUN(test_pin_path);
 	XT_RUN(test_netns_key);
-	for (int i = 0; i < 3; i++) {
-		char dir[96];
-
-		snprintf(dir, sizeof(dir), "%s/xpu%d", rundir, i);
-		rmdir(dir);
-	}
-	rmdir(rundir); /* xpu0 took it with it when it unregistered, or it goes now */
+	/* The run directory holds a directory per network namespace (nsINODE/xpuN/...):
+	 * what the tests left is removed deepest first. */
+	nftw(rundir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 	return xt_done();
 }
