@@ -66,7 +66,7 @@ struct eng_tap {
 	char name[IFNAMSIZ];
 	struct eng_port *p;
 	struct eng_q *inq; /* the queue whose TX carries injects (its worker reads) */
-	bool gone, keep, reused;
+	bool gone, keep, reused, carrier_said;
 	/* The inject's multishot read, its worker's alone (inq->w). */
 	bool mshot; /* multishot with provided buffers; else READ_FIXED */
 	bool armed; /* the multishot read is posted and has not ended */
@@ -234,6 +234,21 @@ static int tap_create(struct eng_tap *t)
 out:
 	close(s);
 	return err;
+}
+
+void eng_tap_carrier(const struct eng_port *p, bool up)
+{
+	struct eng_tap *t = p->tap;
+	int on = up;
+
+	if (!t || t->fd < 0 || __atomic_load_n(&t->gone, __ATOMIC_RELAXED))
+		return;
+	/* TUNSETCARRIER is 5.0's; an older kernel leaves the TAP's carrier on, as before. */
+	if (ioctl(t->fd, TUNSETCARRIER, &on) && !t->carrier_said) {
+		t->carrier_said = true;
+		ut_say(0, "host TAP %s: its carrier cannot follow %s (TUNSETCARRIER: %s)", t->name,
+		       p->ifname, strerror(errno));
+	}
 }
 
 static int ring_setup(struct engine *e, struct eng_tap_w *tw, int *fds, __u32 nfds)

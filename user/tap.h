@@ -75,5 +75,9 @@ __u64 eng_tap_worker_held(const struct eng_worker *w);
 /* The TAPs @w injects for, so its idle sleep wakes when the host sends: their count. */
 __u32 eng_tap_wait_fds(const struct eng_worker *w, int *fds, __u32 max);
 void eng_tap_report(struct engine *e); /* the counters, at exit */
+/* The port's carrier onto its TAP (main thread; no TAP: nothing), as VPP's linux-cp
+ * does: a dead port is a dead link to the host at once, so the kernel drops the routes
+ * through it and a routing daemon reacts now, not at its dead interval. */
+void eng_tap_carrier(const struct eng_port *p, bool up);
 
 #endif /* XPILE_TAP_H */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "tap.h"
 #include "watch.h"
 #include "xpile/steer_owner.h"
 #include "xpile/users.h"
@@ -122,6 +123,7 @@ void eng_watch_start(struct engine *e)
 		struct eng_port *p = &e->ports[i];
 
 		p->link_up = link_running(p->ifname);
+		eng_tap_carrier(p, p->link_up);
 		if (!p->link_up)
 			eng_event(
 				e, p, "link_down",
@@ -302,6 +304,7 @@ int eng_watch(struct engine *e, __u64 now)
 		up = link_running(name);
 		if (up != p->link_up) {
 			p->link_up = up;
+			eng_tap_carrier(p, up);
 			eng_event(e, p, up ? "link_up" : "link_down",
 				  up ? "link is up again" :
 				       "link is down: nothing is received or sent until it is up");

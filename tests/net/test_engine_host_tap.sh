@@ -5,7 +5,7 @@
 # broadcast copy, the reply comes down by inject), an iperf3 TCP stream h1 -> host runs
 # while h1 <-> h2 pings through fwd keep working; the counters say what went up and
 # down; the TAP deleted under traffic is told once and fwd goes on; the ledger is clean
-# and the TAP is gone at exit. The inject reads with multishot (the default here); then
+# and the TAP is gone at exit; the TAP's carrier follows the port's. The inject reads with multishot (the default here); then
 # with --host-tap-read fixed (the fallback) and --host-tap-keep: the TAP and the address
 # given to it stay at exit, the next start reuses them, and without the flag it goes.
 set -u
@@ -62,6 +62,27 @@ wait "$P"
 grep -q '40 received' "$XT_TMP/ping2" || { cat "$XT_TMP/ping2"; xt_fail "fwd lost pings while the host took a TCP stream"; }
 got=$(grep -o '"bytes":[[:space:]]*[0-9]*' "$XT_TMP/iperf" | tail -1 | grep -o '[0-9]*$')
 [ "${got:-0}" -gt 1000000 ] || xt_fail "iperf3 to the host moved only ${got:-0} bytes"
+
+# The port's carrier on its TAP: h1 down takes e1's carrier, and xp-e1 loses its own
+# within the engine's watch (200 ms), so the kernel marks its routes linkdown; h1 up
+# gives it back and the host answers again.
+carrier() { ip -n "$E" -o link show xp-e1 | grep -q 'NO-CARRIER' && echo off || echo on; }
+[ "$(carrier)" = on ] || xt_fail "xp-e1 has no carrier while e1 has"
+ip -n "$H1" link set h1 down
+t0=$(date +%s%N)
+xt_wait_for 3 bash -c "ip -n '$E' -o link show xp-e1 | grep -q NO-CARRIER" ||
+	{ cat "$XT_TMP/ENG.err"; xt_fail "xp-e1 kept its carrier with e1's link down"; }
+off_ms=$((($(date +%s%N) - t0) / 1000000))
+ip -n "$E" route show dev xp-e1 | grep -q linkdown ||
+	xt_fail "the kernel's route through xp-e1 is not marked linkdown: $(ip -n "$E" route show dev xp-e1)"
+ip -n "$H1" link set h1 up
+t0=$(date +%s%N)
+xt_wait_for 3 bash -c "! ip -n '$E' -o link show xp-e1 | grep -q NO-CARRIER" ||
+	{ cat "$XT_TMP/ENG.err"; xt_fail "xp-e1 did not get its carrier back with e1's link"; }
+on_ms=$((($(date +%s%N) - t0) / 1000000))
+xt_wait_for 5 ip netns exec "$H1" ping -c 1 -W 1 "$HOST" >/dev/null ||
+	xt_fail "the host behind the TAP does not answer after the link came back"
+echo "host tap carrier: off ${off_ms} ms after h1 went down, on ${on_ms} ms after it came up"
 
 # The TAP deleted under traffic: one line, fwd goes on.
 ip netns exec "$H1" ping -c 40 -i 0.05 -W 2 198.18.5.2 >"$XT_TMP/ping3" 2>&1 &
