@@ -13,7 +13,8 @@
 # link b taken down under that stream: its carrier reaches the TAPs, BIRD withdraws it
 # at once (not at its dead interval), the routers follow, the
 # stream goes on over link a alone. Then BGP (a second case): the same two routers
-# peer over link a, OSPF off, and carry the hosts' networks from BGP.
+# peer over link a, OSPF off, and carry the hosts' networks from BGP. OSPFv3 runs
+# beside OSPFv2 in the first case: IPv6 routes via link-local neighbours, ping6 across.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
@@ -56,8 +57,16 @@ bird_conf() { # id proto [neighbour peer_as local_as]
 	EOF
 	if [ "$2" = ospf ]; then
 		cat <<-EOF
+			protocol kernel { ipv6 { export all; import none; }; merge paths yes; scan time 1; }
 			protocol ospf v2 {
 				ipv4 { import all; export none; };
+				ecmp yes;
+				area 0 {
+					interface "xp-e1", "xp-e2", "xp-e3" { type ptp; hello 1; dead 3; };
+				};
+			}
+			protocol ospf v3 {
+				ipv6 { import all; export none; };
 				ecmp yes;
 				area 0 {
 					interface "xp-e1", "xp-e2", "xp-e3" { type ptp; hello 1; dead 3; };
@@ -100,6 +109,14 @@ xt_wait_for 40 bash -c "[ \"\$(ip -n $R1 route show ${N}3.0/24 proto bird | grep
 xt_wait_for 20 bash -c "[ \"\$(ip -n $R2 route show ${N}0.0/24 proto bird | grep -c nexthop)\" = 2 ]" ||
 	{ ip -n "$R2" route; xt_fail "OSPF did not give R2 two paths to ${N}0.0/24"; }
 echo "OSPF: R1 $(ip -n "$R1" route show "${N}3.0/24" | tr '\n' ' ' | tr -s ' \t' ' ')"
+# OSPFv3 beside it: IPv6 routes over the TAPs' link-local neighbours, two paths each way.
+xt_wait_for 40 bash -c "[ \"\$(ip -6 -n $R1 route show 2001:db8:143::/64 proto bird | grep -c nexthop)\" = 2 ]" ||
+	{ ip -6 -n "$R1" route; tail -20 "$XT_TMP/bird-${N}1.1.log"; xt_fail "OSPFv3 did not give R1 two paths to 2001:db8:143::/64"; }
+xt_wait_for 20 bash -c "[ \"\$(ip -6 -n $R2 route show 2001:db8:140::/64 proto bird | grep -c nexthop)\" = 2 ]" ||
+	{ ip -6 -n "$R2" route; xt_fail "OSPFv3 did not give R2 two paths to 2001:db8:140::/64"; }
+ip netns exec "$H1" ping -6 -c 20 -i 0.05 -W 2 2001:db8:143::1 >"$XT_TMP/ping6" 2>&1
+grep -q ' 0% packet loss' "$XT_TMP/ping6" || { cat "$XT_TMP/ping6"; xt_fail "h1 -> h2 over the OSPFv3 routes lost pings"; }
+echo "OSPFv3: R1 $(ip -6 -n "$R1" route show 2001:db8:143::/64 | tr '\n' ' ' | tr -s ' \t' ' '); 20/20 ping6 h1 -> h2"
 
 ip netns exec "$H1" ping -c 20 -i 0.05 -W 2 "${N}3.1" >"$XT_TMP/ping" 2>&1
 grep -q ' 0% packet loss' "$XT_TMP/ping" || { cat "$XT_TMP/ping"; xt_fail "h1 -> h2 over the OSPF routes lost pings"; }
@@ -168,5 +185,7 @@ for r in RT1 RT2; do
 	grep '"type":"router"' "$XT_TMP/$r.json"
 	[ "$(rt_field "$XT_TMP/$r.json" forwarded)" -gt 10000 ] || xt_fail "$r forwarded little"
 	[ "$(rt_field "$XT_TMP/$r.json" multicast)" -gt 0 ] || xt_fail "$r took no OSPF multicast up"
+	# The ping6s crossed both fast paths, not the kernels behind the TAPs.
+	[ "$(rt_field "$XT_TMP/$r.json" forwarded_ipv6)" -ge 20 ] || xt_fail "$r forwarded under 20 IPv6 packets"
 done
 echo ok
