@@ -45,10 +45,11 @@ static int port_mask(const char *what, __u16 lo, __u16 hi, __u16 *port, __u16 *m
 	__u32 size = (__u32)hi - lo + 1;
 
 	if (size & (size - 1) || lo & (size - 1))
-		return xp_text_fail(err, errlen,
-				    "%s %u-%u: the NIC matches ports under a mask; give one port or "
-				    "an aligned block (4096-8191)",
-				    what, lo, hi);
+		return xp_text_fail(
+			err, errlen,
+			"%s %u-%u: the NIC matches ports under a mask; give one port or "
+			"an aligned block (4096-8191)",
+			what, lo, hi);
 	*port = lo;
 	*mask = (__u16) ~(size - 1);
 	return 0;
@@ -129,10 +130,10 @@ int xp_flow_parse(int argc, char **argv, struct xp_flow *f, char *err, size_t er
 	    f->l4proto != IPPROTO_UDP)
 		return xp_text_fail(err, errlen, "sport and dport need tcp or udp before them");
 	if ((r.fields & XP_RF_SPORT) && (rc = port_mask("sport", r.sport_lo, r.sport_hi, &f->sport,
-							  &f->sport_mask, err, errlen)))
+							&f->sport_mask, err, errlen)))
 		return rc;
 	if ((r.fields & XP_RF_DPORT) && (rc = port_mask("dport", r.dport_lo, r.dport_hi, &f->dport,
-							  &f->dport_mask, err, errlen)))
+							&f->dport_mask, err, errlen)))
 		return rc;
 	if (r.fields & XP_RF_SRC) {
 		f->src_len = r.src_len;

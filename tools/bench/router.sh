@@ -5,8 +5,10 @@
 #
 #   forward  xpile --mode router against the kernel's own forwarding (forwarding=1)
 #            in the same namespaces, with the same routes and the same generator,
-#            and xpile --mode fwd (a wire, no lookup: the engine's ceiling on this
-#            path), interleaved, medians of XR_RUNS:
+#            against DPDK's examples/l3fwd -L (net_af_xdp on e1 and e2, the same
+#            route as a static rule and the sink's MAC as --eth-dest; where DPDK is
+#            installed: tools/bench/dpdk_env.sh), and xpile --mode fwd (a wire, no
+#            lookup: the engine's ceiling on this path), interleaved, medians of XR_RUNS:
 #              [gen] g0 <-veth-> e1 [rtr] e2 <-veth-> s1 [sink]
 #            The generator (xpile txonly, 64-byte UDP, 16 flows) sends as fast as it
 #            can on its core; e1's NAPI runs threaded on the router's core, so the
@@ -33,6 +35,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 . tools/lib/netns.sh
+. tools/bench/dpdk_env.sh
 
 what=${XR_WHAT:-forward,change,scale}
 changes=${XR_CHANGES:-20}
@@ -48,6 +51,13 @@ die() { echo "router bench: $*" >&2; exit 2; }
 [ -x "$xpile" ] || die "$xpile not built: run make"
 tmp=$(mktemp -d /tmp/xpile-bench-router.XXXXXX)
 xt_on_exit "rm -rf '$tmp'"
+contenders="kernel xpile fwd"
+if [[ $what == *forward* ]]; then
+	dpdk_env_init "${XR_DPDK_DIR:-$XT_BUILD/dpdk-examples}"
+	[ "$have_dpdk" = 1 ] && contenders="kernel xpile dpdk fwd"
+	printf 'R198.18.161.0/24 1\n' >"$tmp/routes4.cfg"
+	printf 'R2001:0002:0000:0000:0000:0000:0000:0000/64 1\n' >"$tmp/routes6.cfg"
+fi
 
 xt_ns_var G h27r-gen
 xt_ns_var R h27r-rtr
@@ -105,6 +115,18 @@ one_run() { # contender -> "pps ns_per_packet"
 		addrs e1 e2
 		ip netns exec "$R" ethtool -K e1 gro on >/dev/null 2>&1
 		napi_to_dut
+	elif [ "$1" = dpdk ]; then
+		ip netns exec "$R" ethtool -K e1 gro off >/dev/null 2>&1
+		hp_ensure 208
+		# shellcheck disable=SC2046 # the EAL's words
+		ip netns exec "$R" "$dpdk_dir/l3fwd" $(dpdk_eal 384 "$dcore" "h27r$$") \
+			--vdev net_af_xdp0,iface=e1 --vdev net_af_xdp1,iface=e2 -- -p 0x3 -L \
+			--parse-ptype --config="(0,0,$dcore),(1,0,$dcore)" --rule_ipv4="$tmp/routes4.cfg" \
+			--rule_ipv6="$tmp/routes6.cfg" --eth-dest=1,"$smac" >"$tmp/d.log" 2>&1 </dev/null &
+		pid=$!
+		xt_wait_for 20 bash -c "[ \$(ip -n '$R' link show | grep -c prog/xdp) = 2 ] || ! kill -0 $pid" &&
+			kill -0 "$pid" 2>/dev/null || { tail -5 "$tmp/d.log" >&2; die "DPDK l3fwd did not start"; }
+		napi_to_dut
 	elif [ "$1" = fwd ]; then
 		ip netns exec "$R" ethtool -K e1 gro off >/dev/null 2>&1
 		ip netns exec "$R" "$xpile" run --iface e1 --iface e2 --mode fwd --cores "$dcore" \
@@ -145,9 +167,9 @@ one_run() { # contender -> "pps ns_per_packet"
 }
 
 if [[ $what == *forward* ]]; then
-	: >"$tmp/kernel" && : >"$tmp/xpile" && : >"$tmp/fwd"
+	: >"$tmp/kernel" && : >"$tmp/xpile" && : >"$tmp/fwd" && : >"$tmp/dpdk"
 	for i in $(seq "$runs"); do
-		for c in kernel xpile fwd; do
+		for c in $contenders; do
 			r=$(one_run "$c")
 			echo "run $i $c: pps ${r% *}, ns of the router's core per packet ${r#* }"
 			echo "$r" >>"$tmp/$c"
@@ -158,6 +180,12 @@ if [[ $what == *forward* ]]; then
 	echo "forward medians of $runs: kernel $kp pps, $kc ns/packet; xpile router $xp pps, $xc ns/packet;" \
 		"rate ratio xpile/kernel $(awk -v a="$xp" -v b="$kp" 'BEGIN {printf "%.2f", b ? a / b : 0}')," \
 		"CPU ratio $(awk -v a="$xc" -v b="$kc" 'BEGIN {printf "%.2f", b ? a / b : 0}')"
+	if [ -s "$tmp/dpdk" ]; then
+		dp=$(cut -d' ' -f1 "$tmp/dpdk" | median) dc=$(cut -d' ' -f2 "$tmp/dpdk" | median)
+		echo "forward medians of $runs: DPDK l3fwd $dp pps, $dc ns/packet;" \
+			"rate ratio xpile/DPDK $(awk -v a="$xp" -v b="$dp" 'BEGIN {printf "%.2f", b ? a / b : 0}')," \
+			"CPU ratio $(awk -v a="$xc" -v b="$dc" 'BEGIN {printf "%.2f", b ? a / b : 0}')"
+	fi
 	echo "the engine's ceiling on this path (fwd, a wire e1 -> e2, no lookup): $(cut -d' ' -f1 "$tmp/fwd" | median) pps, $(cut -d' ' -f2 "$tmp/fwd" | median) ns/packet"
 	[ -s "$tmp/r.last" ] && echo "last xpile run: $(cat "$tmp/r.last")"
 fi
