@@ -128,6 +128,20 @@ static bool verdict_final(int v)
 	return v != XP_CNT_DEFAULT && v != XP_CNT_XSK_NOSOCK && v != XP_CNT_PARSE_ERR;
 }
 
+/* A family over the verdict counters of every interface whose counters were read
+ * (@have): the final verdicts labelled action, else the reasons labelled reason. */
+static void verdict_family(struct buf *b, const struct agent *a, const struct xp_steer_stats *st,
+			   const bool *have, const char *name, bool final, bool bytes)
+{
+	for (int k = 0; k < AG_MAX_IFACES; k++)
+		for (int v = 0; have[k] && v < XP_CNT_MAX; v++)
+			if (verdict_final(v) == final)
+				put(b, "%s{interface=\"%s\",%s=\"%s\"} %llu\n", name,
+				    a->ifaces[k].name, final ? "action" : "reason", action_names[v],
+				    (unsigned long long)(bytes ? st[k].verdict[v].bytes :
+								 st[k].verdict[v].packets));
+}
+
 static const char *const perr_names[XP_PERR_MAX] = {
 	[XP_PERR_ETH_TRUNC] = "eth_trunc",
 	[XP_PERR_VLAN_TRUNC] = "vlan_trunc",
@@ -314,30 +328,12 @@ static void render(struct ag_metrics *m, struct buf *b)
 	 * family, so that sum() over either counts every packet once. */
 	help(b, "xpile_verdict_packets_total", "counter",
 	     "Packets by the steer program's verdict: pass, drop, tx, redirect, xsk (each packet once).");
-	for (int k = 0; k < AG_MAX_IFACES; k++)
-		for (int v = 0; have[k] && v < XP_CNT_MAX; v++)
-			if (verdict_final(v))
-				put(b,
-				    "xpile_verdict_packets_total{interface=\"%s\",action=\"%s\"} %llu\n",
-				    a->ifaces[k].name, action_names[v],
-				    (unsigned long long)st[k].verdict[v].packets);
+	verdict_family(b, a, st, have, "xpile_verdict_packets_total", true, false);
 	help(b, "xpile_verdict_bytes_total", "counter", "Bytes by the steer program's verdict.");
-	for (int k = 0; k < AG_MAX_IFACES; k++)
-		for (int v = 0; have[k] && v < XP_CNT_MAX; v++)
-			if (verdict_final(v))
-				put(b,
-				    "xpile_verdict_bytes_total{interface=\"%s\",action=\"%s\"} %llu\n",
-				    a->ifaces[k].name, action_names[v],
-				    (unsigned long long)st[k].verdict[v].bytes);
+	verdict_family(b, a, st, have, "xpile_verdict_bytes_total", true, true);
 	help(b, "xpile_verdict_reason_packets_total", "counter",
 	     "Packets whose verdict came from a fallback: default (no rule matched), xsk_nosocket (no socket on the queue: passed), parse_error (malformed); each also counts once in xpile_verdict_packets_total.");
-	for (int k = 0; k < AG_MAX_IFACES; k++)
-		for (int v = 0; have[k] && v < XP_CNT_MAX; v++)
-			if (!verdict_final(v))
-				put(b,
-				    "xpile_verdict_reason_packets_total{interface=\"%s\",reason=\"%s\"} %llu\n",
-				    a->ifaces[k].name, action_names[v],
-				    (unsigned long long)st[k].verdict[v].packets);
+	verdict_family(b, a, st, have, "xpile_verdict_reason_packets_total", false, false);
 	help(b, "xpile_parse_errors_total", "counter", "Malformed packets by reason.");
 	for (int k = 0; k < AG_MAX_IFACES; k++)
 		for (int v = 0; have[k] && v < XP_PERR_MAX; v++)
