@@ -31,6 +31,7 @@
 
 #include "agent.h"
 #include "dp.h"
+#include "hlist.h"
 #include "iface.h"
 #include "lent.h"
 #include "engines.h"
@@ -431,9 +432,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 
 	if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
 		if (c) {
-			*c->pprev = c->next;
-			if (c->next)
-				c->next->pprev = c->pprev;
+			UT_HLIST_DEL(c, next, pprev);
 			free(c);
 		}
 		*socket_context = NULL;
@@ -451,11 +450,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	if (ai && ai->client_addr && ai->client_addr->sa_family == AF_INET)
 		c->peer = ((const struct sockaddr_in *)ai->client_addr)->sin_addr;
 	c->since = ut_now();
-	c->next = m->conns;
-	if (c->next)
-		c->next->pprev = &c->next;
-	c->pprev = &m->conns;
-	m->conns = c;
+	UT_HLIST_ADD(&m->conns, c, next, pprev);
 	*socket_context = c;
 	if (c->fd >= 0)
 		admit(m, c);
