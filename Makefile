@@ -214,13 +214,15 @@ $(BUILD)/xpile-cni: $(CNI_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/libxputil.a
 # Optional DPDK side of `xpile-bench alloc` and `xpile-bench lpm` (Debian libdpdk-dev),
 # never required:
 # XPILE_DPDK=auto builds it when pkg-config finds libdpdk (plain builds only),
-# XPILE_DPDK=0 never; without it tools/bench/alloc_dpdk.c compiles to stubs.
+# XPILE_DPDK=0 never; without it tools/bench/alloc_dpdk.c and lpm_dpdk.c compile to
+# stubs (and dpdk_eal.c, their EAL, to nothing).
 XPILE_DPDK ?= auto
 ifeq ($(XPILE_DPDK)$(SAN),auto)
 HAVE_DPDK := $(shell pkg-config --exists libdpdk 2>/dev/null && echo 1)
 endif
 ifeq ($(HAVE_DPDK),1)
-$(BUILD)/obj/tools/bench/alloc_dpdk.o $(BUILD)/obj/tools/bench/lpm_dpdk.o: \
+$(BUILD)/obj/tools/bench/alloc_dpdk.o $(BUILD)/obj/tools/bench/lpm_dpdk.o \
+	$(BUILD)/obj/tools/bench/dpdk_eal.o: \
 	XP_CFLAGS += -DXPILE_HAVE_DPDK $(shell pkg-config --cflags libdpdk)
 $(BUILD)/xpile-bench: XP_LDLIBS += $(shell pkg-config --libs libdpdk)
 endif

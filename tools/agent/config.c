@@ -97,6 +97,14 @@ static int want_type(struct cx *x, const char *path, json_t *o, json_type t, con
 	return bad(x, path, "expected %s, got %s", what, ag_json_type(o));
 }
 
+/* @o is an object whose keys are all of @keys. */
+static int want_object(struct cx *x, const char *path, json_t *o, const char *const *keys)
+{
+	if (want_type(x, path, o, JSON_OBJECT, "an object") || check_keys(x, path, o, keys))
+		return -1;
+	return 0;
+}
+
 static int get_str(struct cx *x, const char *path, json_t *o, char *buf, size_t len)
 {
 	const char *s;
@@ -241,7 +249,7 @@ static int parse_iface(struct cx *x, const char *path, json_t *o, struct ag_ifac
 	json_t *v;
 	char sub[256], mode[16];
 
-	if (want_type(x, path, o, JSON_OBJECT, "an object") || check_keys(x, path, o, iface_keys))
+	if (want_object(x, path, o, iface_keys))
 		return -1;
 	snprintf(sub, sizeof(sub), "%s.name", path);
 	if (!(v = json_object_get(o, "name")))
@@ -344,8 +352,7 @@ static int parse_control(struct cx *x, json_t *o, struct ag_config *c)
 {
 	json_t *v;
 
-	if (want_type(x, "control", o, JSON_OBJECT, "an object") ||
-	    check_keys(x, "control", o, ctl_keys))
+	if (want_object(x, "control", o, ctl_keys))
 		return -1;
 	if ((v = json_object_get(o, "path")) &&
 	    get_str(x, "control.path", v, c->ctl_path, sizeof(c->ctl_path)))
@@ -369,8 +376,7 @@ static int parse_metrics(struct cx *x, json_t *o, struct ag_config *c)
 	char *colon;
 	__u32 port;
 
-	if (want_type(x, "metrics", o, JSON_OBJECT, "an object") ||
-	    check_keys(x, "metrics", o, met_keys))
+	if (want_object(x, "metrics", o, met_keys))
 		return -1;
 	if ((v = json_object_get(o, "address")) &&
 	    get_str(x, "metrics.address", v, c->metrics_addr, sizeof(c->metrics_addr)))
@@ -401,8 +407,7 @@ static int parse_dp(struct cx *x, json_t *o, struct ag_config *c)
 {
 	json_t *v;
 
-	if (want_type(x, "device_plugin", o, JSON_OBJECT, "an object") ||
-	    check_keys(x, "device_plugin", o, dp_keys))
+	if (want_object(x, "device_plugin", o, dp_keys))
 		return -1;
 	if ((v = json_object_get(o, "dir"))) {
 		if (want_type(x, "device_plugin.dir", v, JSON_STRING, "a string"))
@@ -482,8 +487,7 @@ static int parse_kubelet(struct cx *x, json_t *o, struct ag_config *c)
 {
 	json_t *v;
 
-	if (want_type(x, "kubelet", o, JSON_OBJECT, "an object") ||
-	    check_keys(x, "kubelet", o, kube_keys))
+	if (want_object(x, "kubelet", o, kube_keys))
 		return -1;
 	c->kubelet.on = true;
 	snprintf(c->kubelet.dir, sizeof(c->kubelet.dir), "/var/lib/kubelet/device-plugins");

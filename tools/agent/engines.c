@@ -4,6 +4,7 @@
  * (a short deadline each, so a stuck engine costs the scrape at most that), then the
  * families written one at a time, every engine's samples together.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <linux/types.h>
@@ -13,9 +14,14 @@
 
 #define ENG_CALL_MS 250
 
+/* What each engine is asked, one answer each; the rest only of an engine that answered
+ * the first. */
+enum { ENG_STATS, ENG_WORKERS, ENG_LEDGER, ENG_ALLOC, ENG_ASKS };
+static const char *const eng_cmds[ENG_ASKS] = { "stats", "workers", "ledger", "alloc" };
+
 struct eng_answer {
 	char name[128];
-	json_t *stats, *workers, *ledger, *alloc;
+	json_t *ans[ENG_ASKS];
 };
 
 /* A label value, escaped as the text format wants (\\, \", \n). */
@@ -51,57 +57,53 @@ static json_t *ask(const char *path, const char *cmd)
 	return rep;
 }
 
+static bool answered(const struct eng_answer *a)
+{
+	for (int c = 0; c < ENG_ASKS; c++)
+		if (!a->ans[c])
+			return false;
+	return true;
+}
+
+static void answer_put(struct eng_answer *a)
+{
+	for (int c = 0; c < ENG_ASKS; c++)
+		json_decref(a->ans[c]);
+}
+
 static __u64 num(const json_t *o, const char *k)
 {
 	return (__u64)json_integer_value(json_object_get(o, k));
 }
 
-/* One family over the queues: @key of each queue (@sub: of its "kernel" object). */
-static void queue_family(FILE *f, struct eng_answer *en, int n, const char *name, const char *sub,
-			 const char *key, const char *text)
+typedef void member_fn(FILE *f, const char *engine, const json_t *m, const void *arg);
+
+/* Calls @fn for each member of array @array in answer @ask of each engine: a family's
+ * samples, every engine's together. */
+static void each_member(FILE *f, struct eng_answer *en, int n, int ask, const char *array,
+			member_fn *fn, const void *arg)
 {
-	help(f, name, "counter", text);
 	for (int i = 0; i < n; i++) {
-		const json_t *q;
+		const json_t *m;
 		size_t k;
 
-		json_array_foreach(json_object_get(en[i].stats, "queues"), k, q)
-		{
-			const json_t *src = sub ? json_object_get(q, sub) : q;
-
-			fprintf(f, "%s{engine=", name);
-			label(f, en[i].name);
-			fputs(",port=", f);
-			label(f, json_string_value(json_object_get(q, "port")));
-			fprintf(f, ",queue=\"%llu\"} %llu\n", (unsigned long long)num(q, "queue"),
-				(unsigned long long)num(src, key));
-		}
+		json_array_foreach(json_object_get(en[i].ans[ask], array), k, m)
+			fn(f, en[i].name, m, arg);
 	}
 }
 
-static void worker_family(FILE *f, struct eng_answer *en, int n, const char *name, const char *type,
-			  const char *key, const char *text)
+/* A sample's name and its first label, the engine. */
+static void sample(FILE *f, const char *name, const char *engine)
 {
-	help(f, name, type, text);
-	for (int i = 0; i < n; i++) {
-		const json_t *w;
-		size_t k;
-
-		json_array_foreach(json_object_get(en[i].workers, "workers"), k, w)
-		{
-			fprintf(f, "%s{engine=", name);
-			label(f, en[i].name);
-			fprintf(f, ",worker=\"%llu\",core=\"%llu\"} ",
-				(unsigned long long)num(w, "worker"),
-				(unsigned long long)num(w, "core"));
-			fprintf(f, "%llu\n", (unsigned long long)num(w, key));
-		}
-	}
+	fprintf(f, "%s{engine=", name);
+	label(f, engine);
 }
 
-static const struct {
+struct queue_counter {
 	const char *metric, *sub, *key, *help;
-} queue_counters[] = {
+};
+
+static const struct queue_counter queue_counters[] = {
 	{ "xpile_engine_rx_packets_total", NULL, "rx_packets",
 	  "Packets the engine received on the queue's AF_XDP socket." },
 	{ "xpile_engine_rx_bytes_total", NULL, "rx_bytes",
@@ -127,64 +129,86 @@ static const struct {
 	  "XDP_STATISTICS rx_invalid_descs." },
 };
 
+/* A queue's sample of counter @arg: its key of the queue (sub: of its "kernel" object). */
+static void queue_sample(FILE *f, const char *engine, const json_t *q, const void *arg)
+{
+	const struct queue_counter *c = arg;
+	const json_t *src = c->sub ? json_object_get(q, c->sub) : q;
+
+	sample(f, c->metric, engine);
+	fputs(",port=", f);
+	label(f, json_string_value(json_object_get(q, "port")));
+	fprintf(f, ",queue=\"%llu\"} %llu\n", (unsigned long long)num(q, "queue"),
+		(unsigned long long)num(src, c->key));
+}
+
+/* A family whose samples are labelled with numbers of the member (NULL-ended) and
+ * valued by one more of them. */
+struct num_family {
+	const char *name, *const *labels, *key;
+};
+
+static void num_sample(FILE *f, const char *engine, const json_t *m, const void *arg)
+{
+	const struct num_family *fam = arg;
+
+	sample(f, fam->name, engine);
+	for (const char *const *l = fam->labels; *l; l++)
+		fprintf(f, ",%s=\"%llu\"", *l, (unsigned long long)num(m, *l));
+	fprintf(f, "} %llu\n", (unsigned long long)num(m, fam->key));
+}
+
+static void worker_family(FILE *f, struct eng_answer *en, int n, const char *name, const char *type,
+			  const char *key, const char *text)
+{
+	static const char *const labels[] = { "worker", "core", NULL };
+	const struct num_family fam = { name, labels, key };
+
+	help(f, name, type, text);
+	each_member(f, en, n, ENG_WORKERS, "workers", num_sample, &fam);
+}
+
 /* One gauge a UMEM from field @field of each engine's alloc answer. */
 static void umem_gauge(FILE *f, struct eng_answer *en, int n, const char *name, const char *text,
 		       const char *field)
 {
-	help(f, name, "gauge", text);
-	for (int i = 0; i < n; i++) {
-		const json_t *u;
-		size_t k;
+	static const char *const labels[] = { "umem", NULL };
+	const struct num_family fam = { name, labels, field };
 
-		json_array_foreach(json_object_get(en[i].alloc, "umems"), k, u)
-		{
-			fprintf(f, "%s{engine=", name);
-			label(f, en[i].name);
-			fprintf(f, ",umem=\"%llu\"} %llu\n", (unsigned long long)num(u, "umem"),
-				(unsigned long long)num(u, field));
-		}
+	help(f, name, "gauge", text);
+	each_member(f, en, n, ENG_ALLOC, "umems", num_sample, &fam);
+}
+
+static void ledger_ok_sample(FILE *f, const char *engine, const json_t *u, const void *arg)
+{
+	sample(f, "xpile_engine_ledger_ok", engine);
+	fprintf(f, ",umem=\"%llu\"} %d\n", (unsigned long long)num(u, "umem"),
+		num(u, "failures") == 0);
+}
+
+static const char *const ledger_places[] = { "free", "fill",	  "kernel_rx",	"rx",	"app",
+					     "tx",   "kernel_tx", "completion", "uring" };
+
+static void ledger_frames_sample(FILE *f, const char *engine, const json_t *u, const void *arg)
+{
+	if (!json_object_get(u, "total"))
+		return; /* no live audit yet */
+	for (size_t p = 0; p < sizeof(ledger_places) / sizeof(ledger_places[0]); p++) {
+		sample(f, "xpile_engine_ledger_frames", engine);
+		fprintf(f, ",umem=\"%llu\",place=\"%s\"} %lld\n",
+			(unsigned long long)num(u, "umem"), ledger_places[p],
+			(long long)json_integer_value(json_object_get(u, ledger_places[p])));
 	}
 }
 
 static void ledger_family(FILE *f, struct eng_answer *en, int n)
 {
-	static const char *const places[] = { "free", "fill",	   "kernel_rx",	 "rx",	 "app",
-					      "tx",   "kernel_tx", "completion", "uring" };
-
 	help(f, "xpile_engine_ledger_ok", "gauge",
 	     "1 while every live audit of the UMEM found every frame in exactly one place.");
-	for (int i = 0; i < n; i++) {
-		const json_t *u;
-		size_t k;
-
-		json_array_foreach(json_object_get(en[i].ledger, "umems"), k, u)
-		{
-			fputs("xpile_engine_ledger_ok{engine=", f);
-			label(f, en[i].name);
-			fprintf(f, ",umem=\"%llu\"} %d\n", (unsigned long long)num(u, "umem"),
-				num(u, "failures") == 0);
-		}
-	}
+	each_member(f, en, n, ENG_LEDGER, "umems", ledger_ok_sample, NULL);
 	help(f, "xpile_engine_ledger_frames", "gauge",
 	     "Frames of the UMEM in each place at the last live audit (they sum to its frames).");
-	for (int i = 0; i < n; i++) {
-		const json_t *u;
-		size_t k;
-
-		json_array_foreach(json_object_get(en[i].ledger, "umems"), k, u)
-		{
-			if (!json_object_get(u, "total"))
-				continue; /* no live audit yet */
-			for (size_t p = 0; p < sizeof(places) / sizeof(places[0]); p++) {
-				fputs("xpile_engine_ledger_frames{engine=", f);
-				label(f, en[i].name);
-				fprintf(f, ",umem=\"%llu\",place=\"%s\"} %lld\n",
-					(unsigned long long)num(u, "umem"), places[p],
-					(long long)json_integer_value(
-						json_object_get(u, places[p])));
-			}
-		}
-	}
+	each_member(f, en, n, ENG_LEDGER, "umems", ledger_frames_sample, NULL);
 	umem_gauge(f, en, n, "xpile_engine_umem_frames", "Frames of the UMEM.", "frames");
 	umem_gauge(f, en, n, "xpile_engine_pile_frames",
 		   "Frames of the UMEM free in its pile (estimate while running).", "pile");
@@ -204,27 +228,21 @@ void ag_engines_metrics(FILE *f)
 
 		memset(a, 0, sizeof(*a));
 		snprintf(a->name, sizeof(a->name), "%.*s", (int)(strlen(base) - 5), base);
-		a->stats = ask(paths[i], "stats");
-		if (a->stats) {
-			a->workers = ask(paths[i], "workers");
-			a->ledger = ask(paths[i], "ledger");
-			a->alloc = ask(paths[i], "alloc");
-		}
+		a->ans[ENG_STATS] = ask(paths[i], eng_cmds[ENG_STATS]);
+		for (int c = ENG_STATS + 1; a->ans[ENG_STATS] && c < ENG_ASKS; c++)
+			a->ans[c] = ask(paths[i], eng_cmds[c]);
 		fputs("xpile_engine_up{engine=", f);
 		label(f, a->name);
-		fprintf(f, "} %d\n", a->stats && a->workers && a->ledger && a->alloc);
-		if (a->stats && a->workers && a->ledger && a->alloc) {
+		fprintf(f, "} %d\n", answered(a));
+		if (answered(a))
 			m++;
-		} else {
-			json_decref(a->stats);
-			json_decref(a->workers);
-			json_decref(a->ledger);
-			json_decref(a->alloc);
-		}
+		else
+			answer_put(a);
 	}
-	for (size_t k = 0; k < sizeof(queue_counters) / sizeof(queue_counters[0]); k++)
-		queue_family(f, en, m, queue_counters[k].metric, queue_counters[k].sub,
-			     queue_counters[k].key, queue_counters[k].help);
+	for (size_t k = 0; k < sizeof(queue_counters) / sizeof(queue_counters[0]); k++) {
+		help(f, queue_counters[k].metric, "counter", queue_counters[k].help);
+		each_member(f, en, m, ENG_STATS, "queues", queue_sample, &queue_counters[k]);
+	}
 	/* Cycles, not seconds: integers that only grow (seconds would come from a rate
 	 * estimated at each scrape). Busy share: rate(busy) / (rate(busy) + rate(idle)). */
 	worker_family(f, en, m, "xpile_engine_worker_busy_cycles_total", "counter", "busy_cycles",
@@ -239,10 +257,6 @@ void ag_engines_metrics(FILE *f)
 	worker_family(f, en, m, "xpile_engine_worker_wakeups_total", "counter", "wakeups",
 		      "Sleeps after which the worker's next turn did work.");
 	ledger_family(f, en, m);
-	for (int i = 0; i < m; i++) {
-		json_decref(en[i].stats);
-		json_decref(en[i].workers);
-		json_decref(en[i].ledger);
-		json_decref(en[i].alloc);
-	}
+	for (int i = 0; i < m; i++)
+		answer_put(&en[i]);
 }

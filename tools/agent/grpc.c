@@ -19,6 +19,7 @@
 
 #include "agent.h"
 #include "grpc.h"
+#include "hlist.h"
 
 #define H2_IN_BUF 16384
 #define H2_OUT_MAX (8u << 20) /* queued output past this: the peer does not read, close */
@@ -445,11 +446,8 @@ static void h2_maybe_free(struct ag_h2 *h)
 	}
 	if (h->client)
 		client_done(h, AG_GRPC_UNAVAILABLE, "connection closed", NULL, 0);
-	if (h->cpprev) {
-		*h->cpprev = h->cnext;
-		if (h->cnext)
-			h->cnext->cpprev = h->cpprev;
-	}
+	if (h->cpprev)
+		UT_HLIST_DEL(h, cnext, cpprev);
 	if (h->srv)
 		h->srv->nconns--;
 	ut_conn_close(&h->conn);
@@ -720,11 +718,7 @@ int ag_grpc_unary(struct agent *a, const char *sock, const char *path, const uin
 		return -EIO;
 	}
 	c->id = id;
-	h->cnext = a->grpc_clients;
-	if (h->cnext)
-		h->cnext->cpprev = &h->cnext;
-	h->cpprev = &a->grpc_clients;
-	a->grpc_clients = h;
+	UT_HLIST_ADD(&a->grpc_clients, h, cnext, cpprev);
 	h2_flush(h);
 	if (!h->closing)
 		arm_recv(h);

@@ -160,12 +160,10 @@ static const struct cli_cmd cmd_ctl = {
 static const struct cli_cmd *const cmds[] = { &cmd_run, &cmd_ctl, NULL };
 
 static const struct cli_opt common_opts[] = {
-	{ .name = "verbose",
-	  .short_name = 'v',
-	  .kind = CLI_COUNT,
-	  CLI_FIELD(struct run_args, verbose),
-	  .help = "More detail: -v the library's info messages (and, for ctl, the request line "
-		  "sent), -vv also its debug output and libbpf's and libxdp's." },
+	OPT("verbose", COUNT, verbose, NULL,
+	    "More detail: -v the library's info messages (and, for ctl, the request line "
+	    "sent), -vv also its debug output and libbpf's and libxdp's.",
+	    .short_name = 'v'),
 	{ 0 },
 };
 

@@ -31,6 +31,7 @@
 
 #include "agent.h"
 #include "dp.h"
+#include "hlist.h"
 #include "iface.h"
 #include "lent.h"
 #include "engines.h"
@@ -126,6 +127,20 @@ static const char *const action_names[XP_CNT_MAX] = {
 static bool verdict_final(int v)
 {
 	return v != XP_CNT_DEFAULT && v != XP_CNT_XSK_NOSOCK && v != XP_CNT_PARSE_ERR;
+}
+
+/* A family over the verdict counters of every interface whose counters were read
+ * (@have): the final verdicts labelled action, else the reasons labelled reason. */
+static void verdict_family(struct buf *b, const struct agent *a, const struct xp_steer_stats *st,
+			   const bool *have, const char *name, bool final, bool bytes)
+{
+	for (int k = 0; k < AG_MAX_IFACES; k++)
+		for (int v = 0; have[k] && v < XP_CNT_MAX; v++)
+			if (verdict_final(v) == final)
+				put(b, "%s{interface=\"%s\",%s=\"%s\"} %llu\n", name,
+				    a->ifaces[k].name, final ? "action" : "reason", action_names[v],
+				    (unsigned long long)(bytes ? st[k].verdict[v].bytes :
+								 st[k].verdict[v].packets));
 }
 
 static const char *const perr_names[XP_PERR_MAX] = {
@@ -314,30 +329,12 @@ static void render(struct ag_metrics *m, struct buf *b)
 	 * family, so that sum() over either counts every packet once. */
 	help(b, "xpile_verdict_packets_total", "counter",
 	     "Packets by the steer program's verdict: pass, drop, tx, redirect, xsk (each packet once).");
-	for (int k = 0; k < AG_MAX_IFACES; k++)
-		for (int v = 0; have[k] && v < XP_CNT_MAX; v++)
-			if (verdict_final(v))
-				put(b,
-				    "xpile_verdict_packets_total{interface=\"%s\",action=\"%s\"} %llu\n",
-				    a->ifaces[k].name, action_names[v],
-				    (unsigned long long)st[k].verdict[v].packets);
+	verdict_family(b, a, st, have, "xpile_verdict_packets_total", true, false);
 	help(b, "xpile_verdict_bytes_total", "counter", "Bytes by the steer program's verdict.");
-	for (int k = 0; k < AG_MAX_IFACES; k++)
-		for (int v = 0; have[k] && v < XP_CNT_MAX; v++)
-			if (verdict_final(v))
-				put(b,
-				    "xpile_verdict_bytes_total{interface=\"%s\",action=\"%s\"} %llu\n",
-				    a->ifaces[k].name, action_names[v],
-				    (unsigned long long)st[k].verdict[v].bytes);
+	verdict_family(b, a, st, have, "xpile_verdict_bytes_total", true, true);
 	help(b, "xpile_verdict_reason_packets_total", "counter",
 	     "Packets whose verdict came from a fallback: default (no rule matched), xsk_nosocket (no socket on the queue: passed), parse_error (malformed); each also counts once in xpile_verdict_packets_total.");
-	for (int k = 0; k < AG_MAX_IFACES; k++)
-		for (int v = 0; have[k] && v < XP_CNT_MAX; v++)
-			if (!verdict_final(v))
-				put(b,
-				    "xpile_verdict_reason_packets_total{interface=\"%s\",reason=\"%s\"} %llu\n",
-				    a->ifaces[k].name, action_names[v],
-				    (unsigned long long)st[k].verdict[v].packets);
+	verdict_family(b, a, st, have, "xpile_verdict_reason_packets_total", false, false);
 	help(b, "xpile_parse_errors_total", "counter", "Malformed packets by reason.");
 	for (int k = 0; k < AG_MAX_IFACES; k++)
 		for (int v = 0; have[k] && v < XP_PERR_MAX; v++)
@@ -435,9 +432,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 
 	if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
 		if (c) {
-			*c->pprev = c->next;
-			if (c->next)
-				c->next->pprev = c->pprev;
+			UT_HLIST_DEL(c, next, pprev);
 			free(c);
 		}
 		*socket_context = NULL;
@@ -455,11 +450,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	if (ai && ai->client_addr && ai->client_addr->sa_family == AF_INET)
 		c->peer = ((const struct sockaddr_in *)ai->client_addr)->sin_addr;
 	c->since = ut_now();
-	c->next = m->conns;
-	if (c->next)
-		c->next->pprev = &c->next;
-	c->pprev = &m->conns;
-	m->conns = c;
+	UT_HLIST_ADD(&m->conns, c, next, pprev);
 	*socket_context = c;
 	if (c->fd >= 0)
 		admit(m, c);

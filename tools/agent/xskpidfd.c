@@ -50,6 +50,20 @@
 #define INSN(c, d, s, o, i) \
 	((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) })
 #define PROBE_MISS 26
+/* r7 = data, r3 = data_end of the context in register @ctx; when the packet has less
+ * than 8 bytes, a jump @miss instructions past these 5. */
+#define PKT_HEAD(ctx, miss)                                      \
+	INSN(BPF_LDX | BPF_MEM | BPF_W, 7, (ctx), 0, 0),         \
+		INSN(BPF_LDX | BPF_MEM | BPF_W, 3, (ctx), 4, 0), \
+		INSN(BPF_ALU64 | BPF_MOV | BPF_X, 4, 7, 0, 0),   \
+		INSN(BPF_ALU64 | BPF_ADD | BPF_K, 4, 0, 0, 8),   \
+		INSN(BPF_JMP | BPF_JGT | BPF_X, 4, 3, (miss), 0)
+/* r0 = bpf_map_lookup_elem(the map of fd @map, r10 + @off): 5 instructions. */
+#define MAP_LOOKUP(map, off)                                                                  \
+	INSN(BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, (map)), INSN(0, 0, 0, 0, 0), \
+		INSN(BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0),                               \
+		INSN(BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, (off)),                            \
+		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem)
 
 /* r0 = XDP_PASS when the interface's XSKMAP holds the probe slot's socket at the key
  * of its bound queue, which the probe writes to the first 4 bytes of the packet. */
@@ -57,27 +71,15 @@ static int probe_load(int xskmap, int scratch)
 {
 	const struct bpf_insn p[] = {
 		INSN(BPF_ALU64 | BPF_MOV | BPF_X, 6, 1, 0, 0), /* r6 = ctx */
-		INSN(BPF_LDX | BPF_MEM | BPF_W, 7, 6, 0, 0), /* r7 = data */
-		INSN(BPF_LDX | BPF_MEM | BPF_W, 3, 6, 4, 0), /* r3 = data_end */
-		INSN(BPF_ALU64 | BPF_MOV | BPF_X, 4, 7, 0, 0),
-		INSN(BPF_ALU64 | BPF_ADD | BPF_K, 4, 0, 0, 8),
-		INSN(BPF_JMP | BPF_JGT | BPF_X, 4, 3, PROBE_MISS - 6, 0), /* data + 8 > end */
+		PKT_HEAD(6, PROBE_MISS - 6),
 		INSN(BPF_ST | BPF_MEM | BPF_W, 10, 0, -4, 0), /* key 0 */
-		INSN(BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, scratch),
-		INSN(0, 0, 0, 0, 0),
-		INSN(BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0),
-		INSN(BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -4),
-		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem),
+		MAP_LOOKUP(scratch, -4),
 		INSN(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, PROBE_MISS - 13, 0),
 		INSN(BPF_ALU64 | BPF_MOV | BPF_X, 8, 0, 0, 0), /* r8 = the socket */
 		INSN(BPF_LDX | BPF_MEM | BPF_W, 9, 8, 0, 0), /* r9 = its queue_id */
 		INSN(BPF_STX | BPF_MEM | BPF_W, 7, 9, 0, 0), /* into the packet */
 		INSN(BPF_STX | BPF_MEM | BPF_W, 10, 9, -8, 0), /* and the key */
-		INSN(BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, xskmap),
-		INSN(0, 0, 0, 0, 0),
-		INSN(BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0),
-		INSN(BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -8),
-		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem),
+		MAP_LOOKUP(xskmap, -8),
 		INSN(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, PROBE_MISS - 23, 0),
 		INSN(BPF_JMP | BPF_JNE | BPF_X, 0, 8, PROBE_MISS - 24, 0), /* another socket */
 		INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, XDP_PASS),
@@ -112,17 +114,9 @@ static int probe_load(int xskmap, int scratch)
 static int bound_probe_load(int scratch)
 {
 	const struct bpf_insn p[] = {
-		INSN(BPF_LDX | BPF_MEM | BPF_W, 7, 1, 0, 0), /* r7 = data */
-		INSN(BPF_LDX | BPF_MEM | BPF_W, 3, 1, 4, 0), /* r3 = data_end */
-		INSN(BPF_ALU64 | BPF_MOV | BPF_X, 4, 7, 0, 0),
-		INSN(BPF_ALU64 | BPF_ADD | BPF_K, 4, 0, 0, 8),
-		INSN(BPF_JMP | BPF_JGT | BPF_X, 4, 3, 11, 0), /* data + 8 > end: miss */
+		PKT_HEAD(1, 11), /* data + 8 > end: miss */
 		INSN(BPF_ST | BPF_MEM | BPF_W, 10, 0, -4, 0), /* key 0 */
-		INSN(BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, scratch),
-		INSN(0, 0, 0, 0, 0),
-		INSN(BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0),
-		INSN(BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -4),
-		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem),
+		MAP_LOOKUP(scratch, -4),
 		INSN(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 4, 0), /* no socket: miss */
 		INSN(BPF_LDX | BPF_MEM | BPF_W, 9, 0, 0, 0), /* its queue_id */
 		INSN(BPF_STX | BPF_MEM | BPF_W, 7, 9, 0, 0), /* into the packet */

@@ -10,12 +10,11 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "benchutil.h"
 
 #ifdef XPILE_HAVE_DPDK
-#include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
-#include <rte_log.h>
 #include <rte_mempool.h>
 
 bool alloc_dpdk_available(void)
@@ -25,35 +24,9 @@ bool alloc_dpdk_available(void)
 
 int alloc_dpdk_init(const struct alloc_params *p)
 {
-	static bool done;
-	char mem[32];
 	/* Memory for the largest pool of a run, plus EAL's own. */
-	size_t mb = 2 * (size_t)p->nobjs * (p->frame + 128) / (1 << 20) + 256;
-	/* --no-huge implies legacy memory, which --in-memory refuses: --no-shconf instead. */
-	char *argv[] = { "xpile-bench",
-			 "--no-huge",
-			 "--no-pci",
-			 "--no-shconf",
-			 "--no-telemetry",
-			 "--log-level=lib.*:error",
-			 "--log-level=pmd.*:error",
-			 "-l",
-			 "0",
-			 "-m",
-			 mem,
-			 NULL };
-
-	if (done)
-		return 0;
-	snprintf(mem, sizeof(mem), "%zu", mb);
-	rte_log_set_global_level(RTE_LOG_ERR);
-	if (rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) < 0) {
-		fprintf(stderr, "xpile-bench alloc: DPDK EAL init failed: %s\n",
-			rte_strerror(rte_errno));
-		return -1;
-	}
-	done = true;
-	return 0;
+	return bench_dpdk_eal_init("alloc",
+				   2 * (size_t)p->nobjs * (p->frame + 128) / (1 << 20) + 256);
 }
 
 int alloc_dpdk_pool_create(const char *ops, const struct alloc_params *p, void **out)

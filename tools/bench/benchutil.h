@@ -3,6 +3,7 @@
 #ifndef XPILE_BENCHUTIL_H
 #define XPILE_BENCHUTIL_H
 
+#include <stddef.h>
 #include <linux/types.h>
 
 /* Sorts @v and returns its median. */
@@ -13,5 +14,8 @@ const char *bench_loadavg(void);
 /* Runs tools/bench/@name (found above the binary, or under $XPILE_SRCDIR) with bash,
  * XB_XPILE and XB_SELF set beside the XB_* options: returns only on failure (2). */
 int bench_exec_script(const char *cmd, const char *name);
+/* DPDK's EAL with @mb MiB, once per process (dpdk_eal.c, only with XPILE_HAVE_DPDK):
+ * 0, or -1 after a line naming xpile-bench @cmd. */
+int bench_dpdk_eal_init(const char *cmd, size_t mb);
 
 #endif

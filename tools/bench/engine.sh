@@ -166,16 +166,6 @@ counter() { # ns dev what
 cputicks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 hz=$(getconf CLK_TCK)
 
-# Stop a process started with `&` and reap it, bounded: SIGTERM (async jobs of a
-# script ignore SIGINT), then SIGKILL. `ip netns exec` execs its command, so $! is it.
-stop() {
-	local pid=$1
-	kill -TERM "$pid" 2>/dev/null
-	for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-	kill -9 "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
-}
-
 # Ready once every interface the contender needs carries an XDP program; gives up at
 # once if the contender exits.
 wait_xdp() { # pid ns dev...
@@ -271,13 +261,13 @@ measure() { # contender mode
 		start_dut "$c" "$m"
 		wait_xdp "$dpid" "$dns" "${ifs[@]}" && break
 		grep -q busy "$log/dut.log" && [ $try -lt 4 ] || break
-		stop "$dpid"
+		xt_stop "$dpid"
 		sleep 1
 	done
 	if ! kill -0 "$dpid" 2>/dev/null || ! wait_xdp "$dpid" "$dns" "${ifs[@]}"; then
 		echo "# $c $m: never attached; its log:" >&2
 		tail -5 "$log/dut.log" | sed 's/^/#   /' >&2
-		stop "$dpid"
+		xt_stop "$dpid"
 		echo "failed -"
 		return
 	fi
@@ -293,8 +283,8 @@ measure() { # contender mode
 	local alive=1 galive=1
 	kill -0 "$dpid" 2>/dev/null || alive=0
 	kill -0 "$gpid" 2>/dev/null || galive=0
-	stop "$gpid"
-	stop "$dpid"
+	xt_stop "$gpid"
+	xt_stop "$dpid"
 	if [ -n "${XB_LOGS:-}" ]; then
 		mkdir -p "$XB_LOGS" && cp "$log/dut.log" "$XB_LOGS/$m-$c-$(date +%H%M%S).log"
 	fi

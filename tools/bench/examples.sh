@@ -136,13 +136,6 @@ printf 'R2001:0002:0000:0000:0000:0000:0000:0000/64 1\n' >"$log/routes6.cfg"
 cat "$log/routes4.cfg" "$log/routes6.cfg" >"$log/routes.cfg"
 hz=$(getconf CLK_TCK)
 
-stop() {
-	local pid=$1
-	kill -TERM "$pid" 2>/dev/null
-	for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-	kill -9 "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
-}
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 ticks_all() { local p s=0; for p in "$@"; do s=$((s + $(ticks "$p"))); done; echo $s; }
 rx() { ip netns exec "$sns" cat /sys/class/net/s1/statistics/rx_packets; }
@@ -218,14 +211,14 @@ measure() { # contender app measure
 		xt_wait_for 20 bash -c "[ \$(ip -n '$dns' link show | grep -c prog/xdp) = 2 ] || ! kill -0 $dpid" &&
 			kill -0 "$dpid" 2>/dev/null && break
 		grep -qi 'busy\|err=-22\|err=-16' "$log/dut.log" && [ $try -lt 4 ] || break
-		stop "$dpid"
+		xt_stop "$dpid"
 		sleep 1
 	done
 	if ! xt_wait_for 20 bash -c "[ \$(ip -n '$dns' link show | grep -c prog/xdp) = 2 ] || ! kill -0 $dpid" ||
 		! kill -0 "$dpid" 2>/dev/null; then
 		echo "# $1 $2: never attached; its log:" >&2
 		tail -"${XE_LOGLINES:-5}" "$log/dut.log" | sed 's/^/#   /' >&2
-		stop "$dpid"
+		xt_stop "$dpid"
 		echo "failed - -"
 		return
 	fi
@@ -239,8 +232,8 @@ measure() { # contender app measure
 	b=$(rx) c1=$(ticks "$dpid") n1=$(ticks_all "${napi[@]}") t1=$(date +%s%N)
 	local alive=1
 	kill -0 "$dpid" 2>/dev/null || alive=0
-	stop "$gpid"
-	stop "$dpid"
+	xt_stop "$gpid"
+	xt_stop "$dpid"
 	if [ $alive = 0 ] || [ "$a" = "$b" ]; then
 		echo "# $1 $2 $3: $([ $alive = 0 ] && echo died || echo 'nothing forwarded'); its log:" >&2
 		tail -"${XE_LOGLINES:-5}" "$log/dut.log" | sed 's/^/#   /' >&2

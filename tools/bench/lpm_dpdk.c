@@ -12,9 +12,7 @@
 #include "lpm_bench.h"
 
 #ifdef XPILE_HAVE_DPDK
-#include <rte_eal.h>
 #include <rte_errno.h>
-#include <rte_log.h>
 #include <rte_lpm.h>
 #include <rte_lpm6.h>
 
@@ -25,32 +23,7 @@ bool lpm_dpdk_available(void)
 
 int lpm_dpdk_init(__u64 bytes)
 {
-	static bool done;
-	char mem[32];
-	/* --no-huge implies legacy memory, which --in-memory refuses: --no-shconf instead. */
-	char *argv[] = { "xpile-bench",
-			 "--no-huge",
-			 "--no-pci",
-			 "--no-shconf",
-			 "--no-telemetry",
-			 "--log-level=lib.*:error",
-			 "-l",
-			 "0",
-			 "-m",
-			 mem,
-			 NULL };
-
-	if (done)
-		return 0;
-	snprintf(mem, sizeof(mem), "%llu", (unsigned long long)(bytes >> 20) + 256);
-	rte_log_set_global_level(RTE_LOG_ERR);
-	if (rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) < 0) {
-		fprintf(stderr, "xpile-bench lpm: DPDK EAL init failed: %s\n",
-			rte_strerror(rte_errno));
-		return -1;
-	}
-	done = true;
-	return 0;
+	return bench_dpdk_eal_init("lpm", (size_t)(bytes >> 20) + 256);
 }
 
 int lpm_dpdk_load4(const struct route4 *r, __u32 n, __u32 tbl8s, void **out, double *ms)

@@ -464,6 +464,21 @@ static int round_n(struct punt_ctx *c, int dir, int n, __u32 k, __u32 pkt, doubl
 	return 0;
 }
 
+/* @rounds rounds of direction @dir's @n variants at @pkt: each one's mean ns per frame
+ * into *fig[v] (0 for a variant past @n). */
+static int time_rounds(struct punt_ctx *c, int dir, int n, __u32 rounds, __u32 pkt,
+		       double *const fig[4])
+{
+	double t[4] = { 0 };
+
+	for (__u32 k = 0; k < rounds; k++)
+		if (round_n(c, dir, n, k, pkt, t))
+			return -1;
+	for (int v = 0; v < 4; v++)
+		*fig[v] = t[v] / rounds;
+	return 0;
+}
+
 /* The second thread of a process that must not be single-threaded: it waits on @arg
  * (a pipe's read end) until the bench closes the other end. */
 static void *sleeper_main(void *arg)
@@ -602,37 +617,27 @@ int bench_punt(int argc, char **argv)
 	for (r = 0; r < a.runs; r++)
 		for (s = 0; s < ns; s++) {
 			if (a.dir != 2) {
-				double t[4] = { 0 };
+				double *const fig[4] = { &w[s][r], &u[s][r], &sk[s][r], &th[s][r] };
 
 				c.handoff = 0;
-				for (__u32 k = 0; k < rounds; k++)
-					if (round_n(&c, 1, c.pt ? 4 : 3, k, sizes[s], t)) {
-						fprintf(stderr,
-							"xpile-bench punt: a write failed\n");
-						return 1;
-					}
-				w[s][r] = t[0] / rounds;
-				u[s][r] = t[1] / rounds;
-				sk[s][r] = t[2] / rounds;
-				th[s][r] = t[3] / rounds;
+				if (time_rounds(&c, 1, c.pt ? 4 : 3, rounds, sizes[s], fig)) {
+					fprintf(stderr, "xpile-bench punt: a write failed\n");
+					return 1;
+				}
 				ho[s][r] = c.handoff / rounds;
 				printf("punt pkt=%u write_ns=%.0f uring_ns=%.0f skip_ns=%.0f thread_ns=%.0f handoff_ns=%.1f ratio=%.2f skip_ratio=%.2f\n",
 				       sizes[s], w[s][r], u[s][r], sk[s][r], th[s][r], ho[s][r],
 				       u[s][r] / w[s][r], sk[s][r] / w[s][r]);
 			}
 			if (a.dir != 1) {
-				double t[4] = { 0 };
+				double *const fig[4] = { &rd[s][r], &fx[s][r], &ms[s][r],
+							 &bt[s][r] };
 
-				for (__u32 k = 0; k < rounds; k++)
-					if (round_n(&c, 2, 4, k, sizes[s], t)) {
-						fprintf(stderr,
-							"xpile-bench punt: a read failed or lost a frame\n");
-						return 1;
-					}
-				rd[s][r] = t[0] / rounds;
-				fx[s][r] = t[1] / rounds;
-				ms[s][r] = t[2] / rounds;
-				bt[s][r] = t[3] / rounds;
+				if (time_rounds(&c, 2, 4, rounds, sizes[s], fig)) {
+					fprintf(stderr,
+						"xpile-bench punt: a read failed or lost a frame\n");
+					return 1;
+				}
 				printf("inject pkt=%u read_ns=%.0f fixed_ns=%.0f mshot_ns=%.0f batch_ns=%.0f ratio=%.2f batch_ratio=%.2f\n",
 				       sizes[s], rd[s][r], fx[s][r], ms[s][r], bt[s][r],
 				       ms[s][r] / rd[s][r], bt[s][r] / rd[s][r]);

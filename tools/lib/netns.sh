@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Shared set-up for network suites and scripts: sourced by tests/net/test_*.sh (through
-# tests/lib/netns.sh), tools/bench/engine.sh and tools/setup/demo.sh.
+# tests/lib/netns.sh), tools/bench/*.sh and tools/setup/demo.sh.
 #
 # Every namespace and veth gets a name unique to this run (prefix xp<pid>), both veth
 # ends always live in namespaces we created, addresses come from 198.18.0.0/15 only,
@@ -13,6 +13,7 @@
 #   xt_ns_var VAR NAME    the same, its name in VAR
 #   xt_veth NS_A IF_A NS_B IF_B   veth pair with ends renamed inside each namespace
 #   xt_bg CMD...          start a background process that cleanup kills
+#   xt_stop PID           stop a process started with `&` and reap it, bounded
 #   xt_on_exit CMD...     run CMD at cleanup (before namespaces go)
 #   xt_fail MSG / xt_skip MSG
 #   xt_wait_for SECONDS CMD...   poll until CMD succeeds (bounded)
@@ -84,6 +85,16 @@ xt_veth() {
 xt_bg() {
 	"$@" &
 	XT_PIDS+=($!)
+}
+
+# SIGTERM (async jobs of a script ignore SIGINT), up to 5 s, then SIGKILL. `ip netns
+# exec` execs its command, so $! is it.
+xt_stop() { # PID
+	local pid=$1
+	kill -TERM "$pid" 2>/dev/null
+	for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
 }
 
 xt_on_exit() { XT_EXIT_CMDS+=("$*"); }

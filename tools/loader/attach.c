@@ -358,32 +358,25 @@ static const struct cli_opt load_opts[] = {
 	OPT("default", FUNC, dflt, "ACTION",
 	    "Action when no rule matches (default \"xsk\": the queue's socket, else pass)",
 	    .short_name = 'd', .parse = parse_default),
-	OPT("obj", STR, obj, "FILE",
-	    "BPF object (default steer.o from $XPILE_BPF_DIR or next to the binary)",
-	    .short_name = 'o'),
+	OPT_OBJ("BPF object"),
 	OPT_JSON,
 	{ 0 },
 };
 
-const struct loader_cmd cmd_load = {
-	CLI_COMMAND(
-		"load", "[OPTIONS] IFACE",
-		"Attach the xpile steer program to IFACE and pin its maps", load_opts,
-		.min_args = 1, .max_args = 1, .check = loader_check_iface,
-		.description =
-			"Attaches through libxdp: inside libxdp's multi-program dispatcher where the kernel "
-			"allows freplace, else as the interface's single XDP program. The program and "
-			"every map are pinned so that 'rule', 'stats', 'unload' and the engine find "
-			"them, also when each runs under its own 'ip netns exec NS' or is started any "
-			"other way (see FILES). A bpffs is mounted on the host's /sys/fs/bpf if none "
-			"is (never a private one). Directories that network namespaces since deleted "
-			"left in bpffs and /run/xpile are removed first. With no rules, every packet takes the "
-			"default action: by default the AF_XDP socket of its RX queue, or the kernel "
-			"while that queue has no socket.",
-		.examples =
-			"xpile-loader load eth0\nxpile-loader load --mode skb --default pass veth0"),
-	run_load,
-};
+LOADER_IFACE_COMMAND(
+	cmd_load, run_load, "load", "Attach the xpile steer program to IFACE and pin its maps",
+	load_opts,
+	.description =
+		"Attaches through libxdp: inside libxdp's multi-program dispatcher where the kernel "
+		"allows freplace, else as the interface's single XDP program. The program and "
+		"every map are pinned so that 'rule', 'stats', 'unload' and the engine find "
+		"them, also when each runs under its own 'ip netns exec NS' or is started any "
+		"other way (see FILES). A bpffs is mounted on the host's /sys/fs/bpf if none "
+		"is (never a private one). Directories that network namespaces since deleted "
+		"left in bpffs and /run/xpile are removed first. With no rules, every packet takes the "
+		"default action: by default the AF_XDP socket of its RX queue, or the kernel "
+		"while that queue has no socket.",
+	.examples = "xpile-loader load eth0\nxpile-loader load --mode skb --default pass veth0");
 
 static const struct cli_opt unload_opts[] = {
 	OPT_PIN,
@@ -394,19 +387,15 @@ static const struct cli_opt unload_opts[] = {
 	{ 0 },
 };
 
-const struct loader_cmd cmd_unload = {
-	CLI_COMMAND(
-		"unload", "[OPTIONS] IFACE",
-		"Detach the steer program from IFACE and remove its pins", unload_opts,
-		.min_args = 1, .max_args = 1, .check = loader_check_iface,
-		.description =
-			"Detaches only xpile's own program, removes the pins and the wiring "
-			"plan, and cleans stale pins of a program that is no longer attached. Refuses "
-			"while an engine (xpile run) serves through the program, naming its pid, "
-			"unless --force.",
-		.examples = "xpile-loader unload eth0"),
-	run_unload,
-};
+LOADER_IFACE_COMMAND(
+	cmd_unload, run_unload, "unload", "Detach the steer program from IFACE and remove its pins",
+	unload_opts,
+	.description =
+		"Detaches only xpile's own program, removes the pins and the wiring "
+		"plan, and cleans stale pins of a program that is no longer attached. Refuses "
+		"while an engine (xpile run) serves through the program, naming its pid, "
+		"unless --force.",
+	.examples = "xpile-loader unload eth0");
 
 static const struct cli_opt status_opts[] = { OPT_PIN, OPT_JSON, { 0 } };
 
@@ -424,19 +413,16 @@ const struct loader_cmd cmd_status = {
 
 static const struct cli_opt features_opts[] = { OPT_JSON, { 0 } };
 
-const struct loader_cmd cmd_features = {
-	CLI_COMMAND(
-		"features", "[OPTIONS] IFACE", "Probe what IFACE and this kernel support",
-		features_opts, .min_args = 1, .max_args = 1, .check = loader_check_iface,
-		.description =
-			"Native XDP, AF_XDP zero-copy, multi-buffer and redirect support come from the "
-			"kernel's netdev netlink family when it has one (>= 6.3), else from attaching a "
-			"trivial program. Channels come from ETHTOOL_GCHANNELS (sysfs queues otherwise). "
-			"The libxdp dispatcher line reports whether the kernel accepts the freplace "
-			"programs it needs; when it does not, xpile runs as the only XDP program. "
-			"RSS and ntuple lines say what 'wire' can steer in the NIC: the indirection "
-			"table (ETHTOOL_GRXFHINDIR) and the ntuple rule table (ETHTOOL_GRXCLSRLCNT, with "
-			"the rx-ntuple-filter feature from ETHTOOL_GFEATURES).",
-		.examples = "xpile-loader features eth0"),
-	run_features,
-};
+LOADER_IFACE_COMMAND(
+	cmd_features, run_features, "features", "Probe what IFACE and this kernel support",
+	features_opts,
+	.description =
+		"Native XDP, AF_XDP zero-copy, multi-buffer and redirect support come from the "
+		"kernel's netdev netlink family when it has one (>= 6.3), else from attaching a "
+		"trivial program. Channels come from ETHTOOL_GCHANNELS (sysfs queues otherwise). "
+		"The libxdp dispatcher line reports whether the kernel accepts the freplace "
+		"programs it needs; when it does not, xpile runs as the only XDP program. "
+		"RSS and ntuple lines say what 'wire' can steer in the NIC: the indirection "
+		"table (ETHTOOL_GRXFHINDIR) and the ntuple rule table (ETHTOOL_GRXCLSRLCNT, with "
+		"the rx-ntuple-filter feature from ETHTOOL_GFEATURES).",
+	.examples = "xpile-loader features eth0");

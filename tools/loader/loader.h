@@ -49,7 +49,20 @@ struct loader_cmd {
 	OPT("pin-path", STR, pin_path, "DIR",                                       \
 	    "Pin directory (default /sys/fs/bpf/xpile/ns<inode>/IFACE, see FILES)", \
 	    .short_name = 'p')
+/* --obj, for load and replace: @what is the object's part in the command. */
+#define OPT_OBJ(what)                                                            \
+	OPT("obj", STR, obj, "FILE",                                             \
+	    what " (default steer.o from $XPILE_BPF_DIR or next to the binary)", \
+	    .short_name = 'o')
 #define OPT_JSON OPT("json", FLAG, json, NULL, "Print JSON", .short_name = 'j')
+
+/* Defines @var, the command @name that @fn runs on its one argument, IFACE (checked by
+ * loader_check_iface): the shape of most commands, the rest written out. */
+#define LOADER_IFACE_COMMAND(var, fn, name, summary, opts, ...)                                  \
+	const struct loader_cmd var = { CLI_COMMAND(name, "[OPTIONS] IFACE", summary, opts,      \
+						    .min_args = 1, .max_args = 1,                \
+						    .check = loader_check_iface, ##__VA_ARGS__), \
+					fn }
 
 extern const struct loader_cmd cmd_load, cmd_unload, cmd_status, cmd_stats, cmd_rule, cmd_wire,
 	cmd_features, cmd_replace;

@@ -22,18 +22,11 @@ static const struct cli_cmd *const cmds[] = {
 };
 
 static const struct cli_opt common_opts[] = {
-	{ .name = "verbose",
-	  .short_name = 'v',
-	  .kind = CLI_COUNT,
-	  CLI_FIELD(struct loader_args, verbose),
-	  .help = "Print more about what is done: -v what each step does, -vv also libbpf's and "
-		  "libxdp's debug output" },
-	{ .name = "bpffs",
-	  .kind = CLI_STR,
-	  CLI_FIELD(struct loader_args, bpffs),
-	  .metavar = "DIR",
-	  .help = CLI_BPFFS_HELP,
-	  .env = "XPILE_BPFFS" },
+	OPT("verbose", COUNT, verbose, NULL,
+	    "Print more about what is done: -v what each step does, -vv also libbpf's and "
+	    "libxdp's debug output",
+	    .short_name = 'v'),
+	OPT("bpffs", STR, bpffs, "DIR", CLI_BPFFS_HELP, .env = "XPILE_BPFFS"),
 	{ 0 },
 };
 

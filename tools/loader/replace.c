@@ -35,28 +35,22 @@ static int run_replace(struct loader_args *a)
 
 static const struct cli_opt replace_opts[] = {
 	OPT_PIN,
-	OPT("obj", STR, obj, "FILE",
-	    "The new BPF object (default steer.o from $XPILE_BPF_DIR or next to the binary)",
-	    .short_name = 'o'),
+	OPT_OBJ("The new BPF object"),
 	OPT_JSON,
 	{ 0 },
 };
 
-const struct loader_cmd cmd_replace = {
-	CLI_COMMAND(
-		"replace", "[OPTIONS] IFACE",
-		"Replace the steer program on IFACE with a new build, keeping its maps",
-		replace_opts, .min_args = 1, .max_args = 1, .check = loader_check_iface,
-		.description =
-			"The new program takes over the pinned maps (XSKMAP, rule sets, counters, "
-			"config) before it loads, and the kernel swaps it in atomically only if the "
-			"running one is still there (XDP_FLAGS_REPLACE): no packet sees no program, "
-			"AF_XDP sockets stay attached, counters continue, and the pins then hold the "
-			"new program. A new program whose map layout differs (XP_STEER_ABI_VERSION, "
-			"or any pinned map's type, key, value, size or flags) is refused with one line "
-			"naming the difference unless a migration exists; the old program stays. "
-			"Inside libxdp's dispatcher it is refused (unload and load instead).",
-		.examples = "xpile-loader replace eth0\n"
-			    "xpile-loader replace --obj /usr/local/lib/xpile/steer.o eth0"),
-	run_replace,
-};
+LOADER_IFACE_COMMAND(
+	cmd_replace, run_replace, "replace",
+	"Replace the steer program on IFACE with a new build, keeping its maps", replace_opts,
+	.description =
+		"The new program takes over the pinned maps (XSKMAP, rule sets, counters, "
+		"config) before it loads, and the kernel swaps it in atomically only if the "
+		"running one is still there (XDP_FLAGS_REPLACE): no packet sees no program, "
+		"AF_XDP sockets stay attached, counters continue, and the pins then hold the "
+		"new program. A new program whose map layout differs (XP_STEER_ABI_VERSION, "
+		"or any pinned map's type, key, value, size or flags) is refused with one line "
+		"naming the difference unless a migration exists; the old program stays. "
+		"Inside libxdp's dispatcher it is refused (unload and load instead).",
+	.examples = "xpile-loader replace eth0\n"
+		    "xpile-loader replace --obj /usr/local/lib/xpile/steer.o eth0");

@@ -332,16 +332,12 @@ static const struct cli_opt stats_opts[] = {
 	{ 0 },
 };
 
-const struct loader_cmd cmd_stats = {
-	CLI_COMMAND(
-		"stats", "[OPTIONS] IFACE", "Show verdict, parse-error and per-rule counters",
-		stats_opts, .min_args = 1, .max_args = 1, .check = loader_check_iface,
-		.description =
-			"Counters are per CPU in the kernel and summed here: packets and bytes "
-			"per verdict (xsk_nosock: steered to a queue without a socket, so passed; "
-			"default: no rule matched; parse_error: truncated or malformed), per "
-			"parse-error reason and per rule.",
-		.examples =
-			"xpile-loader stats eth0\nxpile-loader stats --watch --interval 2 --count 10 eth0"),
-	run_stats,
-};
+LOADER_IFACE_COMMAND(
+	cmd_stats, run_stats, "stats", "Show verdict, parse-error and per-rule counters",
+	stats_opts,
+	.description = "Counters are per CPU in the kernel and summed here: packets and bytes "
+		       "per verdict (xsk_nosock: steered to a queue without a socket, so passed; "
+		       "default: no rule matched; parse_error: truncated or malformed), per "
+		       "parse-error reason and per rule.",
+	.examples =
+		"xpile-loader stats eth0\nxpile-loader stats --watch --interval 2 --count 10 eth0");

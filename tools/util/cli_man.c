@@ -156,6 +156,15 @@ static void sections(FILE *f, const struct cli_section *s)
 	}
 }
 
+/* The entries of table @o (may be NULL), after @lead when there is one. */
+static void opt_list(FILE *f, const struct cli_opt *o, const char *lead)
+{
+	if (o && o->name)
+		fputs(lead, f);
+	for (; o && o->name; o++)
+		opt_entry(f, o);
+}
+
 /* "a(8), b(8)": each name in bold. */
 static void see_also(FILE *f, const char *list, bool first)
 {
@@ -212,12 +221,8 @@ void cli_man_cmd(FILE *f, const struct cli_prog *p, const struct cli_cmd *c)
 		text(f, c->description, ".PP");
 	}
 	fputs(".SH OPTIONS\n", f);
-	for (const struct cli_opt *o = c->opts; o && o->name; o++)
-		opt_entry(f, o);
-	if (p->common && p->common->name)
-		fputs(".SS Common options\n", f);
-	for (const struct cli_opt *o = p->common; o && o->name; o++)
-		opt_entry(f, o);
+	opt_list(f, c->opts, "");
+	opt_list(f, p->common, ".SS Common options\n");
 	builtin_opts(f, p, single);
 	sections(f, c->sections);
 	if (single)
@@ -271,10 +276,7 @@ void cli_man_prog(FILE *f, const struct cli_prog *p)
 		fputs("\\fR(8).\n", f);
 	}
 	fputs(".SH OPTIONS\n", f);
-	if (p->common && p->common->name)
-		fputs("Every command takes these:\n", f);
-	for (const struct cli_opt *o = p->common; o && o->name; o++)
-		opt_entry(f, o);
+	opt_list(f, p->common, "Every command takes these:\n");
 	builtin_opts(f, p, true);
 	sections(f, p->sections);
 	fputs(".SH SEE ALSO\n", f);

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 
 #include "clock.h"
+#include "hlist.h"
 #include "say.h"
 #include "server.h"
 
@@ -75,20 +76,13 @@ void ut_conn_add(struct ut_srv *s, struct ut_conn *c, int fd, ut_ev_fn on_recv)
 	c->srv = s;
 	c->fd = fd;
 	c->last = ut_now();
-	c->next = s->conns;
-	if (c->next)
-		c->next->pprev = &c->next;
-	c->pprev = &s->conns;
-	s->conns = c;
+	UT_HLIST_ADD(&s->conns, c, next, pprev);
 }
 
 void ut_conn_close(struct ut_conn *c)
 {
-	if (c->pprev) {
-		*c->pprev = c->next;
-		if (c->next)
-			c->next->pprev = c->pprev;
-	}
+	if (c->pprev)
+		UT_HLIST_DEL(c, next, pprev);
 	c->pprev = NULL;
 	close(c->fd);
 }
