@@ -58,5 +58,5 @@ dpdk_env_init() { # dir
 }
 
 dpdk_eal() { # megabytes core file_prefix
-	echo "--no-pci --huge-dir $hp_dir -m $1 --in-memory --no-telemetry --file-prefix $3 -l $2"
+	echo "--no-pci --huge-dir ${hp_dir:-} -m $1 --in-memory --no-telemetry --file-prefix $3 -l $2"
 }

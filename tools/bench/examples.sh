@@ -36,6 +36,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 . tools/lib/netns.sh
+. tools/bench/dpdk_env.sh
 
 apps=${XE_APPS:-l2fwd,l3fwd}
 runs=${XE_RUNS:-5}
@@ -64,14 +65,10 @@ for a in "${app_list[@]}"; do case $a in l2fwd | l3fwd) ;; *) die "XE_APPS: unkn
 for m in "${meas_list[@]}"; do case $m in rate | cpu) ;; *) die "XE_MEASURE: unknown '$m'; use rate and/or cpu" ;; esac; done
 [ -x "$bench" ] && [ -x "$xpile" ] || die "$bench or $xpile not built: run make"
 
-# DPDK's binaries: built here if the sources and the library are installed.
-have_dpdk=0
-if [ -x "$ddir/l2fwd" ] && [ -x "$ddir/l3fwd" ]; then
-	have_dpdk=1
-elif [ -d /usr/share/dpdk/examples/l3fwd ] && pkg-config --exists libdpdk 2>/dev/null; then
-	tools/bench/dpdk_examples.sh "$ddir" >/dev/null && have_dpdk=1
-fi
-[ "$have_dpdk" = 1 ] || echo "# DPDK skipped: its examples are not built and cannot be (apt-get install dpdk-doc libdpdk-dev)"
+# DPDK's binaries, built here if the sources and the library are installed, and a
+# private hugetlbfs: net_af_xdp puts its UMEM in the mbuf pool, and l3fwd its rte_lpm
+# tables (IPv4 and IPv6, about 200 MB), in hugepages.
+dpdk_env_init "$ddir"
 IFS=, read -ra want <<<"${XE_CONTENDERS:-xpile,dpdk}"
 contenders=()
 for c in "${want[@]}"; do
@@ -89,35 +86,7 @@ done
 have_both=$([ ${#contenders[@]} = 2 ] && echo 1 || echo 0)
 
 log=$(mktemp -d /tmp/xpile-bench-examples.XXXXXX)
-# DPDK's net_af_xdp puts its UMEM in the mbuf pool, and l3fwd its rte_lpm tables
-# (IPv4 and IPv6, about 200 MB), in hugepages: a private hugetlbfs for the run, and
-# before each DPDK start the pool is topped up to what it needs (other users of the
-# machine take pages meanwhile); what was added is given back at exit.
-hp_sys=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
-# measure() runs in a subshell (process substitution): the count lives in a file.
-hp_count=$log/hp_added
-echo 0 >"$hp_count"
-hp_free() { awk '/HugePages_Free/ {print $2}' /proc/meminfo; }
-hp_ensure() { # pages
-	local free
-	free=$(hp_free)
-	[ "$free" -ge "$1" ] && return 0
-	echo $(($(cat $hp_sys) + $1 - free)) >$hp_sys
-	echo $(($(cat "$hp_count") + $1 - free)) >"$hp_count"
-	[ "$(hp_free)" -ge "$1" ] || echo "# only $(hp_free) free 2 MiB hugepages, DPDK needs $1" >&2
-}
-hp_give_back() {
-	local cur added
-	cur=$(cat $hp_sys) added=$(cat "$hp_count")
-	echo $((cur > added ? cur - added : 0)) >$hp_sys
-}
-if [ "$have_dpdk" = 1 ]; then
-	hp_dir=$(mktemp -d /tmp/xpile-bench-huge.XXXXXX)
-	xt_on_exit "umount '$hp_dir'; rmdir '$hp_dir'"
-	xt_on_exit hp_give_back
-	mount -t hugetlbfs -o pagesize=2M none "$hp_dir" || die "cannot mount hugetlbfs on $hp_dir"
-fi
-xt_on_exit "rm -rf '$log'" # after hp_give_back, which reads it
+xt_on_exit "rm -rf '$log'"
 
 xt_ns gen >/dev/null && xt_ns dut >/dev/null && xt_ns sink >/dev/null
 gns=$XT_ID-gen dns=$XT_ID-dut sns=$XT_ID-sink
@@ -143,7 +112,8 @@ rx() { ip netns exec "$sns" cat /sys/class/net/s1/statistics/rx_packets; }
 start_dut() { # contender app
 	local mem=128
 	[ "$2" = l3fwd ] && mem=384
-	local eal="--no-pci --huge-dir ${hp_dir:-} -m $mem --in-memory --no-telemetry --file-prefix ${XT_ID}d -l $dcore"
+	local eal
+	eal=$(dpdk_eal "$mem" "$dcore" "${XT_ID}d")
 	[ "$1" = dpdk ] && hp_ensure $((mem / 2 + 16))
 	local vdevs="--vdev net_af_xdp0,iface=d0 --vdev net_af_xdp1,iface=d1"
 	# exec: $! is the forwarder itself (ip netns exec execs it), whose CPU is measured.
