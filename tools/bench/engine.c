@@ -21,7 +21,7 @@
 struct engine_args {
 	const char *modes, *xpile, *xpile_args, *napi, *dpdk_args, *against;
 	unsigned runs, seconds, warmup, pkt, gen_core, dut_core, hugepages, rate;
-	int dpdk, gen, napi_thread;
+	int dpdk, gen, napi_thread, sink_napi;
 };
 
 /* --modes rxdrop,fwd: one or both. */
@@ -112,6 +112,9 @@ static const struct cli_opt opts[] = {
 	OPT("napi-thread", ENUM, napi_thread, "0|1",
 	    "1: run d0/d1's NAPI (XDP, copy to UMEM) in a kthread pinned to --dut-core [0]",
 	    .names = bit_names, .env = "XB_NAPI_THREAD"),
+	OPT("sink-napi", ENUM, sink_napi, "0|1",
+	    "1: s1's receive (NAPI with GRO on) in a kthread pinned to --gen-core, so fwd's contenders do not run the sink's receive path in their own sends [0]",
+	    .names = bit_names, .env = "XB_SINK_NAPI"),
 	OPT("dpdk-args", STR, dpdk_args, "DEVARGS", "extra net_af_xdp devargs, e.g. busy_budget=0",
 	    .env = "XB_DPDK_ARGS"),
 	{ 0 },

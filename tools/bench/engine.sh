@@ -20,6 +20,7 @@
 #                                contender "old" instead of DPDK: new/old, interleaved
 #   XB_NAPI     ""               DEFER,TIMEOUT_NS: napi_defer_hard_irqs, gro_flush_timeout on d0,d1
 #   XB_NAPI_THREAD 0             1: d0/d1 NAPI in a kthread pinned to the contender's core
+#   XB_SINK_NAPI 0               1: s1's receive (NAPI, GRO on) in a kthread on the generator's core
 #   XB_LOGS     ""               directory that keeps each contender's output, per run
 #   XB_TESTPMD  (from PATH)      dpdk-testpmd binary; empty = as if DPDK were absent
 #   XB_DPDK_ARGS  ""             extra net_af_xdp devargs (e.g. busy_budget=0)
@@ -53,6 +54,7 @@ xargs_extra=${XB_XPILE_ARGS:-}
 dargs_extra=${XB_DPDK_ARGS:-}
 napi=${XB_NAPI:-}
 napi_thread=${XB_NAPI_THREAD:-0}
+sink_napi=${XB_SINK_NAPI:-0}
 against=${XB_AGAINST:-}
 
 die() { echo "xpile-bench engine: $*" >&2; exit 2; }
@@ -63,6 +65,7 @@ done
 [ "$runs" -ge 1 ] && [ "$win" -ge 1 ] || die "--runs and --seconds must be >= 1"
 [ "$pkt" -ge 60 ] && [ "$pkt" -le 1514 ] || die "--pkt-size $pkt out of range 60..1514"
 case $napi_thread in 0 | 1) ;; *) die "--napi-thread '$napi_thread': use 0 or 1" ;; esac
+case $sink_napi in 0 | 1) ;; *) die "--sink-napi '$sink_napi': use 0 or 1" ;; esac
 IFS=, read -ra mode_list <<<"$modes"
 for m in "${mode_list[@]}"; do
 	case $m in rxdrop | fwd) ;; *) die "unknown mode '$m'; use rxdrop and/or fwd" ;; esac
@@ -225,20 +228,31 @@ xt_on_exit "rm -rf '$log'"
 # interrupt and the application share a core. veth only has NAPI while a program is
 # attached, so this is done per run, after the contender attached; the kthreads are
 # the ones that appear when the switch flips.
-napi_to_dut() { # dev...
-	local d before after p
+napi_pin() { # ns core dev...
+	local ns=$1 core=$2 d before after p
+	shift 2
 	before=$(ps -eo pid=,comm= | awk '$2 ~ /^napi\//{print $1}' | sort)
 	for d in "$@"; do
-		ip netns exec "$dns" sh -c "echo 0 >/sys/class/net/$d/threaded; echo 1 >/sys/class/net/$d/threaded" ||
+		ip netns exec "$ns" sh -c "echo 0 >/sys/class/net/$d/threaded; echo 1 >/sys/class/net/$d/threaded" ||
 			echo "# cannot make $d's NAPI threaded" >&2
 	done
 	sleep 0.1
 	after=$(ps -eo pid=,comm= | awk '$2 ~ /^napi\//{print $1}' | sort)
 	for p in $(comm -13 <(echo "$before") <(echo "$after")); do
-		taskset -pc "$dcore" "$p" >/dev/null || echo "# cannot pin NAPI thread $p" >&2
+		taskset -pc "$core" "$p" >/dev/null || echo "# cannot pin NAPI thread $p" >&2
 		[ -n "${XB_LOGS:-}" ] && echo "# napi thread $p $(grep Cpus_allowed_list "/proc/$p/status")" >&2
 	done
 }
+napi_to_dut() { napi_pin "$dns" "$dcore" "$@"; }
+
+# The sink's receive work is the sink's (--sink-napi 1): s1 gets NAPI (GRO on) in a
+# kthread on the generator's core. Without it veth runs the sink's whole receive path
+# inside the sender's syscall, so a fwd contender pays for the sink too (a NIC's wire
+# asks nothing of the sender); the same for both contenders.
+if [ "$sink_napi" = 1 ]; then
+	ip netns exec "$sns" ethtool -K s1 gro on >/dev/null || echo "# cannot turn GRO on for s1" >&2
+	napi_pin "$sns" "$gcore" s1
+fi
 
 # The previous contender's sockets and programs go away asynchronously after it exits;
 # the next one would find its queues busy.
@@ -337,7 +351,7 @@ median() { # printf-format, values on stdin
 # shellcheck disable=SC2016 # the quotes around $xargs_extra are printed, it expands
 echo "# engine bench: gen=$gen$([ "$rate" != 0 ] && echo " rate=${rate}pps") pkt=${pkt}B runs=$runs window=${win}s cores gen=$gcore dut=$dcore" \
 	"contenders=${contenders[*]} load=$(cut -d' ' -f1-3 /proc/loadavg)" \
-	"${napi:+napi=$napi }$([ "$napi_thread" = 1 ] && echo "napi_thread=dut_core ")${xargs_extra:+xpile_args='$xargs_extra' }${dargs_extra:+dpdk_args=$dargs_extra}"
+	"${napi:+napi=$napi }$([ "$napi_thread" = 1 ] && echo "napi_thread=dut_core ")$([ "$sink_napi" = 1 ] && echo "sink_napi=gen_core ")${xargs_extra:+xpile_args='$xargs_extra' }${dargs_extra:+dpdk_args=$dargs_extra}"
 for m in "${mode_list[@]}"; do
 	declare -A mpps=() nspp=() this=() fails=() zeros=()
 	pairs=''
