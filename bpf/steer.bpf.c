@@ -122,46 +122,48 @@ static __always_inline int act(__u32 rxq, struct xp_counter *path, const struct 
 	return ret;
 }
 
-/* de Bruijn: the lowest set bit times the sequence puts a unique pattern in the top six
- * bits. One multiply and one load instead of six branches, which the verifier would
- * otherwise follow into everything after the classifier once per bit position. */
-static const __u8 ctz_tab[64] = {
-	0,  1,	48, 2,	57, 49, 28, 3,	61, 58, 50, 42, 38, 29, 17, 4,	62, 55, 59, 36, 53, 51,
-	43, 22, 45, 39, 33, 30, 24, 18, 12, 5,	63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21,
-	44, 32, 23, 11, 46, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9,	13, 8,	7,  6,
-};
+/* One step of a search for the lowest set bit: when the low @b bits of @x are 0, skips
+ * them. The empty asm keeps it a branch, which the CPU predicts: as a select (what clang
+ * makes of it otherwise) its result would wait for @x. */
+#define LOWBIT_STEP(x, n, b)                                   \
+	do {                                                   \
+		if (!((x) & ((1ULL << (b)) - 1))) {            \
+			(n) += (b);                            \
+			(x) >>= (b);                           \
+			asm volatile("" : "+r"(n), "+r"(x));   \
+		}                                              \
+	} while (0)
 
-/* @x non-zero. */
-static __always_inline __u32 ctz64(__u64 x)
-{
-	return ctz_tab[((x & -x) * 0x03f79d71b4cb0a89ULL) >> 58];
-}
-
-/* The lowest set bit of the 16-bit @x (non-zero) by branches rather than ctz64(): the CPU
- * predicts them, so the eight bitmap loads that use the word index need not wait for a
- * multiply and a table load behind @x, the end of a first packet's chain of dependent
- * loads (it was ~4 ns of it). @opaque is 0 at run time but unknown to the verifier:
- * adding it merges the 16 paths the branches make, which the verifier would otherwise
- * follow, each with its own constant, through everything after. */
+/* The lowest set bit of the 16-bit @x (non-zero) by branches: the eight bitmap loads that
+ * use the word index then need not wait for arithmetic on @x, the end of a first packet's
+ * chain of dependent loads (a de Bruijn multiply and table load here cost ~4 ns). @opaque
+ * is 0 at run time but unknown to the verifier: adding it merges the 16 paths the
+ * branches make, which the verifier would otherwise follow, each with its own constant,
+ * through everything after. */
 static __always_inline __u32 lowbit16(__u32 x, __u32 opaque)
 {
 	__u32 n = 0;
 
-	if (!(x & 0xff)) {
-		n += 8;
-		x >>= 8;
-	}
-	if (!(x & 0xf)) {
-		n += 4;
-		x >>= 4;
-	}
-	if (!(x & 0x3)) {
-		n += 2;
-		x >>= 2;
-	}
-	if (!(x & 0x1))
-		n += 1;
+	LOWBIT_STEP(x, n, 8);
+	LOWBIT_STEP(x, n, 4);
+	LOWBIT_STEP(x, n, 2);
+	LOWBIT_STEP(x, n, 1);
 	return (n + opaque) & 15;
+}
+
+/* The same for the 64-bit @x (non-zero): the rule's index, which the action's load and
+ * the rule counter's address wait for. */
+static __always_inline __u32 lowbit64(__u64 x, __u32 opaque)
+{
+	__u32 n = 0;
+
+	LOWBIT_STEP(x, n, 32);
+	LOWBIT_STEP(x, n, 16);
+	LOWBIT_STEP(x, n, 8);
+	LOWBIT_STEP(x, n, 4);
+	LOWBIT_STEP(x, n, 2);
+	LOWBIT_STEP(x, n, 1);
+	return (n + opaque) & 63;
 }
 
 /* Walks the prefix trie from root block @root (xp_pfx_root() of the direction and
@@ -203,7 +205,8 @@ static __always_inline __u64 upto(__u64 v, __u64 max)
  * those words only. */
 static __always_inline __u32 classify(const struct xp_set *t, const struct xp_parsed *p, __u32 q)
 {
-	__u32 off[NFIELDS], used = t->cfg.used, cand = t->cfg.always, fam6 = p->family == 6, e;
+	__u64 off[NFIELDS];
+	__u32 used = t->cfg.used, cand = t->cfg.always, fam6 = p->family == 6, e;
 	__u32 opaque;
 	__u64 l4 = p->k.l4;
 	__u32 misc = p->k.misc;
@@ -213,7 +216,7 @@ static __always_inline __u32 classify(const struct xp_set *t, const struct xp_pa
 #define TAKE(k, entry)                                          \
 	do {                                                    \
 		e = (entry);                                    \
-		off[k] = XP_CLS_OF(e) * sizeof(struct xp_bits); \
+		off[k] = (__u64)XP_CLS_OF(e) * sizeof(struct xp_bits); \
 		cand |= XP_CLS_NZW(e);                          \
 	} while (0)
 	TAKE(0, used & XP_RF_QUEUE ? t->queue[upto(q, XP_STEER_MAX_QUEUES)] : 0);
@@ -242,8 +245,6 @@ static __always_inline __u32 classify(const struct xp_set *t, const struct xp_pa
 	e = XP_CLS_OF(e);
 	TAKE(7, XP_CLS_ENTRY(e, t->nzw[e]));
 #undef TAKE
-	/* Keep off[] in memory: the second pass loads each offset where it needs it. */
-	asm volatile("" : : "r"(off) : "memory");
 
 	/* 0, as nwords is at most 16; the verifier cannot know (lowbit16()). */
 	opaque = t->cfg.nwords >> 8;
@@ -255,15 +256,19 @@ static __always_inline __u32 classify(const struct xp_set *t, const struct xp_pa
 
 		if (!cand)
 			break;
+		/* Keep off[] in memory, loaded where it is used: hoisted out of the loop,
+		 * clang spills the eight offsets to other slots and fills them again. Their
+		 * 64-bit stack slots keep the bounds the verifier knew at the store. */
+		asm volatile("" : : "r"(off) : "memory");
 		i = lowbit16(cand, opaque);
 		cand &= cand - 1;
 		w = (const __u8 *)&t->bits[0].w[i];
-#define W(k) (*(const __u64 *)(w + (off[k] & (XP_STEER_MAX_CLASSES * sizeof(struct xp_bits) - 1))))
+#define W(k) (*(const __u64 *)(w + off[k]))
 		/* A tree, not a chain: the AND is on a first packet's critical path. */
 		m = ((W(0) & W(1)) & (W(2) & W(3))) & ((W(4) & W(5)) & (W(6) & W(7)));
 #undef W
 		if (m)
-			return (i * 64 + ctz64(m)) & (XP_STEER_MAX_RULES - 1);
+			return (i * 64 + lowbit64(m, opaque)) & (XP_STEER_MAX_RULES - 1);
 	}
 	return XP_FCACHE_DEFAULT;
 }
