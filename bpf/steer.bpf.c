@@ -317,9 +317,10 @@ static __always_inline __u64 frame_len(struct xdp_md *ctx, const int frags)
 static __always_inline int steer_default(struct xdp_md *ctx, struct xp_stats *st,
 					 const struct xp_set_cfg *sc, const int frags)
 {
+	/* The length first: one value kept across the parse, not data and data_end. */
+	__u64 bytes = frame_len(ctx, frags);
 	struct xp_parsed p;
 	int err = xp_parse((void *)(long)ctx->data, (void *)(long)ctx->data_end, &p, 0);
-	__u64 bytes = frame_len(ctx, frags);
 
 	if (err != XP_PARSE_OK)
 		return parse_error(ctx, st, sc, err, bytes);
@@ -328,7 +329,7 @@ static __always_inline int steer_default(struct xdp_md *ctx, struct xp_stats *st
 
 static __always_inline int steer_rules(struct xdp_md *ctx, const struct xp_cfg *cfg,
 				       struct xp_rule_counters *rcs, const struct xp_set_cfg *sc,
-				       __u32 set, const int frags)
+				       const __u32 *set, const int frags)
 {
 	const struct xp_action *a;
 	struct xp_fcache_entry *f;
@@ -340,8 +341,8 @@ static __always_inline int steer_rules(struct xdp_md *ctx, const struct xp_cfg *
 	__u64 bytes;
 	int err, v6, hit;
 
+	bytes = frame_len(ctx, frags); /* first, as in steer_default() */
 	err = xp_parse((void *)(long)ctx->data, (void *)(long)ctx->data_end, &p, 1);
-	bytes = frame_len(ctx, frags);
 	if (err != XP_PARSE_OK)
 		return parse_error(ctx, &rcs->stats, sc, err, bytes);
 	rxq = ctx->rx_queue_index;
@@ -358,7 +359,7 @@ static __always_inline int steer_rules(struct xdp_md *ctx, const struct xp_cfg *
 		a = &f->act;
 	} else {
 		/* A miss: only now the tables. */
-		t = bpf_map_lookup_elem(&xp_sets, &set);
+		t = bpf_map_lookup_elem(&xp_sets, set);
 		if (!t)
 			return XDP_PASS;
 		idx = classify(t, &p, q);
@@ -398,7 +399,8 @@ static __always_inline int steer(struct xdp_md *ctx, const int frags)
 		return XDP_PASS;
 	if (!sc->nrules)
 		return steer_default(ctx, &rcs->stats, sc, frags);
-	return steer_rules(ctx, cfg, rcs, sc, set, frags);
+	/* The key by reference: one stack slot for both lookups. */
+	return steer_rules(ctx, cfg, rcs, sc, &set, frags);
 }
 
 /* The default: frames fit one buffer (the kernel refuses it on devices whose MTU needs
