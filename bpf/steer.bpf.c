@@ -275,6 +275,9 @@ static __always_inline __u32 classify(const struct xp_set *t, const struct xp_pa
 	return XP_FCACHE_DEFAULT;
 }
 
+/* steer_rules() fills an entry's act with one 8-byte store. */
+_Static_assert(__builtin_offsetof(struct xp_fcache_entry, act) % 8 == 0, "act not 8-aligned");
+
 /* Whether cache entry @f holds the key @k classified by the set of generation @gen. */
 static __always_inline int flow_hit(const struct xp_fcache_entry *f, const struct xp_fcache_key *k,
 				    __u64 gen)
@@ -372,7 +375,10 @@ static __always_inline int steer_rules(struct xdp_md *ctx, const struct xp_cfg *
 		f->k.misc = p.k.misc;
 		f->k.rule = idx;
 		f->gen = sc->gen;
-		f->act = *a;
+		/* One 8-byte copy, not clang's two loads, shift and OR for a struct aligned
+		 * to 4: the entry's act is 8-aligned, the source is read as parse.h reads
+		 * packet words (the set's default is not 8-aligned). */
+		*(__u64 *)&f->act = xp_load64(a);
 	}
 	if (idx == XP_FCACHE_DEFAULT)
 		return act(rxq, rcs->stats.path[XP_PATH_DEFAULT], a, bytes);
