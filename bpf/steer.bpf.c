@@ -241,9 +241,11 @@ static __always_inline __u32 classify(const struct xp_set *t, const struct xp_pa
 	e = XP_CLS_OF(e);
 	TAKE(6, XP_CLS_ENTRY(e, t->nzw[e]));
 	e = 0;
+	/* The destination follows the source by the address length: xp_parsed_dst() without
+	 * its family test. */
 	if (used & XP_RF_DST)
 		e = !fam ? t->cfg.dst_none :
-			   prefix_class(t, xp_parsed_dst(p), xp_pfx_root(1, fam6, 0), alen);
+			   prefix_class(t, xp_parsed_src(p) + alen, xp_pfx_root(1, fam6, 0), alen);
 	e = XP_CLS_OF(e);
 	TAKE(7, XP_CLS_ENTRY(e, t->nzw[e]));
 #undef TAKE
