@@ -133,7 +133,7 @@ static __always_inline void xp_key_l4(struct xp_parsed *p, __u64 base, __u32 por
 static __always_inline int xp_parse_l4(void *l4, void *end, struct xp_parsed *p, __u8 proto,
 				       __u64 base, const int key)
 {
-	/* Expected: TCP and UDP tested first, not after a compare tree with ICMP's. */
+	/* TCP expected: one compare first, not a compare tree with ICMP's and UDP's. */
 	if (__builtin_expect(proto == IPPROTO_TCP, 1)) {
 		struct tcphdr *th = l4;
 		__u8 b;

@@ -174,8 +174,9 @@ static __always_inline __u32 prefix_class(const struct xp_set *t, const __u8 *ad
 {
 	/* Root block root + addr[0], entry addr[1]: the root blocks are one array of 16-bit
 	 * entries indexed by the address's first two bytes, one 16-bit load. */
+	const __u16 *roots = (const __u16 *)t->pfx;
 	__u32 a01 = bpf_ntohs(*(const __u16 *)addr);
-	__u16 e = t->pfx[0].e[(root * 256 + a01) & (XP_PFX_ROOTS * 256 - 1)];
+	__u16 e = roots[(root * 256 + a01) & (XP_PFX_ROOTS * 256 - 1)];
 
 	for (__u32 i = 2; i < 16; i++) {
 		__u32 b = e & ~XP_PFX_PTR;
