@@ -345,7 +345,7 @@ static __always_inline int steer_rules(struct xdp_md *ctx, const struct xp_cfg *
 	struct xp_parsed p;
 	struct xp_set *t;
 	__u64 bytes;
-	int err, v6, hit;
+	int err, hit;
 
 	bytes = frame_len(ctx, frags); /* first, as in steer_default() */
 	err = xp_parse((void *)(long)ctx->data, (void *)(long)ctx->data_end, &p, 1);
@@ -354,12 +354,11 @@ static __always_inline int steer_rules(struct xdp_md *ctx, const struct xp_cfg *
 	rxq = ctx->rx_queue_index;
 	q = upto(rxq, XP_STEER_MAX_QUEUES);
 	p.k.misc |= q;
-	v6 = p.family == 6;
 	slot = xp_fcache_slot(p.ha, p.k.l4, p.k.misc);
 	f = bpf_map_lookup_elem(&xp_fcache, &slot);
 	if (!f)
 		return XDP_PASS;
-	hit = v6 ? flow_hit(f, &p.k, sc->gen) : flow_hit4(f, &p.k, sc->gen);
+	hit = p.family == 6 ? flow_hit(f, &p.k, sc->gen) : flow_hit4(f, &p.k, sc->gen);
 	if (hit && !(cfg->flags & XP_CFG_F_NOCACHE)) {
 		idx = f->k.rule;
 		a = &f->act;
