@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <linux/if_link.h>
@@ -80,28 +81,50 @@ static int take_fds(struct xp_steer *s)
 	return 0;
 }
 
-/* After `xpile-loader replace` the program at our pin runs here on our maps: it is ours
- * now, so whoever holds this steer (an engine) follows it instead of seeing a stranger. */
-static bool follow_replace(struct xp_steer *s, __u32 id)
+/* A replace attaches the new program, then moves the pin to it: seen in between, the
+ * program on our maps is judged again at later checks, this long at most. */
+#define REPIN_WAIT_NS 2000000000ull
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+/*
+ * After `xpile-loader replace` the program at our pin runs here on our maps: it is ours
+ * now, so whoever holds this steer (an engine) follows it instead of seeing a stranger.
+ * 1: followed; 0: not ours; -EAGAIN: it runs on our XSKMAP but the pin does not hold it
+ * yet (the replace is between its attach and its re-pin).
+ */
+static int follow_replace(struct xp_steer *s, __u32 id)
 {
 	char p[PATH_MAX + 32];
 	int fd;
 
 	if (!s->legacy || !prog_uses_map(id, fd_map_id(s->fds[XP_M_XSKS])) || take_fds(s))
-		return false;
+		return 0;
 	xp_steer_pin_path(s, PROG_PIN, p, sizeof(p));
 	fd = bpf_obj_get(p);
-	if (fd < 0)
-		return false;
-	if (xp_steer_fd_prog_id(fd) != id) {
+	if (fd >= 0 && xp_steer_fd_prog_id(fd) != id) {
 		close(fd);
-		return false;
+		fd = -1;
 	}
+	if (fd < 0) {
+		__u64 now = mono_ns();
+
+		if (!s->repin_wait_ns)
+			s->repin_wait_ns = now;
+		return now - s->repin_wait_ns < REPIN_WAIT_NS ? -EAGAIN : 0;
+	}
+	s->repin_wait_ns = 0;
 	close(s->prog_fd);
 	s->prog_fd = fd;
 	s->prog_id = id;
 	s->pin_ino = xp_steer_pin_inode(s);
-	return true;
+	return 1;
 }
 
 /* Opens @obj for a replace: plain libbpf (the single-program case attaches through
@@ -261,11 +284,16 @@ int xp_steer_check(struct xp_steer *s, struct xp_steer_health *h)
 	if (!id) {
 		h->prog_gone = true;
 	} else if (id != s->seen_attached) {
-		if (id == s->prog_id || xp_steer_runs_on(s->ifindex, s->prog_id, NULL) ||
-		    follow_replace(s, id))
+		int ours = id == s->prog_id || xp_steer_runs_on(s->ifindex, s->prog_id, NULL) ?
+				   1 :
+				   follow_replace(s, id);
+
+		if (ours > 0)
 			s->seen_attached = id;
-		else
+		else if (ours == 0)
 			h->prog_replaced = true;
+		else /* -EAGAIN: nothing to tell yet, the pins neither: they move in a moment */
+			return 0;
 	}
 	if (h->prog_replaced)
 		xp_steer_prog_name(id, h->attached_name, sizeof(h->attached_name));

@@ -29,6 +29,7 @@ struct xp_steer {
 	int ncpu;
 	__u64 pin_ino; /* inode of our program's pin: a new `load` pins a new one */
 	__u32 seen_attached; /* XDP id last found running ours (the dispatcher's, or ours) */
+	__u64 repin_wait_ns; /* CLOCK_MONOTONIC when a replace was seen attached, not yet pinned */
 };
 
 #define PROG_PIN "xp_steer"
