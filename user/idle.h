@@ -20,7 +20,10 @@ enum eng_idle_how { ENG_IDLE_SPIN, ENG_IDLE_NAP, ENG_IDLE_SLEEP };
 
 #define ENG_IDLE_SAMPLE_NS 50000000ull /* the rate and the gap are sampled this often */
 #define ENG_IDLE_SLEEP_NS 1000000ull /* a sleep's timeout: a lost wake-up costs this */
-#define ENG_IDLE_TXONLY_SPIN_NS 50000ull /* txonly's rate pacing needs its spin */
+/* A sender with no RX (txonly) spins this long before it sleeps: its next burst is due
+ * within it at 64 kpps and more (64 a burst), and a sleep overshoots by a wake-up, which
+ * pacing cannot take back (50 us here sent 0.068 Mpps of a --rate 100000). */
+#define ENG_IDLE_TXONLY_SPIN_NS 1000000ull
 #define ENG_IDLE_NAP_NS 200000ull /* --idle-nap-us default: the kernel docs' gro_flush_timeout */
 
 /* What a wake-up costs the woken thread, in CPU (the scheduler's run time). */

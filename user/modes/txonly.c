@@ -62,6 +62,7 @@ static __u32 txonly_poll(struct xp_worker *w, struct xp_queue *q, void *arg)
 	struct eng_txonly *t = arg;
 	const struct eng_txonly_cfg *c = t->c;
 	struct tx_queue *tq = &t->q[q->index];
+	struct tx_worker *tw = &t->w[xp_worker_id(w)];
 	struct xp_pkt p[XP_BURST_MAX];
 	__u32 n = t->batch, room, i;
 
@@ -72,7 +73,6 @@ static __u32 txonly_poll(struct xp_worker *w, struct xp_queue *q, void *arg)
 	if (n > tq->budget)
 		n = (__u32)tq->budget;
 	if (c->rate) {
-		struct tx_worker *tw = &t->w[xp_worker_id(w)];
 		__u64 now = ut_now_ns();
 
 		if (now < tw->next_tx_ns)
@@ -80,9 +80,10 @@ static __u32 txonly_poll(struct xp_worker *w, struct xp_queue *q, void *arg)
 		/* Small bursts at low rates: a millisecond's worth at most. */
 		if (n > t->rate_w / 1000 + 1)
 			n = (__u32)(t->rate_w / 1000 + 1);
-		if (tw->next_tx_ns + 1000000 < now)
+		/* Late by more than a few sleeps (a stall): start again from now, not with
+		 * a burst that would make up for it. */
+		if (tw->next_tx_ns + 4000000 < now)
 			tw->next_tx_ns = now;
-		tw->next_tx_ns += n * 1000000000ull / t->rate_w;
 	}
 	room = xp_tx_room(w, q);
 	if (n > room)
@@ -99,6 +100,10 @@ static __u32 txonly_poll(struct xp_worker *w, struct xp_queue *q, void *arg)
 			tq->flow = 0;
 	}
 	n = n ? xp_tx_burst(w, q, p, n, NULL) : 0;
+	/* The time of what went, not of what was asked: a turn that found the TX ring full
+	 * (its completions not yet back) spends none of the rate, so the rate is kept. */
+	if (c->rate)
+		tw->next_tx_ns += n * 1000000000ull / t->rate_w;
 	tq->budget -= n;
 	return n;
 }
