@@ -125,13 +125,13 @@ static __always_inline int act(__u32 rxq, struct xp_counter *path, const struct 
 /* One step of a search for the lowest set bit: when the low @b bits of @x are 0, skips
  * them. The empty asm keeps it a branch, which the CPU predicts: as a select (what clang
  * makes of it otherwise) its result would wait for @x. */
-#define LOWBIT_STEP(x, n, b)                                   \
-	do {                                                   \
-		if (!((x) & ((1ULL << (b)) - 1))) {            \
-			(n) += (b);                            \
-			(x) >>= (b);                           \
-			asm volatile("" : "+r"(n), "+r"(x));   \
-		}                                              \
+#define LOWBIT_STEP(x, n, b)                                 \
+	do {                                                 \
+		if (!((x) & ((1ULL << (b)) - 1))) {          \
+			(n) += (b);                          \
+			(x) >>= (b);                         \
+			asm volatile("" : "+r"(n), "+r"(x)); \
+		}                                            \
 	} while (0)
 
 /* The lowest set bit of the 16-bit @x (non-zero) by branches: the eight bitmap loads that
@@ -218,11 +218,11 @@ static __always_inline __u32 classify(const struct xp_set *t, const struct xp_pa
 
 	/* Unused fields keep class 0 (every rule, no anchored word); the others are one
 	 * load each, the class and its words together. */
-#define TAKE(k, entry)                                          \
-	do {                                                    \
-		e = (entry);                                    \
+#define TAKE(k, entry)                                                 \
+	do {                                                           \
+		e = (entry);                                           \
 		off[k] = (__u64)XP_CLS_OF(e) * sizeof(struct xp_bits); \
-		cand |= XP_CLS_NZW(e);                          \
+		cand |= XP_CLS_NZW(e);                                 \
 	} while (0)
 	TAKE(0, used & XP_RF_QUEUE ? t->queue[upto(q, XP_STEER_MAX_QUEUES)] : 0);
 	TAKE(1, used & XP_RF_VLAN ? t->vlan[upto(l4 >> 32 & 0xffff, XP_STEER_VLANS - 1)] : 0);
