@@ -22,6 +22,7 @@
 #include <xdp/xdp_helpers.h>
 
 #include "parse.h"
+#include "route.h"
 #include "steer_abi.h"
 #include "xsks_map.h"
 
@@ -89,8 +90,8 @@ struct {
  * xp_stats.path): one counter per packet. The socket of the packet's own queue
  * (@rxq: ctx->rx_queue_index) first, the common case, known by one compare of kind and
  * flags together. */
-static __always_inline int act(__u32 rxq, struct xp_counter *path, const struct xp_action *a,
-			       __u64 bytes)
+static __always_inline int act(struct xdp_md *ctx, __u32 rxq, struct xp_counter *path,
+			       const struct xp_action *a, __u64 bytes)
 {
 	__u32 kind = a->kind, v;
 	long ret;
@@ -113,6 +114,14 @@ static __always_inline int act(__u32 rxq, struct xp_counter *path, const struct 
 	} else if (kind == XP_ACT_REDIRECT) {
 		ret = bpf_redirect(a->ifindex, 0);
 		v = XP_CNT_REDIRECT;
+	} else if (kind == XP_ACT_ROUTE) {
+		/* Forwarded in XDP, else the engine's (its socket on this queue). */
+		ret = xp_route(ctx, a->ifindex);
+		v = XP_CNT_REDIRECT;
+		if (ret == XP_ROUTE_NOT_ROUTED) {
+			ret = bpf_redirect_map(&xp_xsks, rxq, XDP_PASS);
+			v = ret == XDP_REDIRECT ? XP_CNT_XSK : XP_CNT_XSK_NOSOCK;
+		}
 	} else {
 		ret = XDP_PASS;
 		v = XP_CNT_PASS;
@@ -306,7 +315,7 @@ static __always_inline int parse_error(struct xdp_md *ctx, struct xp_stats *st,
 	__u32 reason = err < XP_PERR_MAX ? err : 0;
 
 	st->perr[reason]++;
-	return act(ctx->rx_queue_index, st->path[XP_PATH_PARSE_ERR], &sc->parse_err, bytes);
+	return act(ctx, ctx->rx_queue_index, st->path[XP_PATH_PARSE_ERR], &sc->parse_err, bytes);
 }
 
 /* The frame's length: without frags the first buffer is the frame; the helper call costs
@@ -330,7 +339,7 @@ static __always_inline int steer_default(struct xdp_md *ctx, struct xp_stats *st
 
 	if (err != XP_PARSE_OK)
 		return parse_error(ctx, st, sc, err, bytes);
-	return act(ctx->rx_queue_index, st->path[XP_PATH_DEFAULT], &sc->dflt, bytes);
+	return act(ctx, ctx->rx_queue_index, st->path[XP_PATH_DEFAULT], &sc->dflt, bytes);
 }
 
 static __always_inline int steer_rules(struct xdp_md *ctx, const struct xp_cfg *cfg,
@@ -383,11 +392,11 @@ static __always_inline int steer_rules(struct xdp_md *ctx, const struct xp_cfg *
 		*(__u64 *)&f->act = xp_load64(a);
 	}
 	if (idx == XP_FCACHE_DEFAULT)
-		return act(rxq, rcs->stats.path[XP_PATH_DEFAULT], a, bytes);
+		return act(ctx, rxq, rcs->stats.path[XP_PATH_DEFAULT], a, bytes);
 	rc = &rcs->r[idx & (XP_STEER_MAX_RULES - 1)];
 	rc->packets++;
 	rc->bytes += bytes;
-	return act(rxq, rcs->stats.path[XP_PATH_RULE], a, bytes);
+	return act(ctx, rxq, rcs->stats.path[XP_PATH_RULE], a, bytes);
 }
 
 /* The lookup comes first, the frame after: data and data_end then live in scratch

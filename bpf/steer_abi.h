@@ -83,6 +83,10 @@ enum xp_action_kind {
 	XP_ACT_TX,
 	XP_ACT_REDIRECT, /* bpf_redirect(ifindex) */
 	XP_ACT_XSK, /* socket of this RX queue, or slot when XP_ACT_F_SLOT */
+	/* The kernel's FIB in XDP (bpf/route.h): forwarded there when it can be, else XSK
+	 * of the RX queue. ifindex: the device whose routes and neighbours apply (the
+	 * port's host TAP in --mode router; 0: the receiving device). */
+	XP_ACT_ROUTE,
 	XP_ACT_MAX,
 };
 
@@ -318,6 +322,44 @@ struct xp_stats {
 struct xp_rule_counters {
 	struct xp_counter r[XP_STEER_MAX_RULES];
 	struct xp_stats stats;
+};
+
+/* The route action's ports (bpf/route.h), in the unpinned hash "xp_route_via" keyed by
+ * ifindex: for a device the FIB may name as ingress or egress (a port's TAP, or the
+ * port itself), the port frames really leave and arrive on, and its MAC. Owned by
+ * whoever set the route action (the router fills it at start): a program loaded anew
+ * starts with none, and routes nothing until it is filled again. */
+#define XP_ROUTE_VIA_MAX 256
+struct xp_route_via {
+	__u32 ifindex; /* the port */
+	__u8 mac[6]; /* the port's: the frames' source, and the destination they must have */
+	__u16 pad;
+	__u32 table; /* the routing table looked up; 0: the kernel's rules (main) */
+	__u32 flags; /* XP_ROUTE_VIA_F_* */
+};
+
+/* Routes out of this device are forwarded in XDP: its port takes redirected frames
+ * (NETDEV_XDP_ACT_NDO_XMIT; a veth only while its peer has NAPI, i.e. GRO or an XDP
+ * program). Without it the engine sends them. */
+#define XP_ROUTE_VIA_F_EGRESS 1
+
+/* Why a packet with the route action was not forwarded in XDP but went on to the
+ * engine (struct xp_route_stats.miss): 1..15 are the lookup's BPF_FIB_LKUP_RET_*. */
+enum xp_route_miss {
+	XP_RM_FIB_LAST = 15,
+	XP_RM_TTL, /* 1 or 0: the kernel answers with ICMP time exceeded */
+	XP_RM_OPTIONS, /* IPv4 options, IPv6 hop-by-hop */
+	XP_RM_FRAGMENT,
+	XP_RM_NOT_IP, /* not IPv4 or IPv6 (ARP, VLAN tagged, ...) */
+	XP_RM_NOT_OURS, /* not unicast to the port's MAC (multicast, another host's) */
+	XP_RM_NO_PORT, /* ingress or egress not in xp_route_via, or an egress without F_EGRESS */
+	XP_RM_MAX,
+};
+
+/* The route action's per-CPU counters: "xp_route_cnt", one entry, unpinned. */
+struct xp_route_stats {
+	__u64 fwd[2]; /* IPv4, IPv6 forwarded in XDP */
+	__u64 miss[2][XP_RM_MAX]; /* by family (IPv4 for non-IP), by reason */
 };
 
 #define XP_STEER_PROG_NAME "xp_steer"

@@ -121,6 +121,14 @@ static int xdp_features(int ifindex, __u64 *out)
 	return err;
 }
 
+int xp_if_redirect_target(int ifindex)
+{
+	__u64 feat = 0;
+	int err = xdp_features(ifindex, &feat);
+
+	return err ? err : !!(feat & XP_NETDEV_XDP_ACT_NDO_XMIT);
+}
+
 static int channels(const char *ifname, struct ethtool_channels *ch)
 {
 	struct ifreq ifr = { 0 };

@@ -103,7 +103,7 @@ static int parse_prefix(const char *s, __u8 *addr, __u8 *len, __u8 *family)
 	return 0;
 }
 
-#define ACTIONS "pass, drop, tx, redirect IFNAME, xsk [slot N]"
+#define ACTIONS "pass, drop, tx, redirect IFNAME, xsk [slot N], route [via IFNAME]"
 
 /* An interface of this network namespace by name, else by index: a rule that
  * redirects to no interface would drop silently in the kernel. */
@@ -156,6 +156,18 @@ int xp_action_parse(int argc, char **argv, int *used, struct xp_action *a, char 
 		if (rc)
 			return rc;
 		*used = 2;
+	} else if (!strcmp(argv[0], "route")) {
+		/* By the FIB of IFNAME (a port's TAP), else the receiving device's. */
+		a->kind = XP_ACT_ROUTE;
+		if (argc >= 2 && !strcmp(argv[1], "via")) {
+			if (argc < 3)
+				return xp_text_fail(err, errlen,
+						    "route via needs an interface name or index");
+			rc = parse_ifindex(argv[2], &a->ifindex, err, errlen);
+			if (rc)
+				return rc;
+			*used = 3;
+		}
 	} else if (!strcmp(argv[0], "xsk")) {
 		a->kind = XP_ACT_XSK;
 		if (argc >= 2 && !strcmp(argv[1], "slot")) {
@@ -372,6 +384,12 @@ int xp_action_format(const struct xp_action *a, char *buf, size_t len)
 		if (if_indextoname(a->ifindex, ifn))
 			return snprintf(buf, len, "redirect %s", ifn);
 		return snprintf(buf, len, "redirect %u", a->ifindex);
+	case XP_ACT_ROUTE:
+		if (!a->ifindex)
+			return snprintf(buf, len, "route");
+		if (if_indextoname(a->ifindex, ifn))
+			return snprintf(buf, len, "route via %s", ifn);
+		return snprintf(buf, len, "route via %u", a->ifindex);
 	case XP_ACT_XSK:
 		if (a->flags & XP_ACT_F_SLOT)
 			return snprintf(buf, len, "xsk slot %u", a->slot);

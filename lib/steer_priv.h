@@ -53,5 +53,8 @@ void xp_steer_grace_period(void);
 /* The config map's one entry (struct xp_cfg, steer_abi.h): 0 or -errno. */
 int xp_steer_read_cfg(struct xp_steer *s, struct xp_cfg *c);
 int xp_steer_write_cfg(struct xp_steer *s, const struct xp_cfg *c);
+/* Per-CPU array map @fd's entry @key (@vsz bytes of __u64 counters) summed over CPUs
+ * into @sum: 0 or -errno. */
+int xp_steer_percpu_sum(struct xp_steer *s, int fd, __u32 key, size_t vsz, void *sum);
 
 #endif /* XPILE_STEER_PRIV_H */

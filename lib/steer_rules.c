@@ -37,7 +37,7 @@ static int lock_rules(struct xp_steer *s)
 	return fd;
 }
 
-static int percpu_sum(struct xp_steer *s, int fd, __u32 key, size_t vsz, void *sum)
+int xp_steer_percpu_sum(struct xp_steer *s, int fd, __u32 key, size_t vsz, void *sum)
 {
 	size_t stride = (vsz + 7) & ~7UL;
 	__u8 *buf = calloc(s->ncpu, stride);
@@ -329,7 +329,7 @@ int xp_steer_stats_read(struct xp_steer *s, struct xp_steer_stats *out)
 
 	/* Each set counts the packets it saw. */
 	for (__u32 set = 0; !err && set < XP_STEER_SETS; set++) {
-		err = percpu_sum(s, s->fds[XP_M_RULE_CNT], set, sizeof(*rc), rc);
+		err = xp_steer_percpu_sum(s, s->fds[XP_M_RULE_CNT], set, sizeof(*rc), rc);
 		for (size_t w = 0; !err && w < sizeof(st) / 8; w++)
 			((__u64 *)&st)[w] += ((const __u64 *)&rc->stats)[w];
 	}

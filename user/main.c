@@ -105,6 +105,12 @@ static const struct cli_name tap_read_names[] = {
 	{ 0 },
 };
 
+static const struct cli_name rt_xdp_names[] = {
+	CLI_NAME("on", ENG_RT_XDP_ON),
+	CLI_NAME("off", ENG_RT_XDP_OFF),
+	{ 0 },
+};
+
 static const struct cli_name wait_names[] = {
 	CLI_NAME("auto", ENG_WAIT_AUTO),
 	CLI_NAME("uring", ENG_WAIT_URING),
@@ -439,6 +445,11 @@ static const struct cli_opt opts[] = {
 	    "/24 holding longer prefixes; a full table of 1M routes needs about 50000 (default "
 	    "16384).",
 	    .min = 1, .max = 1u << 24),
+	OPT("router-xdp", ENUM, rt.xdp, "WHEN",
+	    "router: on (the default): what the kernel's FIB and neighbours can forward is "
+	    "forwarded in the ports' XDP programs (bpf_fib_lookup, redirect), the rest goes "
+	    "through the engine; off: every packet goes through the engine.",
+	    .names = rt_xdp_names),
 	OPT("fib-inplace", FLAG, rt.inplace, NULL,
 	    "router: one table image, each route change live at once (default: two images, the "
 	    "changes of one notification batch live together)."),
@@ -645,10 +656,10 @@ static int parse(int argc, char **argv, struct run_args *a)
 			"--handover and --take-over serve rxdrop, l2fwd and fwd without --uds or --host-tap");
 	if (internal_modes[a->mode - 1] != &eng_mode_router &&
 	    (cli_given(&res, "route-table") || cli_given(&res, "fib-groups") ||
-	     cli_given(&res, "fib-inplace")))
+	     cli_given(&res, "fib-inplace") || cli_given(&res, "router-xdp")))
 		return cli_usage_error(
 			&prog, cmd,
-			"--route-table, --fib-groups and --fib-inplace need --mode router");
+			"--route-table, --fib-groups, --fib-inplace and --router-xdp need --mode router");
 	if (internal_modes[a->mode - 1] == &eng_mode_router) {
 		char why[128];
 

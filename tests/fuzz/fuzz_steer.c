@@ -302,6 +302,7 @@ static void ref_act(const struct xp_action *a, struct expect *e)
 		e->retval = XDP_REDIRECT;
 		e->verdict[XP_CNT_REDIRECT]++;
 		break;
+	case XP_ACT_ROUTE: /* no port in xp_route_via: on to the socket, of which there is none */
 	case XP_ACT_XSK: /* no socket registered anywhere */
 		e->retval = XDP_PASS;
 		e->verdict[XP_CNT_XSK_NOSOCK]++;

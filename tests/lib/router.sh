@@ -7,7 +7,10 @@
 #                            chatter beyond link-local, rp_filter off
 #   rt_host NS IF ADDR4/LEN ADDR6/LEN GW4 GW6
 #                            a host: addresses, default routes via the router's TAP,
-#                            checksums and segmentation in software (AF_XDP: eng_host)
+#                            checksums and segmentation in software (AF_XDP: eng_host);
+#                            GRO as RT_HOST_GRO says (off by default: the router's port
+#                            then takes no redirected frames, and every packet goes
+#                            through the engine; on: its NAPI takes the XDP fast path's)
 #   rt_tap_addr NS TAP ADDR4/LEN ADDR6/LEN
 #                            the router port's addresses, on its TAP (once the engine made it)
 #   rt_field FILE FIELD      a number from the router's exit line (punted/dropped too:
@@ -32,7 +35,7 @@ rt_host() { # ns if addr4 addr6 gw4 gw6
 	ip -n "$ns" -6 addr add "$4" dev "$ifn" nodad
 	ip -n "$ns" route add default via "$5"
 	ip -n "$ns" -6 route add default via "$6"
-	ip netns exec "$ns" ethtool -K "$ifn" tx off tso off gso off gro off >/dev/null 2>&1
+	ip netns exec "$ns" ethtool -K "$ifn" tx off tso off gso off gro "${RT_HOST_GRO:-off}" >/dev/null 2>&1
 	return 0
 }
 

@@ -54,11 +54,11 @@ c '{"interfaces":[{"queues":1}]}' 'c.json: interfaces[0].name: missing; every in
 c '{"interfaces":[{"name":""}]}' 'c.json: interfaces[0].name: empty string'
 c '{"interfaces":[{"name":"a/b"}]}' 'c.json: interfaces[0].name: "a/b" is not an interface name'
 c '{"interfaces":[{"name":"b0","rules":["udp dport 99999 action xsk"]}]}' "c.json: interfaces[0].rules[0]: dport: expected PORT or LO-HI with LO <= HI in 0..65535, got '99999'"
-c '{"interfaces":[{"name":"b0","rules":["udp dport 53 action pass","tcp action explode"]}]}' "c.json: interfaces[0].rules[1]: unknown action 'explode': expected pass, drop, tx, redirect IFNAME, xsk [slot N]"
+c '{"interfaces":[{"name":"b0","rules":["udp dport 53 action pass","tcp action explode"]}]}' "c.json: interfaces[0].rules[1]: unknown action 'explode': expected pass, drop, tx, redirect IFNAME, xsk [slot N], route [via IFNAME]"
 c '{"interfaces":[{"name":"b0","rules":[""]}]}' 'c.json: interfaces[0].rules[0]: empty string'
 c '{"interfaces":[{"name":"b0","rules":[5]}]}' 'c.json: interfaces[0].rules[0]: expected a string, got int'
 c '{"interfaces":[{"name":"b0","rules":"udp"}]}' 'c.json: interfaces[0].rules: expected an array of rule strings, got string'
-c '{"interfaces":[{"name":"b0","default":"explode"}]}' "c.json: interfaces[0].default: unknown action 'explode': expected pass, drop, tx, redirect IFNAME, xsk [slot N]"
+c '{"interfaces":[{"name":"b0","default":"explode"}]}' "c.json: interfaces[0].default: unknown action 'explode': expected pass, drop, tx, redirect IFNAME, xsk [slot N], route [via IFNAME]"
 c '{"interfaces":[{"name":"b0","default":"drop now"}]}' 'c.json: interfaces[0].default: trailing words after the action "drop"'
 c '{"interfaces":[{"name":"b0"}],"control":[]}' 'c.json: control: expected an object, got array'
 c '{"interfaces":[{"name":"b0"}],"control":{"mode":"0999"}}' 'c.json: control.mode: "0999" is not a file mode: expected octal like "0600"'
@@ -160,7 +160,7 @@ r '{"cmd":"rule_del","iface":"b0","id":77}' 'b0: no rule with id 77'
 r '{"cmd":"rule_del","iface":"b0","id":"1"}' 'rule_del: \"id\" must be a rule id (see the rules command)'
 r '{"cmd":"rules_replace","iface":"b0","rules":[1]}' 'rules_replace: rules[0]: expected a string'
 r '{"cmd":"rules_replace","iface":"b0","rules":"x"}' 'rules_replace: \"rules\" must be an array of rule strings'
-r '{"cmd":"rules_replace","iface":"b0","rules":["tcp action explode"]}' "rules_replace: rules[0]: unknown action 'explode': expected pass, drop, tx, redirect IFNAME, xsk [slot N]"
+r '{"cmd":"rules_replace","iface":"b0","rules":["tcp action explode"]}' "rules_replace: rules[0]: unknown action 'explode': expected pass, drop, tx, redirect IFNAME, xsk [slot N], route [via IFNAME]"
 r '{"cmd":"attach","iface":"b0"}' 'attach: b0 is served already'
 r '{"cmd":"attach","iface":"zz"}' "attach: zz is not in the config ($D/agent.json)"
 for i in "${!req[@]}"; do

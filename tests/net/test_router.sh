@@ -9,6 +9,10 @@
 # no_route (the kernel answers unreachable), a blackhole drops and a prohibit punts;
 # a neighbour deleted is punted, not black-holed, and comes back; IP options punted.
 # The exit line counts each reason; the ledger is clean.
+# RT_XDP=on (the default): the hosts' GRO on, so the router's ports take redirected
+# frames and the XDP fast path forwards (bpf_fib_lookup); a host's GRO turned off under
+# traffic moves its routes to the engine, and back. RT_XDP=off (test_router_engine.sh):
+# --router-xdp off, every packet through the engine.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/netns.sh
@@ -19,6 +23,8 @@ command -v iperf3 >/dev/null || xt_skip "iperf3 missing: apt-get install iperf3"
 command -v traceroute >/dev/null || xt_skip "traceroute missing: apt-get install traceroute"
 [ -c /dev/net/tun ] || xt_skip "/dev/net/tun missing: modprobe tun"
 
+RT_XDP=${RT_XDP:-on}
+export RT_HOST_GRO=on
 A=198.18.127 B=198.18.128 A6=2001:db8:127: B6=2001:db8:128:
 eng_ns H1 h27r-h1
 eng_ns H2 h27r-h2
@@ -30,7 +36,8 @@ rt_host "$H2" h2 "$B.1/24" "${B6}:1/64" "$B.254" "${B6}:254"
 # A prefix behind h2 (its loopback), reached through a route R learns later.
 ip -n "$H2" addr add 198.18.129.1/32 dev lo
 
-eng_start RT "$R" --iface e1 --iface e2 --mode router --cores 0 --interval 0.5 --audit
+eng_start RT "$R" --iface e1 --iface e2 --mode router --cores 0 --interval 0.5 --audit \
+	--router-xdp "$RT_XDP"
 grep -q '"type":"ready"' "$XT_TMP/RT.json" || xt_fail "router not ready"
 rt_tap_addr "$R" xp-e1 "$A.254/24" "${A6}:254/64"
 rt_tap_addr "$R" xp-e2 "$B.254/24" "${B6}:254/64"
@@ -69,6 +76,21 @@ XT_PIDS+=($!)
 xt_wait_for 5 ip netns exec "$H2" bash -c "ss -ltn | grep -q :5229" || xt_fail "iperf3 server did not start"
 ip netns exec "$H1" timeout 20 iperf3 -6 -c "${B6}:1" -p 5229 -t 2 -J >"$XT_TMP/tcp6" 2>&1 ||
 	{ tail -5 "$XT_TMP/tcp6"; xt_fail "iperf3 TCP over IPv6 through the router failed"; }
+
+# A port that stops taking redirected frames (h2's GRO off: its veth has no NAPI) is
+# no egress of the XDP path within half a second: its routes go through the engine,
+# nothing lost; GRO on again, XDP again.
+if [ "$RT_XDP" = on ]; then
+	ip netns exec "$H2" ethtool -K h2 gro off >/dev/null
+	xt_wait_for 3 grep -q 'e2 no longer takes redirected frames' "$XT_TMP/RT.err" ||
+		{ cat "$XT_TMP/RT.err"; xt_fail "the router did not see e2 stop taking redirected frames"; }
+	ip netns exec "$H1" ping -c 20 -i 0.02 -W 1 "$B.1" >"$XT_TMP/pingg" 2>&1
+	grep -q ' 0% packet loss' "$XT_TMP/pingg" || { cat "$XT_TMP/pingg"; xt_fail "pings lost while e2 took no redirected frames"; }
+	ip netns exec "$H2" ethtool -K h2 gro on >/dev/null
+	xt_wait_for 3 grep -q 'e2 takes redirected frames again' "$XT_TMP/RT.err" ||
+		{ cat "$XT_TMP/RT.err"; xt_fail "the router did not see e2 take redirected frames again"; }
+	echo "e2 without NAPI: its routes through the engine, 20/20 pings; with it again: XDP"
+fi
 
 # Routes under traffic: 198.18.129.1 (behind h2) unrouted, then routed, then gone.
 ip netns exec "$H1" ping -c 2 -i 0.1 -W 1 198.18.129.1 >/dev/null 2>&1 && xt_fail "198.18.129.1 answered before any route to it"
@@ -125,5 +147,18 @@ else
 	awk -v p="${p99:-99999}" 'BEGIN { exit !(p < 10000) }' || xt_fail "route changes took ${p99} us at p99 from readable to committed"
 fi
 fwd=$(rt_field "$XT_TMP/RT.json" forwarded)
-[ "$fwd" -gt 10000 ] || xt_fail "only $fwd packets forwarded by the fast path"
-echo "ok: forwarded $fwd"
+xdp=$(rt_field "$XT_TMP/RT.json" xdp_forwarded)
+engf=$(rt_field "$XT_TMP/RT.json" engine_forwarded)
+if [ "$RT_XDP" = on ]; then
+	[ "$xdp" -gt 10000 ] || xt_fail "only $xdp packets forwarded in XDP"
+	# The pings while e2 took no redirected frames, at least.
+	[ "$engf" -ge 20 ] || xt_fail "the engine forwarded $engf packets while e2 was no XDP egress"
+	for f in no_neigh ttl ip_options; do
+		grep -q "\"xdp_not_forwarded\":{[^}]*\"$f\":[1-9]" "$XT_TMP/RT.json" ||
+			xt_fail "the XDP path counted no $f"
+	done
+else
+	grep -q '"xdp":false' "$XT_TMP/RT.json" || xt_fail "--router-xdp off: the XDP path ran"
+	[ "$engf" -gt 10000 ] || xt_fail "only $engf packets forwarded by the engine"
+fi
+echo "ok: forwarded $fwd ($xdp in XDP, $engf by the engine)"

@@ -302,7 +302,7 @@ const struct loader_cmd cmd_rule = {
 			"  src PREFIX, dst PREFIX  IPv4 or IPv6 address[/len]\n"
 			"  tcp | udp | icmp | icmpv6 | proto N\n"
 			"  sport N[-M], dport N[-M] (TCP/UDP; later fragments have no ports)\n"
-			"ACTION: pass | drop | tx | redirect IFACE | xsk [slot N]\n"
+			"ACTION: pass | drop | tx | redirect IFACE | xsk [slot N] | route [via IFACE]\n"
 			"  xsk sends to the AF_XDP socket of the packet's RX queue (slot N: a named\n"
 			"  socket); with no socket there the packet goes to the kernel instead.\n"
 			"\n"

@@ -38,6 +38,7 @@
 #include "../tap.h"
 #include "modes.h"
 #include "router.h"
+#include "router_xdp.h"
 
 #define RT_NL_BUDGET 256u
 #define RT_LAT_MAX 65536u /* latency samples kept (the first ones) */
@@ -57,6 +58,7 @@ struct eng_router {
 	struct xp_qsbr *qsbr;
 	struct xp_fib *fib;
 	struct xp_fib_nl *nl;
+	struct eng_rt_xdp *xdp; /* the XDP fast path, NULL when off */
 	struct rt_worker *w; /* one per engine worker, by id */
 	__u32 mtu[ENG_MAX_PORTS];
 	pthread_t ctl;
@@ -308,6 +310,7 @@ static void *ctl_main(void *arg)
 		struct timespec rt;
 		__u64 t0, dt;
 
+		eng_rt_xdp_refresh(r->xdp, eng_now_ns());
 		if (n <= 0)
 			continue;
 		t0 = eng_now_ns();
@@ -454,6 +457,9 @@ int eng_router_setup(struct engine *e)
 	if (err)
 		return err; /* logged by the library */
 	forwarding_check(e);
+	err = eng_rt_xdp_setup(e, &r->xdp);
+	if (err)
+		return err;
 	err = pthread_create(&r->ctl, NULL, ctl_main, r);
 	if (err)
 		return ut_say(-err, "router: cannot start the control thread: %s", strerror(err));
@@ -468,6 +474,12 @@ int eng_router_setup(struct engine *e)
 		       (unsigned long long)st.routes[1], (unsigned long long)st.neighbours,
 		       (unsigned long long)st.local_addrs,
 		       c->inplace ? "in place" : "double-buffered");
+		if (r->xdp) {
+			char ports[256];
+
+			eng_rt_xdp_ports(r->xdp, ports, sizeof(ports));
+			ut_say(0, "router: XDP fast path (bpf_fib_lookup) on %s", ports);
+		}
 	}
 	return 0;
 }
@@ -482,6 +494,7 @@ void eng_router_free(struct engine *e)
 		__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
 		pthread_join(r->ctl, NULL);
 	}
+	eng_rt_xdp_free(r->xdp);
 	xp_fib_nl_close(r->nl);
 	xp_fib_destroy(r->fib);
 	xp_qsbr_destroy(r->qsbr);
@@ -498,13 +511,32 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The XDP path's misses as "reason N, ..." (JSON: "reason":N,...) into @buf. */
+static void xdp_misses(const struct xp_route_stats *xs, bool json, char *buf, size_t cap)
+{
+	size_t l = 0;
+
+	buf[0] = 0;
+	for (__u32 k = 1; k < XP_RM_MAX && l < cap; k++) {
+		__u64 n = xs->miss[0][k] + xs->miss[1][k];
+
+		if (!n || !strcmp(xp_route_miss_name(k), "?"))
+			continue;
+		l += (size_t)snprintf(buf + l, cap - l, json ? "%s\"%s\":%llu" : "%s%s %llu",
+				      l ? (json ? "," : ", ") : "", xp_route_miss_name(k),
+				      (unsigned long long)n);
+	}
+}
+
 void eng_router_report(struct engine *e)
 {
 	struct eng_router *r = e->router;
 	__u64 fwd[2] = { 0, 0 }, cnt[ENG_RT_NR] = { 0 }, med = 0, p99 = 0;
 	struct xp_fib_nl_stats ns;
 	struct xp_fib_stats fs;
-	char punts[1024], drops[512];
+	char punts[1024], drops[512], misses[512];
+	struct xp_route_stats xs;
+	bool xdp_on;
 	size_t pl = 0, dl = 0;
 	double lpm_mib;
 	__u32 i, k;
@@ -542,13 +574,18 @@ void eng_router_report(struct engine *e)
 		med = r->lat[r->nlat / 2];
 		p99 = r->lat[(r->nlat * 99) / 100];
 	}
+	xdp_on = eng_rt_xdp_stats(r->xdp, &xs);
+	xdp_misses(&xs, e->cfg.json, misses, sizeof(misses));
 	xp_fib_nl_stats(r->nl, &ns);
 	xp_fib_stats(r->fib, &fs);
 	lpm_mib = (double)(fs.lpm[0].bytes + fs.lpm[1].bytes) / (1 << 20);
 	if (e->cfg.json) {
-		printf("{\"type\":\"router\",\"forwarded\":%llu,\"forwarded_ipv6\":%llu,\"punted\":{%s},\"dropped\":{%s},\"notifications\":%llu,\"lost\":%llu,\"resyncs\":%llu,\"commits\":%llu,\"apply_us_median\":%.1f,\"apply_us_p99\":%.1f,\"apply_us_max\":%.1f,\"routes4\":%llu,\"routes6\":%llu,\"neighbours\":%llu,\"unsupported\":%llu,\"burst_ms\":%.1f,\"burst_notifications\":%llu,\"lpm_mib\":%.1f,\"last_change_unix_ms\":%llu}\n",
-		       (unsigned long long)(fwd[0] + fwd[1]), (unsigned long long)fwd[1], punts,
-		       drops, (unsigned long long)ns.msgs, (unsigned long long)ns.enobufs,
+		printf("{\"type\":\"router\",\"forwarded\":%llu,\"forwarded_ipv6\":%llu,\"xdp\":%s,\"xdp_forwarded\":%llu,\"xdp_forwarded_ipv6\":%llu,\"xdp_not_forwarded\":{%s},\"engine_forwarded\":%llu,\"punted\":{%s},\"dropped\":{%s},\"notifications\":%llu,\"lost\":%llu,\"resyncs\":%llu,\"commits\":%llu,\"apply_us_median\":%.1f,\"apply_us_p99\":%.1f,\"apply_us_max\":%.1f,\"routes4\":%llu,\"routes6\":%llu,\"neighbours\":%llu,\"unsupported\":%llu,\"burst_ms\":%.1f,\"burst_notifications\":%llu,\"lpm_mib\":%.1f,\"last_change_unix_ms\":%llu}\n",
+		       (unsigned long long)(fwd[0] + fwd[1] + xs.fwd[0] + xs.fwd[1]),
+		       (unsigned long long)(fwd[1] + xs.fwd[1]), xdp_on ? "true" : "false",
+		       (unsigned long long)(xs.fwd[0] + xs.fwd[1]), (unsigned long long)xs.fwd[1],
+		       misses, (unsigned long long)(fwd[0] + fwd[1]), punts, drops,
+		       (unsigned long long)ns.msgs, (unsigned long long)ns.enobufs,
 		       (unsigned long long)ns.resyncs, (unsigned long long)r->batches, med / 1e3,
 		       p99 / 1e3, r->lat_max / 1e3, (unsigned long long)fs.routes[0],
 		       (unsigned long long)fs.routes[1], (unsigned long long)fs.neighbours,
@@ -557,9 +594,15 @@ void eng_router_report(struct engine *e)
 		       (unsigned long long)(r->last_unix_ns / 1000000));
 		return;
 	}
-	ut_say(0, "router: forwarded %llu (IPv6 %llu); punted: %s; dropped: %s",
-	       (unsigned long long)(fwd[0] + fwd[1]), (unsigned long long)fwd[1],
+	ut_say(0,
+	       "router: forwarded %llu (IPv6 %llu; in XDP %llu, by the engine %llu); punted: %s; dropped: %s",
+	       (unsigned long long)(fwd[0] + fwd[1] + xs.fwd[0] + xs.fwd[1]),
+	       (unsigned long long)(fwd[1] + xs.fwd[1]),
+	       (unsigned long long)(xs.fwd[0] + xs.fwd[1]), (unsigned long long)(fwd[0] + fwd[1]),
 	       pl ? punts : "none", dl ? drops : "none");
+	if (xdp_on)
+		ut_say(0, "router: not forwarded in XDP (went on to the engine): %s",
+		       misses[0] ? misses : "none");
 	ut_say(0,
 	       "router: %llu notifications (%llu lost, %llu resyncs) in %llu commits; readable to committed: median %.1f us, p99 %.1f us, max %.1f us",
 	       (unsigned long long)ns.msgs, (unsigned long long)ns.enobufs,

@@ -38,7 +38,10 @@ struct eng_router_cfg {
 	__u32 table; /* routing table mirrored; 0 = main */
 	__u32 lpm_groups; /* the IPv4 table's groups (1 KiB each); 0 = the FIB's default */
 	bool inplace; /* one image: every change live at once (default: batches) */
+	int xdp; /* enum eng_rt_xdp_use: the XDP fast path (router_xdp.h) */
 };
+
+enum eng_rt_xdp_use { ENG_RT_XDP_ON, ENG_RT_XDP_OFF };
 
 struct eng_router; /* router.c */
 

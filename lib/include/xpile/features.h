@@ -35,6 +35,11 @@ struct xp_if_features {
  * xp_dispatcher_probe(). 0, or -ENODEV (no such interface here).
  */
 XP_API int xp_if_features_probe(const char *ifname, struct xp_if_features *out);
+/* Whether @ifindex takes frames other devices' XDP programs redirect to it
+ * (NETDEV_XDP_ACT_NDO_XMIT; a veth only while its peer has NAPI, GRO or an XDP program,
+ * so it can change): 1 or 0, or -errno when the kernel does not say (no netdev
+ * netlink family: -ENOENT). One netlink round trip, nothing attached. */
+XP_API int xp_if_redirect_target(int ifindex);
 /* Whether libxdp's dispatcher (freplace) loads and attaches on this kernel; when it
  * does not, @why (@len bytes) says why. Loads steer.o; needs CAP_BPF. */
 XP_API bool xp_dispatcher_probe(char *why, size_t len);

@@ -157,6 +157,28 @@ struct xp_steer_stats {
 /* Verdict and parse-error counters, summed over CPUs, into @out: 0 or -errno. */
 XP_API int xp_steer_stats_read(struct xp_steer *s, struct xp_steer_stats *out);
 
+/*
+ * The route action (XP_ACT_ROUTE, bpf/route.h): which devices the kernel's FIB may name
+ * and the ports behind them. xp_steer_route_via_set() says that a lookup through (or a
+ * route out of) @ifindex, e.g. a port's host TAP, is one through (out of) port
+ * @via->ifindex, MAC @via->mac, by table @via->table (0: the kernel's rules). The maps are
+ * the loaded program's own, not pinned: a program loaded anew (a replace) starts with no
+ * ports and routes nothing until they are set again. 0, -EINVAL (@ifindex 0),
+ * -E2BIG (more than XP_ROUTE_VIA_MAX), -ENOENT (a program without the route action),
+ * or -errno.
+ */
+XP_API int xp_steer_route_via_set(struct xp_steer *s, __u32 ifindex,
+				  const struct xp_route_via *via);
+/* A new fd of the program's xp_route_via (the caller closes it), for a writer that keeps
+ * its own (a control thread), or -ENOENT as above. */
+XP_API int xp_steer_route_via_fd(struct xp_steer *s);
+/* Undoes xp_steer_route_via_set(): 0 also when none was set. */
+XP_API int xp_steer_route_via_clear(struct xp_steer *s, __u32 ifindex);
+/* The route action's counters summed over CPUs (forwarded in XDP, and why not): 0 or -errno. */
+XP_API int xp_steer_route_stats_read(struct xp_steer *s, struct xp_route_stats *out);
+/* The name of a reason of enum xp_route_miss ("no_neigh", "ttl", ...); "?" if unknown. */
+XP_API const char *xp_route_miss_name(__u32 why);
+
 struct xp_steer_info {
 	char ifname[16];
 	int ifindex;

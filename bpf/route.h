@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The route action (XP_ACT_ROUTE): IP forwarding in XDP by the kernel's own FIB and
+ * neighbour table (bpf_fib_lookup()), for the packets that need nothing else; every
+ * other packet goes on to the engine, which forwards, punts or drops it as before
+ * (user/modes/router.c). So the kernel stays the control plane: a route or neighbour
+ * it changes is in force for the next packet, with no mirror in between.
+ *
+ * Forwarded here: unicast to the ingress port's MAC, IPv4 without options or fragments
+ * and IPv6 without hop-by-hop or fragment headers, a hop limit above 1, a lookup that
+ * finds a resolved neighbour on a device in xp_route_via. The TTL drops by one (the
+ * IPv4 checksum as the kernel's ip_decrease_ttl() updates it), the MACs become the
+ * egress port's and the neighbour's, and the frame leaves by bpf_redirect(). Anything
+ * else is counted by reason (enum xp_route_miss) and not touched.
+ */
+#ifndef XPILE_BPF_ROUTE_H
+#define XPILE_BPF_ROUTE_H
+
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#include "steer_abi.h"
+
+#ifndef AF_INET
+#define AF_INET 2
+#endif
+#ifndef AF_INET6
+#define AF_INET6 10
+#endif
+
+#define XP_ROUTE_NOT_ROUTED (-1)
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XP_ROUTE_VIA_MAX);
+	__type(key, __u32);
+	__type(value, struct xp_route_via);
+} xp_route_via SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xp_route_stats);
+} xp_route_cnt SEC(".maps");
+
+static __always_inline int xp_route_miss(struct xp_route_stats *st, __u32 v6, __u32 why)
+{
+	if (st)
+		st->miss[v6 & 1][why < XP_RM_MAX ? why : 0]++;
+	return XP_ROUTE_NOT_ROUTED;
+}
+
+static __always_inline int xp_mac_eq(const __u8 *a, const __u8 *b)
+{
+	return *(const __u32 *)a == *(const __u32 *)b &&
+	       *(const __u16 *)(a + 4) == *(const __u16 *)(b + 4);
+}
+
+/*
+ * Forwards the frame by the FIB of device @in (0: the receiving one): XDP_REDIRECT, or
+ * XP_ROUTE_NOT_ROUTED with the frame untouched. Its own function: the lookup is a helper
+ * call anyway, and the rest of the program need not carry its registers.
+ */
+static __noinline int xp_route(struct xdp_md *ctx, __u32 in)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	struct bpf_fib_lookup fib = {};
+	const struct xp_route_via *vi, *vo;
+	struct xp_route_stats *st;
+	struct ethhdr *eth = data;
+	__u32 zero = 0, key, v6 = 0, flags = 0;
+	__be16 proto;
+	long rc;
+
+	st = bpf_map_lookup_elem(&xp_route_cnt, &zero);
+	if ((void *)(eth + 1) > end)
+		return xp_route_miss(st, 0, XP_RM_NOT_IP);
+	key = in ? in : ctx->ingress_ifindex;
+	vi = bpf_map_lookup_elem(&xp_route_via, &key);
+	if (!vi)
+		return xp_route_miss(st, 0, XP_RM_NO_PORT);
+	if (!xp_mac_eq(eth->h_dest, vi->mac))
+		return xp_route_miss(st, 0, XP_RM_NOT_OURS);
+	proto = eth->h_proto;
+	if (vi->table) {
+		fib.tbid = vi->table;
+		flags = BPF_FIB_LOOKUP_DIRECT | BPF_FIB_LOOKUP_TBID;
+	}
+	if (proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = (void *)(eth + 1);
+
+		if ((void *)(ip + 1) > end)
+			return xp_route_miss(st, 0, XP_RM_NOT_IP);
+		if (ip->ihl != 5 || ip->version != 4)
+			return xp_route_miss(st, 0, XP_RM_OPTIONS);
+		if (ip->frag_off & bpf_htons(0x3fff))
+			return xp_route_miss(st, 0, XP_RM_FRAGMENT);
+		if (ip->ttl <= 1)
+			return xp_route_miss(st, 0, XP_RM_TTL);
+		fib.family = AF_INET;
+		fib.tos = ip->tos;
+		fib.l4_protocol = ip->protocol;
+		fib.tot_len = bpf_ntohs(ip->tot_len);
+		fib.ipv4_src = ip->saddr;
+		fib.ipv4_dst = ip->daddr;
+	} else if (proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = (void *)(eth + 1);
+
+		v6 = 1;
+		if ((void *)(ip6 + 1) > end)
+			return xp_route_miss(st, 1, XP_RM_NOT_IP);
+		if (ip6->nexthdr == 0) /* hop-by-hop: every router reads it */
+			return xp_route_miss(st, 1, XP_RM_OPTIONS);
+		if (ip6->nexthdr == 44)
+			return xp_route_miss(st, 1, XP_RM_FRAGMENT);
+		if (ip6->hop_limit <= 1)
+			return xp_route_miss(st, 1, XP_RM_TTL);
+		fib.family = AF_INET6;
+		fib.flowinfo = *(__be32 *)ip6 & bpf_htonl(0x0fffffff);
+		fib.l4_protocol = ip6->nexthdr;
+		fib.tot_len = bpf_ntohs(ip6->payload_len) + sizeof(*ip6);
+		__builtin_memcpy(fib.ipv6_src, &ip6->saddr, 16);
+		__builtin_memcpy(fib.ipv6_dst, &ip6->daddr, 16);
+	} else {
+		return xp_route_miss(st, 0, XP_RM_NOT_IP);
+	}
+	fib.ifindex = key;
+	rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), flags);
+	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
+		return xp_route_miss(st, v6, rc > 0 && rc <= XP_RM_FIB_LAST ? (__u32)rc : 0);
+	key = fib.ifindex;
+	vo = bpf_map_lookup_elem(&xp_route_via, &key);
+	if (!vo || !(vo->flags & XP_ROUTE_VIA_F_EGRESS))
+		return xp_route_miss(st, v6, XP_RM_NO_PORT);
+	/* The frame again: the helper call leaves the verifier no packet bounds. */
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	eth = data;
+	if (!v6) {
+		struct iphdr *ip = (void *)(eth + 1);
+		__u32 sum;
+
+		if ((void *)(ip + 1) > end)
+			return XP_ROUTE_NOT_ROUTED;
+		/* ip_decrease_ttl(): RFC 1624 for the TTL, the high byte of its word. */
+		sum = ip->check;
+		sum += bpf_htons(0x0100);
+		ip->check = (__u16)(sum + (sum >= 0xffff));
+		ip->ttl--;
+	} else {
+		struct ipv6hdr *ip6 = (void *)(eth + 1);
+
+		if ((void *)(ip6 + 1) > end)
+			return XP_ROUTE_NOT_ROUTED;
+		ip6->hop_limit--;
+	}
+	__builtin_memcpy(eth->h_dest, fib.dmac, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, vo->mac, ETH_ALEN);
+	if (st)
+		st->fwd[v6]++;
+	return bpf_redirect(vo->ifindex, 0);
+}
+
+#endif /* XPILE_BPF_ROUTE_H */
