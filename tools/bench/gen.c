@@ -31,6 +31,7 @@ struct gen_args {
 	unsigned char dmac[6], smac[6];
 	bool have_dmac;
 	__u32 size, seconds, batch;
+	__u32 src_ip, dst_ip; /* network order */
 	__u64 count;
 };
 
@@ -39,6 +40,8 @@ struct gen_args {
 static const struct cli_opt opts[] = {
 	OPT("iface", IFNAME, iface, "IF", "interface to send on (required)"),
 	OPT("dst-mac", MAC, dmac, "MAC", "destination MAC, aa:bb:cc:dd:ee:ff (required)"),
+	OPT("src-ip", IPV4, src_ip, "IP", "source IPv4 (default 198.18.0.1)"),
+	OPT("dst-ip", IPV4, dst_ip, "IP", "destination IPv4 (default 198.18.0.2)"),
 	OPT("pkt-size", NUM, size, "BYTES", "frame size without FCS, 60..1514 (default 64)",
 	    .min = 60, .max = 1514),
 	OPT("seconds", NUM, seconds, "S", "stop after S seconds (default 10)", .min = 1,
@@ -59,7 +62,8 @@ BENCH_COMMAND(
 				     "(the interrupted call's frames are not counted)." },
 			{ NULL } },
 	.description =
-		"Sends one UDP/IPv4 flow (198.18.0.1:9 -> 198.18.0.2:9, source MAC = IF's) out of "
+		"Sends one UDP/IPv4 flow (198.18.0.1:9 -> 198.18.0.2:9 unless --src-ip/--dst-ip say, "
+		"source MAC = IF's) out of "
 		"IF as fast as the kernel takes it, with an XDP program run by BPF_PROG_TEST_RUN "
 		"in live-frames mode: no socket, no skb, a frame recycled from a page pool per "
 		"packet. On a veth the peer receives the frames as xdp_frames, so the peer needs "
@@ -81,6 +85,8 @@ static int parse_args(int argc, char **argv, struct gen_args *a)
 	a->size = 64;
 	a->seconds = 10;
 	a->batch = 64;
+	inet_pton(AF_INET, "198.18.0.1", &a->src_ip);
+	inet_pton(AF_INET, "198.18.0.2", &a->dst_ip);
 	rc = cli_parse(&bench_prog, &bench_gen_cmd.cli, argc, argv, a, &res);
 	if (rc != CLI_RUN)
 		return rc;
@@ -117,8 +123,8 @@ static void build_frame(const struct gen_args *a, __u8 *f)
 	ip[3] = iplen & 0xff;
 	ip[8] = 64;
 	ip[9] = IPPROTO_UDP;
-	inet_pton(AF_INET, "198.18.0.1", ip + 12);
-	inet_pton(AF_INET, "198.18.0.2", ip + 16);
+	memcpy(ip + 12, &a->src_ip, 4);
+	memcpy(ip + 16, &a->dst_ip, 4);
 	csum = ip_csum(ip, 20);
 	ip[10] = csum >> 8;
 	ip[11] = csum & 0xff;

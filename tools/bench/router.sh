@@ -10,11 +10,19 @@
 #            installed: tools/bench/dpdk_env.sh), and xpile --mode fwd (a wire, no
 #            lookup: the engine's ceiling on this path), interleaved, medians of XR_RUNS:
 #              [gen] g0 <-veth-> e1 [rtr] e2 <-veth-> s1 [sink]
-#            The generator (xpile txonly, 64-byte UDP, 16 flows) sends as fast as it
-#            can on its core; e1's NAPI runs threaded on the router's core, so the
-#            router's core decides the rate. Rate = frames the sink's s1 received over
-#            the window; CPU = the router core's busy time (/proc/stat) over the same
-#            window, per forwarded packet.
+#            The generator (XR_GEN: trafgen, netsniff-ng's, by default; txonly: xpile's
+#            own AF_XDP sender; 64-byte UDP, 16 flows) sends as fast as it can on its
+#            core; e1's NAPI runs threaded on the router's core, so the router's core
+#            decides the rate. The sink drops in XDP (XR_SINK=drop, the default:
+#            bpf/sink_drop.bpf.c; stack: into s1's stack), so what a veth makes its
+#            receiver do on the sender's core is no contender's. Rate = frames the
+#            sink's s1 received over the window; CPU = the router core's busy time
+#            (/proc/stat) over the same window, per forwarded packet. Contenders:
+#            kernel, xpile (the router's XDP fast path), engine (--router-xdp off),
+#            dpdk, fwd (XR_CONTENDERS to choose).
+#            Why trafgen: an AF_XDP sender's skbs (txonly) are completed on the
+#            router's core under the socket's completion lock, which the sender takes
+#            too: over half that core went there in perf, for every contender.
 #   scale    XR_ROUTES (100000,1000000) IPv4 routes loaded with `ip -batch` into the
 #            router's namespace while xpile routes: the time ip took, the router's
 #            longest burst of changes (first notification read to last commit: the
@@ -32,6 +40,7 @@
 #   XR_SECONDS  4                forward: measured window
 #   XR_ROUTES   100000,1000000   scale: table sizes
 #   XR_GEN_CORE 0, XR_DUT_CORE 1
+#   XR_GEN trafgen|txonly, XR_SINK drop|stack, XR_CONTENDERS, XR_DEBUG=1 (per-core busy)
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 . tools/lib/netns.sh
@@ -45,16 +54,22 @@ sizes=${XR_ROUTES:-100000,1000000}
 gcore=${XR_GEN_CORE:-0}
 dcore=${XR_DUT_CORE:-1}
 xpile=${XR_XPILE:-$XT_BUILD/xpile}
+gen=${XR_GEN:-trafgen}
+if [ "$gen" = trafgen ] && ! command -v trafgen >/dev/null; then
+	echo "router bench: trafgen not found (apt-get install netsniff-ng): the generator is xpile txonly" >&2
+	gen=txonly
+fi
 
 die() { echo "router bench: $*" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || die "needs root (namespaces, XDP, AF_XDP): run as root"
 [ -x "$xpile" ] || die "$xpile not built: run make"
 tmp=$(mktemp -d /tmp/xpile-bench-router.XXXXXX)
 xt_on_exit "rm -rf '$tmp'"
-contenders="kernel xpile fwd"
+contenders="kernel xpile engine fwd"
 if [[ $what == *forward* ]]; then
 	dpdk_env_init "${XR_DPDK_DIR:-$XT_BUILD/dpdk-examples}"
-	[ "$have_dpdk" = 1 ] && contenders="kernel xpile dpdk fwd"
+	[ "$have_dpdk" = 1 ] && contenders="kernel xpile engine dpdk fwd"
+	contenders=${XR_CONTENDERS:-$contenders}
 	printf 'R198.18.161.0/24 1\n' >"$tmp/routes4.cfg"
 	printf 'R2001:0002:0000:0000:0000:0000:0000:0000/64 1\n' >"$tmp/routes6.cfg"
 fi
@@ -68,6 +83,24 @@ xt_ns_var S2 h27r-sink2
 xt_veth "$R" e3 "$S2" s2
 ip netns exec "$S2" sysctl -qw net.ipv6.conf.s2.disable_ipv6=1
 ip -n "$S2" addr add 198.18.162.1/24 dev s2
+# The sinks' NAPI (GRO on) for every contender: a veth takes frames an XDP program
+# redirects to it only while its peer has NAPI, and the kernel's skbs then take the
+# same path, so the topology is one for all.
+# g0 without TSO: veth hands a frame to its peer's NAPI (e1's, threaded on the router's
+# core) only when it cannot be a TSO skb; else (an AF_XDP sender's skbs are never
+# sock_wfree's) it goes to the backlog of the sending core, and the kernel would forward
+# on the generator's core, not the router's.
+ip netns exec "$G" ethtool -K g0 tso off >/dev/null 2>&1
+ip netns exec "$S" ethtool -K s1 gro "${XR_SINK_GRO:-on}" >/dev/null 2>&1
+ip netns exec "$S2" ethtool -K s2 gro "${XR_SINK_GRO:-on}" >/dev/null 2>&1
+# XR_SINK=drop: s1 drops in XDP (bpf/sink_drop.bpf.c), still counting rx_packets, so
+# the sink's own receive (skb, stack), which a veth runs on the router's core, is no
+# contender's; stack: s1 receives into its stack (UDP to a closed port).
+sink=${XR_SINK:-drop}
+if [ "$sink" = drop ] && [[ $what == *forward* ]]; then
+	ip -n "$S" link set dev s1 xdpdrv obj "$XT_BUILD/bpf/sink_drop.o" sec xdp ||
+		die "cannot attach $XT_BUILD/bpf/sink_drop.o to s1"
+fi
 s2mac=$(ip -n "$S2" -o link show s2 | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)
 for x in "$G g0" "$S s1"; do
 	# shellcheck disable=SC2086
@@ -78,6 +111,17 @@ ip netns exec "$R" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
 ip -n "$S" addr add 198.18.161.1/24 dev s1
 smac=$(ip -n "$S" -o link show s1 | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)
 emac=$(ip -n "$R" -o link show e1 | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)
+
+# trafgen (netsniff-ng): the same 64-byte UDP frame to the sink, 16 flows by source port.
+hexmac() { echo "0x${1//:/, 0x}"; }
+gmac=$(ip -n "$G" -o link show g0 | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)
+cat >"$tmp/trafgen.cfg" <<EOF
+{ $(hexmac "$emac"), $(hexmac "$gmac"), 0x08, 0x00,
+  0x45, 0x00, 0x00, 0x32, 0x00, 0x00, 0x00, 0x00, 0x40, 0x11, csumip(14, 33),
+  198, 18, 160, 1, 198, 18, 161, 1,
+  0x04, drnd(1), 0x00, 0x09, 0x00, 0x1e, 0x00, 0x00,
+  fill(0x00, 22) }
+EOF
 
 # The router's side of the links: on e1/e2 for the kernel, on the TAPs for xpile.
 addrs() { # if1 if2
@@ -99,10 +143,12 @@ napi_to_dut() {
 	after=$(ps -eo pid=,comm= | awk '$2 ~ /^napi\//{print $1}' | sort)
 	for p in $(comm -13 <(echo "$before") <(echo "$after")); do
 		taskset -pc "$dcore" "$p" >/dev/null
+		[ -n "${XR_DEBUG:-}" ] && echo "napi_to_dut: moved $p ($(ps -o comm= -p "$p"))" >&2
 	done
 }
 
 busy() { # jiffies the core was busy
+	[ -n "${XR_DEBUG:-}" ] && awk '$1 ~ /^cpu[0-9]/ {printf "%s %d ", $1, $2 + $3 + $4 + $7 + $8 + $9} END {print ""}' /proc/stat >&2
 	awk -v c="cpu$dcore" '$1 == c {print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat
 }
 rxp() { ip netns exec "$S" cat /sys/class/net/s1/statistics/rx_packets; }
@@ -135,23 +181,32 @@ one_run() { # contender -> "pps ns_per_packet"
 		xt_wait_for 10 grep -q '"type":"ready"' "$tmp/f.json" || { cat "$tmp/f.err" >&2; die "fwd not ready"; }
 		napi_to_dut
 	else
+		# xpile: the XDP fast path; engine: --router-xdp off, every packet by the engine.
+		local xdp=on
+		[ "$1" = engine ] && xdp=off
 		ip netns exec "$R" ethtool -K e1 gro off >/dev/null 2>&1
 		ip netns exec "$R" "$xpile" run --iface e1 --iface e2 --mode router --cores "$dcore" \
-			--json --duration $((win + 30)) >"$tmp/r.json" 2>"$tmp/r.err" &
+			--router-xdp "$xdp" ${XR_ROUTER_ARGS:-} --json --duration $((win + 30)) >"$tmp/r.json" 2>"$tmp/r.err" &
 		pid=$!
 		xt_wait_for 10 grep -q '"type":"ready"' "$tmp/r.json" || { cat "$tmp/r.err" >&2; die "router not ready"; }
 		addrs xp-e1 xp-e2
 		napi_to_dut
 	fi
-	ip netns exec "$G" "$xpile" run --iface g0 --cores "$gcore" --quiet --mode txonly \
-		--pkt-size 68 --dst-mac "$emac" --src-ip 198.18.160.1 --dst-ip 198.18.161.1 \
-		--flows 16 --duration $((win + 10)) >/dev/null 2>&1 &
+	if [ "$gen" = trafgen ]; then
+		ip netns exec "$G" timeout $((win + 10)) taskset -c "$gcore" trafgen --dev g0 \
+			--conf "$tmp/trafgen.cfg" --cpus 1 --no-sock-mem -t 0 -q >/dev/null 2>"$tmp/tg.err" &
+	else
+		ip netns exec "$G" "$xpile" run --iface g0 --cores "$gcore" --quiet --mode txonly \
+			--pkt-size 68 --dst-mac "$emac" --src-ip 198.18.160.1 --dst-ip 198.18.161.1 \
+			--flows 16 --duration $((win + 10)) >/dev/null 2>&1 &
+	fi
 	gpid=$!
 	sleep 1.5
 	p0=$(rxp) b0=$(busy)
 	sleep "$win"
 	p1=$(rxp) b1=$(busy)
 	kill -INT "$gpid" 2>/dev/null
+	[ -n "${XR_DEBUG:-}" ] && [ -s "$tmp/tg.err" ] && { cat "$tmp/trafgen.cfg" "$tmp/tg.err" >&2; }
 	wait "$gpid" 2>/dev/null
 	if [ "$1" = kernel ]; then
 		unaddrs e1 e2
@@ -159,7 +214,7 @@ one_run() { # contender -> "pps ns_per_packet"
 		kill -INT "$pid"
 		wait "$pid"
 		[ "$1" = xpile ] && grep '"type":"router"' "$tmp/r.json" | tail -1 >"$tmp/r.last"
-		[ "$1" = xpile ] && unaddrs xp-e1 xp-e2
+		[[ $1 == xpile || $1 == engine ]] && unaddrs xp-e1 xp-e2
 		xt_wait_for 10 bash -c "! ip -n '$R' link show | grep -q 'prog/xdp'"
 	fi
 	awk -v p=$((p1 - p0)) -v b=$((b1 - b0)) -v w="$win" -v hz="$(getconf CLK_TCK)" \
@@ -167,7 +222,7 @@ one_run() { # contender -> "pps ns_per_packet"
 }
 
 if [[ $what == *forward* ]]; then
-	: >"$tmp/kernel" && : >"$tmp/xpile" && : >"$tmp/fwd" && : >"$tmp/dpdk"
+	: >"$tmp/kernel" && : >"$tmp/xpile" && : >"$tmp/engine" && : >"$tmp/fwd" && : >"$tmp/dpdk"
 	for i in $(seq "$runs"); do
 		for c in $contenders; do
 			r=$(one_run "$c")
@@ -186,8 +241,12 @@ if [[ $what == *forward* ]]; then
 			"rate ratio xpile/DPDK $(awk -v a="$xp" -v b="$dp" 'BEGIN {printf "%.2f", b ? a / b : 0}')," \
 			"CPU ratio $(awk -v a="$xc" -v b="$dc" 'BEGIN {printf "%.2f", b ? a / b : 0}')"
 	fi
+	ep=$(cut -d' ' -f1 "$tmp/engine" | median) ec=$(cut -d' ' -f2 "$tmp/engine" | median)
+	echo "forward medians of $runs: xpile router through the engine only (--router-xdp off) $ep pps, $ec ns/packet;" \
+		"rate ratio engine/kernel $(awk -v a="$ep" -v b="$kp" 'BEGIN {printf "%.2f", b ? a / b : 0}')"
 	echo "the engine's ceiling on this path (fwd, a wire e1 -> e2, no lookup): $(cut -d' ' -f1 "$tmp/fwd" | median) pps, $(cut -d' ' -f2 "$tmp/fwd" | median) ns/packet"
 	[ -s "$tmp/r.last" ] && echo "last xpile run: $(cat "$tmp/r.last")"
+	ip -n "$S" link set dev s1 xdp off 2>/dev/null # change: tcpdump watches s1
 fi
 
 # One flip to @gw: microseconds from the command written to a running `ip -batch -`

@@ -457,7 +457,18 @@ int eng_router_setup(struct engine *e)
 	if (err)
 		return err; /* logged by the library */
 	forwarding_check(e);
-	err = eng_rt_xdp_setup(e, &r->xdp);
+	/* --uds: the agent's program, not ours to change. Another table: a direct lookup
+	 * of it would not see the local table, and could forward what is for the router
+	 * (the engine's FIB knows the addresses apart). */
+	if (c->xdp == ENG_RT_XDP_OFF || e->cfg.nuds)
+		err = 0;
+	else if (c->table && c->table != 254)
+		err = ut_say(
+			0,
+			"router: no XDP fast path with --route-table %u (it looks up the kernel's rules, main): every packet goes through the engine",
+			c->table);
+	else
+		err = eng_rt_xdp_setup(e, 0, &r->xdp);
 	if (err)
 		return err;
 	err = pthread_create(&r->ctl, NULL, ctl_main, r);

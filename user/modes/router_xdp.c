@@ -20,7 +20,6 @@
 
 #include "../engine.h"
 #include "../tap.h"
-#include "router.h"
 #include "router_xdp.h"
 
 struct rt_xdp_port {
@@ -73,15 +72,12 @@ void eng_rt_xdp_refresh(struct eng_rt_xdp *x, __u64 now_ns)
 	}
 }
 
-int eng_rt_xdp_setup(struct engine *e, struct eng_rt_xdp **out)
+int eng_rt_xdp_setup(struct engine *e, __u32 table, struct eng_rt_xdp **out)
 {
-	const struct eng_router_cfg *c = e->cfg.router;
 	struct eng_rt_xdp *x;
 	__u32 armed = 0;
 
 	*out = NULL;
-	if (c->xdp == ENG_RT_XDP_OFF || e->cfg.nuds)
-		return 0;
 	x = calloc(1, sizeof(*x));
 	if (!x)
 		return ut_say(-ENOMEM, "out of memory for the router");
@@ -100,7 +96,7 @@ int eng_rt_xdp_setup(struct engine *e, struct eng_rt_xdp **out)
 			p->tap_ifindex = tap;
 			p->via.ifindex = (__u32)ep->ifindex;
 			memcpy(p->via.mac, ep->mac, 6);
-			p->via.table = c->table == 254 ? 0 : c->table;
+			p->via.table = table == 254 ? 0 : table;
 			p->via.flags = probe_egress(p) ? XP_ROUTE_VIA_F_EGRESS : 0;
 			p->ifname = ep->ifname;
 			/* Not ours (the loader's program): its default stays as its owner set it. */

@@ -20,9 +20,10 @@
 struct engine;
 struct eng_rt_xdp;
 
-/* Fills every own port's route ports and sets its default action: 0, or -errno after
- * one line. *@out NULL when the fast path is off (--router-xdp off, no owned port). */
-int eng_rt_xdp_setup(struct engine *e, struct eng_rt_xdp **out);
+/* Fills every own port's route ports and sets its default action to route by table
+ * @table (0 or 254: the kernel's rules, main): 0, or -errno after one line. *@out NULL
+ * when no port's program is the engine's. */
+int eng_rt_xdp_setup(struct engine *e, __u32 table, struct eng_rt_xdp **out);
 /* Control thread: re-probes which ports take redirected frames, at most every
  * ENG_RT_XDP_PROBE_NS; a change is said once. */
 void eng_rt_xdp_refresh(struct eng_rt_xdp *x, __u64 now_ns);
