@@ -64,10 +64,11 @@ static __always_inline int xp_mac_eq(const __u8 *a, const __u8 *b)
 
 /*
  * Forwards the frame by the FIB of device @in (0: the receiving one): XDP_REDIRECT, or
- * XP_ROUTE_NOT_ROUTED with the frame untouched. Its own function: the lookup is a helper
- * call anyway, and the rest of the program need not carry its registers.
+ * XP_ROUTE_NOT_ROUTED with the frame untouched. Inlined into a function of the caller's
+ * that acts on the result (steer.bpf.c: route_act()), so no value of the caller's has to
+ * live across the call.
  */
-static __noinline int xp_route(struct xdp_md *ctx, __u32 in)
+static __always_inline int xp_route(struct xdp_md *ctx, __u32 in)
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
 	struct bpf_fib_lookup fib = {};
