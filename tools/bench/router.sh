@@ -55,7 +55,7 @@ gcore=${XR_GEN_CORE:-0}
 dcore=${XR_DUT_CORE:-1}
 xpile=${XR_XPILE:-$XT_BUILD/xpile}
 gen=${XR_GEN:-trafgen}
-if [ "$gen" = trafgen ] && ! command -v trafgen >/dev/null; then
+if [[ $gen == trafgen || $gen == relay ]] && ! command -v trafgen >/dev/null; then
 	echo "router bench: trafgen not found (apt-get install netsniff-ng): the generator is xpile txonly" >&2
 	gen=txonly
 fi
@@ -111,6 +111,27 @@ ip netns exec "$R" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
 ip -n "$S" addr add 198.18.161.1/24 dev s1
 smac=$(ip -n "$S" -o link show s1 | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)
 emac=$(ip -n "$R" -o link show e1 | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)
+
+# XR_GEN=relay: trafgen sends into t0; t1, its peer in the generator's namespace, takes
+# the frames into XDP (the steer program, default "redirect g0") on the generator's core
+# and hands them to e1 as xdp_frames, as a NIC's ring holds them: the router's side of
+# e1 sees no sender's skb, for every contender (the kernel builds its own, as a NIC
+# driver does).
+if [ "$gen" = relay ]; then
+	loader=${XR_LOADER:-$XT_BUILD/xpile-loader}
+	xt_veth "$G" t0 "$G" t1
+	ip netns exec "$G" sysctl -qw net.ipv6.conf.t0.disable_ipv6=1 net.ipv6.conf.t1.disable_ipv6=1
+	ip netns exec "$G" ethtool -K t0 tso off >/dev/null 2>&1
+	ip netns exec "$G" "$loader" load t1 --mode native --default "redirect g0" >/dev/null ||
+		die "cannot load the relay's steer program on t1"
+	xt_on_exit "ip netns exec '$G' '$loader' unload t1 >/dev/null 2>&1"
+	before=$(ps -eo pid=,comm= | awk '$2 ~ /^napi\//{print $1}' | sort)
+	ip netns exec "$G" sh -c "echo 1 >/sys/class/net/t1/threaded"
+	sleep 0.1
+	for p in $(comm -13 <(echo "$before") <(ps -eo pid=,comm= | awk '$2 ~ /^napi\//{print $1}' | sort)); do
+		taskset -pc "$gcore" "$p" >/dev/null
+	done
+fi
 
 # trafgen (netsniff-ng): the same 64-byte UDP frame to the sink, 16 flows by source port.
 hexmac() { echo "0x${1//:/, 0x}"; }
@@ -186,14 +207,16 @@ one_run() { # contender -> "pps ns_per_packet"
 		[ "$1" = engine ] && xdp=off
 		ip netns exec "$R" ethtool -K e1 gro off >/dev/null 2>&1
 		ip netns exec "$R" "$xpile" run --iface e1 --iface e2 --mode router --cores "$dcore" \
-			--router-xdp "$xdp" ${XR_ROUTER_ARGS:-} --json --duration $((win + 30)) >"$tmp/r.json" 2>"$tmp/r.err" &
+			--router-xdp "$xdp" --json --duration $((win + 30)) >"$tmp/r.json" 2>"$tmp/r.err" &
 		pid=$!
 		xt_wait_for 10 grep -q '"type":"ready"' "$tmp/r.json" || { cat "$tmp/r.err" >&2; die "router not ready"; }
 		addrs xp-e1 xp-e2
 		napi_to_dut
 	fi
-	if [ "$gen" = trafgen ]; then
-		ip netns exec "$G" timeout $((win + 10)) taskset -c "$gcore" trafgen --dev g0 \
+	if [ "$gen" = trafgen ] || [ "$gen" = relay ]; then
+		local dev=g0
+		[ "$gen" = relay ] && dev=t0
+		ip netns exec "$G" timeout $((win + 10)) taskset -c "$gcore" trafgen --dev "$dev" \
 			--conf "$tmp/trafgen.cfg" --cpus 1 --no-sock-mem -t 0 -q >/dev/null 2>"$tmp/tg.err" &
 	else
 		ip netns exec "$G" "$xpile" run --iface g0 --cores "$gcore" --quiet --mode txonly \
@@ -267,15 +290,17 @@ flip() { # gw dev sink_ns sink_if
 }
 
 if [[ $what == *change* ]]; then
-	for c in kernel xpile; do
+	for c in kernel xpile engine; do
 		if [ "$c" = kernel ]; then
 			addrs e1 e2
 			ip -n "$R" addr add 198.18.162.254/24 dev e3
 			ip -n "$R" neigh replace 198.18.162.1 lladdr "$s2mac" dev e3 nud permanent
 			d2=e2 d3=e3
 		else
+			xdp=on
+			[ "$c" = engine ] && xdp=off
 			ip netns exec "$R" "$xpile" run --iface e1 --iface e2 --iface e3 --mode router \
-				--cores "$dcore" --json >"$tmp/c.json" 2>"$tmp/c.err" &
+				--cores "$dcore" --router-xdp "$xdp" --json >"$tmp/c.json" 2>"$tmp/c.err" &
 			pid=$!
 			xt_wait_for 10 grep -q '"type":"ready"' "$tmp/c.json" || { cat "$tmp/c.err" >&2; die "router not ready"; }
 			addrs xp-e1 xp-e2
