@@ -116,9 +116,10 @@ int eng_rt_xdp_setup(struct engine *e, __u32 table, struct eng_rt_xdp **out)
 			continue;
 		err = xp_steer_default_set(x->p[i].steer, &a, NULL);
 		if (err) {
+			ut_say(err, "router: %s: cannot set the route action: %s", x->p[i].ifname,
+			       strerror(-err));
 			eng_rt_xdp_free(x);
-			return ut_say(err, "router: %s: cannot set the route action: %s",
-				      x->p[i].ifname, strerror(-err));
+			return err;
 		}
 		armed++;
 	}
