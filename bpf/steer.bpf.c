@@ -322,8 +322,8 @@ static __always_inline int flow_hit4(const struct xp_fcache_entry *f, const stru
 		 (f->gen ^ gen));
 }
 
-static __always_inline int parse_error(struct xdp_md *ctx, struct xp_stats *st,
-				       const struct xp_set_cfg *sc, int err, __u64 bytes)
+static __noinline int parse_error(struct xdp_md *ctx, struct xp_stats *st,
+				  const struct xp_set_cfg *sc, int err, __u64 bytes)
 {
 	__u32 reason = err < XP_PERR_MAX ? err : 0;
 
@@ -341,18 +341,63 @@ static __always_inline __u64 frame_len(struct xdp_md *ctx, const int frags)
 	return (void *)(long)ctx->data_end - (void *)(long)ctx->data;
 }
 
-/* No rules: the default, once the frame parses; the addresses are not needed. */
+/* No rules and a default other than the queue's socket: the route action (the router,
+ * user/modes/router_xdp.c) takes the route path first, by its own checks, and the parse
+ * only for what it leaves to the engine, which gets it as the default would (its socket,
+ * or the parse-error action); what it forwards is not parsed past IP, as a router does
+ * not read L4. Any other default: parse, then act. A call of its own, so that the common
+ * default's path below carries none of this. */
+static __noinline int steer_default_other(struct xdp_md *ctx, struct xp_stats *st,
+					  const struct xp_set_cfg *sc, __u64 bytes)
+{
+	const struct xp_action xsk = { .kind = XP_ACT_XSK };
+	struct xp_counter *path = st->path[XP_PATH_DEFAULT];
+	const struct xp_action *a = &sc->dflt;
+	struct xp_parsed p;
+	int err;
+
+	if (a->kind == XP_ACT_ROUTE) {
+		long ret = xp_route(ctx, a->ifindex);
+
+		if (ret != XP_ROUTE_NOT_ROUTED) {
+			path[XP_CNT_REDIRECT].packets++;
+			path[XP_CNT_REDIRECT].bytes += bytes;
+			return ret;
+		}
+		a = &xsk;
+	}
+	err = xp_parse((void *)(long)ctx->data, (void *)(long)ctx->data_end, &p, 0);
+	if (err != XP_PARSE_OK)
+		return parse_error(ctx, st, sc, err, bytes);
+	return act(ctx, ctx->rx_queue_index, path, a, bytes);
+}
+
+/* No rules: the default, once the frame parses; the addresses are not needed. The
+ * common default, the socket of the packet's queue, is known before the parse by one
+ * compare of kind and flags together (act()'s first). */
 static __always_inline int steer_default(struct xdp_md *ctx, struct xp_stats *st,
 					 const struct xp_set_cfg *sc, const int frags)
 {
 	/* The length first: one value kept across the parse, not data and data_end. */
 	__u64 bytes = frame_len(ctx, frags);
+	struct xp_counter *c;
 	struct xp_parsed p;
-	int err = xp_parse((void *)(long)ctx->data, (void *)(long)ctx->data_end, &p, 0);
+	__u32 v;
+	long ret;
+	int err;
 
+	if (__builtin_expect(*(const __u16 *)&sc->dflt != KIND_FLAGS(XP_ACT_XSK, 0), 0))
+		return steer_default_other(ctx, st, sc, bytes);
+	err = xp_parse((void *)(long)ctx->data, (void *)(long)ctx->data_end, &p, 0);
 	if (err != XP_PARSE_OK)
 		return parse_error(ctx, st, sc, err, bytes);
-	return act(ctx, ctx->rx_queue_index, st->path[XP_PATH_DEFAULT], &sc->dflt, bytes);
+	/* No socket on that queue: the kernel gets it, never a black hole. */
+	ret = bpf_redirect_map(&xp_xsks, ctx->rx_queue_index, XDP_PASS);
+	v = ret == XDP_REDIRECT ? XP_CNT_XSK : XP_CNT_XSK_NOSOCK;
+	c = &st->path[XP_PATH_DEFAULT][v];
+	c->packets++;
+	c->bytes += bytes;
+	return ret;
 }
 
 static __always_inline int steer_rules(struct xdp_md *ctx, const struct xp_cfg *cfg,
