@@ -62,6 +62,18 @@ static __always_inline int xp_mac_eq(const __u8 *a, const __u8 *b)
 	       *(const __u16 *)(a + 4) == *(const __u16 *)(b + 4);
 }
 
+/* The ports for the kernel's multipath hash (fib_multipath_hash_policy 1 and 3 hash
+ * them): without them every flow between two hosts takes one ECMP leg. */
+static __always_inline void xp_route_ports(struct bpf_fib_lookup *fib, const void *l4,
+					   const void *end, __u8 proto)
+{
+	if ((proto == IPPROTO_TCP || proto == IPPROTO_UDP || proto == IPPROTO_SCTP) &&
+	    l4 + 4 <= end) {
+		fib->sport = ((const __be16 *)l4)[0];
+		fib->dport = ((const __be16 *)l4)[1];
+	}
+}
+
 /*
  * Forwards the frame by the FIB of device @in (0: the receiving one): XDP_REDIRECT, or
  * XP_ROUTE_NOT_ROUTED with the frame untouched. Inlined into a function of the caller's
@@ -110,6 +122,7 @@ static __always_inline int xp_route(struct xdp_md *ctx, __u32 in)
 		fib.tot_len = bpf_ntohs(ip->tot_len);
 		fib.ipv4_src = ip->saddr;
 		fib.ipv4_dst = ip->daddr;
+		xp_route_ports(&fib, ip + 1, end, ip->protocol);
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = (void *)(eth + 1);
 
@@ -128,6 +141,7 @@ static __always_inline int xp_route(struct xdp_md *ctx, __u32 in)
 		fib.tot_len = bpf_ntohs(ip6->payload_len) + sizeof(*ip6);
 		__builtin_memcpy(fib.ipv6_src, &ip6->saddr, 16);
 		__builtin_memcpy(fib.ipv6_dst, &ip6->daddr, 16);
+		xp_route_ports(&fib, ip6 + 1, end, ip6->nexthdr);
 	} else {
 		return xp_route_miss(st, 0, XP_RM_NOT_IP);
 	}

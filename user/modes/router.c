@@ -364,24 +364,43 @@ static int port_mtu(const char *ifname, __u32 *mtu)
 	return err;
 }
 
-static void forwarding_check(const struct engine *e)
+static int sysctl_read(const char *path, int dflt)
 {
-	static const char *const knobs[] = { "/proc/sys/net/ipv4/conf/all/forwarding",
-					     "/proc/sys/net/ipv6/conf/all/forwarding" };
+	FILE *f = fopen(path, "r");
+	int v = dflt;
 
-	for (int i = 0; i < 2; i++) {
-		FILE *f = fopen(knobs[i], "r");
-		int v = 1;
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = dflt;
+		(void)fclose(f);
+	}
+	return v;
+}
 
-		if (f) {
-			if (fscanf(f, "%d", &v) != 1)
-				v = 1;
-			(void)fclose(f);
-		}
-		if (!v && !e->cfg.quiet)
+/* Knobs of the namespace's kernel that make the router do less than it could: said
+ * once at start, with the fix. */
+static void sysctl_check(const struct engine *e, bool xdp)
+{
+	char path[80];
+
+	if (e->cfg.quiet)
+		return;
+	for (int v6 = 0; v6 < 2; v6++) {
+		int policy;
+
+		(void)snprintf(path, sizeof(path), "/proc/sys/net/ipv%c/conf/all/forwarding",
+			       v6 ? '6' : '4');
+		if (!sysctl_read(path, 1))
 			ut_say(0,
 			       "router: %s is 0: what is punted for the kernel to forward (no neighbour yet, options, fragments) is dropped there; sysctl -w net.ipv%c.conf.all.forwarding=1",
-			       knobs[i], i ? '6' : '4');
+			       path, v6 ? '6' : '4');
+		(void)snprintf(path, sizeof(path), "/proc/sys/net/ipv%c/fib_multipath_hash_policy",
+			       v6 ? '6' : '4');
+		policy = sysctl_read(path, 1);
+		if (xdp && (policy == 0 || policy == 2))
+			ut_say(0,
+			       "router: %s is %d: the XDP path spreads ECMP by addresses only, every flow between two hosts on one path; sysctl -w net.ipv%c.fib_multipath_hash_policy=1 for flows",
+			       path, policy, v6 ? '6' : '4');
 	}
 }
 
@@ -456,7 +475,6 @@ int eng_router_setup(struct engine *e)
 	err = xp_fib_nl_open(r->fib, &no, &r->nl);
 	if (err)
 		return err; /* logged by the library */
-	forwarding_check(e);
 	/* --uds: the agent's program, not ours to change. Another table: a direct lookup
 	 * of it would not see the local table, and could forward what is for the router
 	 * (the engine's FIB knows the addresses apart). */
@@ -471,6 +489,7 @@ int eng_router_setup(struct engine *e)
 		err = eng_rt_xdp_setup(e, 0, &r->xdp);
 	if (err)
 		return err;
+	sysctl_check(e, r->xdp);
 	err = pthread_create(&r->ctl, NULL, ctl_main, r);
 	if (err)
 		return ut_say(-err, "router: cannot start the control thread: %s", strerror(err));
