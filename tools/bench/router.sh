@@ -23,6 +23,12 @@
 #            Why trafgen: an AF_XDP sender's skbs (txonly) are completed on the
 #            router's core under the socket's completion lock, which the sender takes
 #            too: over half that core went there in perf, for every contender.
+#            XR_GEN=relay: trafgen into a veth pair t0-t1 in the generator's namespace
+#            whose XDP program (the steer program, default "redirect g0") hands each
+#            frame on to g0, so e1 receives xdp_frames, as a NIC's ring holds them,
+#            instead of skbs that veth must copy into a page first (skb_pp_cow_data:
+#            the larger part of a router core's cost with trafgen alone); t1's NAPI
+#            runs on the generator's core.
 #   scale    XR_ROUTES (100000,1000000) IPv4 routes loaded with `ip -batch` into the
 #            router's namespace while xpile routes: the time ip took, the router's
 #            longest burst of changes (first notification read to last commit: the
@@ -40,7 +46,7 @@
 #   XR_SECONDS  4                forward: measured window
 #   XR_ROUTES   100000,1000000   scale: table sizes
 #   XR_GEN_CORE 0, XR_DUT_CORE 1
-#   XR_GEN trafgen|txonly, XR_SINK drop|stack, XR_CONTENDERS, XR_DEBUG=1 (per-core busy)
+#   XR_GEN trafgen|relay|txonly, XR_SINK drop|stack, XR_CONTENDERS, XR_DEBUG=1 (per-core busy)
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 . tools/lib/netns.sh
