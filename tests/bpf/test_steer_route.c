@@ -21,6 +21,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "inet_csum.h"
 #include "bpflog.h"
 #include "pkt.h"
 #include "xt.h"
@@ -64,17 +65,6 @@ static struct xp_route_stats rstats(void)
 	return s;
 }
 
-static __u16 csum16(const __u8 *h, int len)
-{
-	__u32 s = 0;
-
-	for (int i = 0; i < len; i += 2)
-		s += (__u32)h[i] << 8 | h[i + 1];
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (__u16)~s;
-}
-
 static struct pkt P;
 
 /* A UDP packet to @dst from the far host, to the router's MAC, with TTL @ttl. */
@@ -93,7 +83,7 @@ static void build(int family, const char *dst, __u8 ttl)
 	if (family == 4) {
 		P.buf[14 + 8] = ttl;
 		P.buf[14 + 10] = P.buf[14 + 11] = 0;
-		__u16 c = csum16(P.buf + 14, 20);
+		__u16 c = ut_inet_csum(P.buf + 14, 20);
 		P.buf[14 + 10] = c >> 8;
 		P.buf[14 + 11] = c & 0xff;
 	} else {
@@ -130,7 +120,7 @@ static void test_forward4(void)
 	XT_CHECK(!memcmp(out, mac_gw, 6));
 	XT_CHECK(!memcmp(out + 6, mac_out, 6));
 	XT_EQ(out[14 + 8], 63);
-	XT_EQ(csum16(out + 14, 20), 0); /* the header still sums to 0xffff */
+	XT_EQ(ut_inet_csum(out + 14, 20), 0); /* the header still sums to 0xffff */
 	XT_CHECK(!memcmp(out + 14 + 20, P.buf + 14 + 20, P.len - 34)); /* L4 untouched */
 	/* The checksum's end-around carry: a header whose sum is 0xfeff before the TTL
 	 * goes down (checksum 0x0100) must come out valid as well. */
@@ -139,11 +129,11 @@ static void test_forward4(void)
 		P.buf[14 + 4] = id >> 8;
 		P.buf[14 + 5] = id & 0xff;
 		P.buf[14 + 10] = P.buf[14 + 11] = 0;
-		__u16 c = csum16(P.buf + 14, 20);
+		__u16 c = ut_inet_csum(P.buf + 14, 20);
 		P.buf[14 + 10] = c >> 8;
 		P.buf[14 + 11] = c & 0xff;
 		XT_EQ(run(&P), XDP_REDIRECT);
-		XT_EQ(csum16(out + 14, 20), 0);
+		XT_EQ(ut_inet_csum(out + 14, 20), 0);
 	}
 }
 

@@ -18,6 +18,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "inet_csum.h"
 #include "bench.h"
 #include "benchutil.h"
 #include "bpflog.h"
@@ -97,17 +98,6 @@ static int parse_args(int argc, char **argv, struct gen_args *a)
 	return CLI_RUN;
 }
 
-static __u16 ip_csum(const __u8 *h, int len)
-{
-	__u32 s = 0;
-
-	for (int i = 0; i < len; i += 2)
-		s += (__u32)h[i] << 8 | h[i + 1];
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (__u16)~s;
-}
-
 /* Ethernet + IPv4 + UDP to port 9, zero payload, @size bytes in all. */
 static void build_frame(const struct gen_args *a, __u8 *f)
 {
@@ -125,7 +115,7 @@ static void build_frame(const struct gen_args *a, __u8 *f)
 	ip[9] = IPPROTO_UDP;
 	memcpy(ip + 12, &a->src_ip, 4);
 	memcpy(ip + 16, &a->dst_ip, 4);
-	csum = ip_csum(ip, 20);
+	csum = ut_inet_csum(ip, 20);
 	ip[10] = csum >> 8;
 	ip[11] = csum & 0xff;
 	udp[1] = 9;
