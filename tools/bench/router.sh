@@ -46,7 +46,8 @@
 #   XR_SECONDS  4                forward: measured window
 #   XR_ROUTES   100000,1000000   scale: table sizes
 #   XR_GEN_CORE 0, XR_DUT_CORE 1
-#   XR_GEN trafgen|relay|txonly, XR_SINK drop|stack, XR_CONTENDERS, XR_DEBUG=1 (per-core busy)
+#   XR_GEN trafgen|relay|txonly, XR_SINK drop|stack, XR_SINK_CORE (s1's NAPI's core),
+#   XR_CONTENDERS, XR_DEBUG=1 (per-core busy)
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 . tools/lib/netns.sh
@@ -102,11 +103,26 @@ ip netns exec "$S2" ethtool -K s2 gro "${XR_SINK_GRO:-on}" >/dev/null 2>&1
 # XR_SINK=drop: s1 drops in XDP (bpf/sink_drop.bpf.c), still counting rx_packets, so
 # the sink's own receive (skb, stack), which a veth runs on the router's core, is no
 # contender's; stack: s1 receives into its stack (UDP to a closed port).
+# A device's NAPI as a kthread on a core (the new napi/ kthreads its threaded mode starts).
+napi_thread() { # ns dev core
+	local before after p
+	before=$(ps -eo pid=,comm= | awk '$2 ~ /^napi\//{print $1}' | sort)
+	ip netns exec "$1" sh -c "echo 0 >/sys/class/net/$2/threaded; echo 1 >/sys/class/net/$2/threaded"
+	sleep 0.1
+	after=$(ps -eo pid=,comm= | awk '$2 ~ /^napi\//{print $1}' | sort)
+	for p in $(comm -13 <(echo "$before") <(echo "$after")); do
+		taskset -pc "$3" "$p" >/dev/null
+		[ -n "${XR_DEBUG:-}" ] && echo "napi_thread: $2's $p ($(ps -o comm= -p "$p")) on core $3" >&2
+	done
+}
 sink=${XR_SINK:-drop}
 if [ "$sink" = drop ] && [[ $what == *forward* ]]; then
 	ip -n "$S" link set dev s1 xdpdrv obj "$XT_BUILD/bpf/sink_drop.o" sec xdp ||
 		die "cannot attach $XT_BUILD/bpf/sink_drop.o to s1"
 fi
+# XR_SINK_CORE=N: s1's receive as a kthread on core N; by default it runs where veth
+# runs it, in the softirq of the core that forwarded the frame: the router's.
+[ -n "${XR_SINK_CORE:-}" ] && napi_thread "$S" s1 "$XR_SINK_CORE"
 s2mac=$(ip -n "$S2" -o link show s2 | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)
 for x in "$G g0" "$S s1"; do
 	# shellcheck disable=SC2086
@@ -131,12 +147,7 @@ if [ "$gen" = relay ]; then
 	ip netns exec "$G" "$loader" load t1 --mode native --default "redirect g0" >/dev/null ||
 		die "cannot load the relay's steer program on t1"
 	xt_on_exit "ip netns exec '$G' '$loader' unload t1 >/dev/null 2>&1"
-	before=$(ps -eo pid=,comm= | awk '$2 ~ /^napi\//{print $1}' | sort)
-	ip netns exec "$G" sh -c "echo 1 >/sys/class/net/t1/threaded"
-	sleep 0.1
-	for p in $(comm -13 <(echo "$before") <(ps -eo pid=,comm= | awk '$2 ~ /^napi\//{print $1}' | sort)); do
-		taskset -pc "$gcore" "$p" >/dev/null
-	done
+	napi_thread "$G" t1 "$gcore"
 fi
 
 # trafgen (netsniff-ng): the same 64-byte UDP frame to the sink, 16 flows by source port.
@@ -162,17 +173,7 @@ unaddrs() { # if1 if2
 }
 
 # e1's NAPI as a kthread on the router's core (veth has NAPI with GRO on or a program).
-napi_to_dut() {
-	local before after p
-	before=$(ps -eo pid=,comm= | awk '$2 ~ /^napi\//{print $1}' | sort)
-	ip netns exec "$R" sh -c "echo 0 >/sys/class/net/e1/threaded; echo 1 >/sys/class/net/e1/threaded"
-	sleep 0.1
-	after=$(ps -eo pid=,comm= | awk '$2 ~ /^napi\//{print $1}' | sort)
-	for p in $(comm -13 <(echo "$before") <(echo "$after")); do
-		taskset -pc "$dcore" "$p" >/dev/null
-		[ -n "${XR_DEBUG:-}" ] && echo "napi_to_dut: moved $p ($(ps -o comm= -p "$p"))" >&2
-	done
-}
+napi_to_dut() { napi_thread "$R" e1 "$dcore"; }
 
 busy() { # jiffies the core was busy
 	[ -n "${XR_DEBUG:-}" ] && awk '$1 ~ /^cpu[0-9]/ {printf "%s %d ", $1, $2 + $3 + $4 + $7 + $8 + $9} END {print ""}' /proc/stat >&2
