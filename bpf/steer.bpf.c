@@ -380,10 +380,7 @@ static __always_inline int steer_default(struct xdp_md *ctx, struct xp_stats *st
 {
 	/* The length first: one value kept across the parse, not data and data_end. */
 	__u64 bytes = frame_len(ctx, frags);
-	struct xp_counter *c;
 	struct xp_parsed p;
-	__u32 v;
-	long ret;
 	int err;
 
 	if (__builtin_expect(*(const __u16 *)&sc->dflt != KIND_FLAGS(XP_ACT_XSK, 0), 0))
@@ -391,13 +388,8 @@ static __always_inline int steer_default(struct xdp_md *ctx, struct xp_stats *st
 	err = xp_parse((void *)(long)ctx->data, (void *)(long)ctx->data_end, &p, 0);
 	if (err != XP_PARSE_OK)
 		return parse_error(ctx, st, sc, err, bytes);
-	/* No socket on that queue: the kernel gets it, never a black hole. */
-	ret = bpf_redirect_map(&xp_xsks, ctx->rx_queue_index, XDP_PASS);
-	v = ret == XDP_REDIRECT ? XP_CNT_XSK : XP_CNT_XSK_NOSOCK;
-	c = &st->path[XP_PATH_DEFAULT][v];
-	c->packets++;
-	c->bytes += bytes;
-	return ret;
+	/* act()'s first compare is the one above: the compiler folds it. */
+	return act(ctx, ctx->rx_queue_index, st->path[XP_PATH_DEFAULT], &sc->dflt, bytes);
 }
 
 static __always_inline int steer_rules(struct xdp_md *ctx, const struct xp_cfg *cfg,
