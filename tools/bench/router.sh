@@ -100,9 +100,6 @@ ip -n "$S2" addr add 198.18.162.1/24 dev s2
 ip netns exec "$G" ethtool -K g0 tso off >/dev/null 2>&1
 ip netns exec "$S" ethtool -K s1 gro "${XR_SINK_GRO:-on}" >/dev/null 2>&1
 ip netns exec "$S2" ethtool -K s2 gro "${XR_SINK_GRO:-on}" >/dev/null 2>&1
-# XR_SINK=drop: s1 drops in XDP (bpf/sink_drop.bpf.c), still counting rx_packets, so
-# the sink's own receive (skb, stack), which a veth runs on the router's core, is no
-# contender's; stack: s1 receives into its stack (UDP to a closed port).
 # A device's NAPI as a kthread on a core (the new napi/ kthreads its threaded mode starts).
 napi_thread() { # ns dev core
 	local before after p
@@ -115,6 +112,9 @@ napi_thread() { # ns dev core
 		[ -n "${XR_DEBUG:-}" ] && echo "napi_thread: $2's $p ($(ps -o comm= -p "$p")) on core $3" >&2
 	done
 }
+# XR_SINK=drop: s1 drops in XDP (bpf/sink_drop.bpf.c), still counting rx_packets, so
+# the sink's own receive (skb, stack), which a veth runs on the router's core, is no
+# contender's; stack: s1 receives into its stack (UDP to a closed port).
 sink=${XR_SINK:-drop}
 if [ "$sink" = drop ] && [[ $what == *forward* ]]; then
 	ip -n "$S" link set dev s1 xdpdrv obj "$XT_BUILD/bpf/sink_drop.o" sec xdp ||
