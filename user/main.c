@@ -308,8 +308,8 @@ static const struct cli_opt opts[] = {
 	    "interrupts, at most half its RX ring's worth of arrivals.",
 	    .max = 10000),
 	OPT("idle-wait", ENUM, c.idle_wait, "HOW",
-	    "How an idle worker sleeps: uring (a multishot poll armed once per socket, one "
-	    "io_uring_enter for all of them), poll (poll() over its sockets), auto (the "
+	    "How an idle worker sleeps: uring (a one-shot poll per socket armed as it goes "
+	    "to sleep, one io_uring_enter for all of them), poll (poll() over its sockets), auto (the "
 	    "default: uring where io_uring is allowed, else poll). The start says which.",
 	    .names = wait_names),
 	OPT("layout", ENUM, mem.layout, "KIND",

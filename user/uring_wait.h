@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * An idle worker's sleep: one wait for all its sockets. With io_uring, a multishot
- * POLL_ADD is armed once per socket and the sleep is one io_uring_enter whatever the
- * number of sockets (poll() pays ~80 ns per fd per call: with 8 sockets the multishot
- * wait cut CPU per packet by 42%, docs: io_uring measurements). Where io_uring is
- * disabled (kernel.io_uring_disabled, seccomp) or --idle-wait poll, it is poll().
+ * An idle worker's sleep: one wait for all its sockets. With io_uring, a one-shot
+ * POLL_ADD per socket is armed as the worker goes to sleep and stays armed until it
+ * fires, and the sleep is one io_uring_enter whatever the number of sockets (poll()
+ * pays ~80 ns per fd per call and arms every fd each time). Nothing stays on a busy
+ * worker's sockets' wait queues, so the producer's flush wakes no one (uring_wait.c).
+ * Where io_uring is disabled (kernel.io_uring_disabled, seccomp) or --idle-wait poll,
+ * it is poll().
  */
 #ifndef XPILE_URING_WAIT_H
 #define XPILE_URING_WAIT_H

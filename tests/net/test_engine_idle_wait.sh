@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # The idle worker's wait (issue 11, section 3): fwd with both ports on one worker sleeps
-# between pings, on io_uring (multishot poll, the default where allowed) and on poll();
+# between pings, on io_uring (one-shot polls armed at each sleep, the default where allowed) and on poll();
 # each says which it uses, once; every ping is answered, an iperf3 stream completes
 # (wake-ups under load: re-arming after the CQ overflows) and the ledger is clean.
 set -u

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # CPU per packet of an rxdrop worker serving K sockets on one core, its idle sleep on
-# io_uring (multishot poll) against poll(), same run, interleaved (issue 11, section 3).
+# io_uring (one-shot polls, armed at each sleep) against poll(), same run, interleaved (issue 11, section 3).
 #
 #   tools/bench/idle_wait.sh [K...]     (default: 1 4 8)
 #   IW_RUNS 3, IW_SECONDS 4, IW_RATE 200000 (pps over all K), IW_GEN_BATCH 1 (frames per
