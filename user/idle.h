@@ -3,12 +3,13 @@
  * The idle worker's choice (idle.c): spin, nap or sleep, decided from what waiting costs
  * on this machine. A sleep costs the woken thread a wake-up (measured at start: 1-6 us
  * on bare metal, 25-50 us in a VM whose interrupts into a virtual CPU are dear); a spin
- * costs the gap it spins through. So the worker spins while the expected gap to the
- * next arrival is shorter than a wake-up and sleeps otherwise; a sleep is a nap (a
- * timed sleep that no arrival interrupts) where one timer wake-up per nap costs less
- * than one wake-up per arrival, within a latency budget (--idle-nap-us) and half the RX
- * ring. Everything the choice needs is a plain number, so eng_idle_choose() is a pure
- * function (tests/unit/test_idle.c); nothing here knows the engine.
+ * costs the gap it spins through; a nap (a timed sleep that no arrival interrupts)
+ * costs one timer wake-up per nap. So the worker naps where one timer wake-up per nap
+ * costs less than one wake-up per arrival (at any shorter gap a nap also beats a spin),
+ * within a latency budget (--idle-nap-us) and half the RX ring; beyond, it sleeps until
+ * an arrival wakes it; it spins only where no nap pays and the expected gap is shorter
+ * than a wake-up. Everything the choice needs is a plain number, so eng_idle_choose()
+ * is a pure function (tests/unit/test_idle.c); nothing here knows the engine.
  */
 #ifndef XPILE_IDLE_H
 #define XPILE_IDLE_H

@@ -123,10 +123,22 @@ void eng_idle_setup(struct engine *e)
 		       e->busy_auto ? "auto" :
 				      "off");
 	} else if (!c->quiet) {
+		char plan[160];
+
+		/* Where naps pay they beat a spin at any gap: it spins only where the RX ring
+		 * cannot hold a nap that outlasts its own wake-up. */
+		if (below)
+			snprintf(
+				plan, sizeof(plan),
+				"nap %u us while the expected gap is under %.1f us (spin while under %.1f us only where the RX ring cannot hold a nap)",
+				c->idle_nap_us, below / 1e3, cost.wake_ns / 1e3);
+		else
+			snprintf(plan, sizeof(plan),
+				 "no nap pays: spin while the expected gap is under %.1f us",
+				 cost.wake_ns / 1e3);
 		ut_say(0,
-		       "idle policy: a wake-up costs %.1f us of CPU, a timer's %.1f us (%s): spin while the expected gap is under %.1f us, nap %u us while under %.1f us, else sleep; busy-poll %s",
-		       cost.wake_ns / 1e3, cost.timer_ns / 1e3, how, cost.wake_ns / 1e3,
-		       c->idle_nap_us, below / 1e3, bp);
+		       "idle policy: a wake-up costs %.1f us of CPU, a timer's %.1f us (%s): %s, else sleep; busy-poll %s",
+		       cost.wake_ns / 1e3, cost.timer_ns / 1e3, how, plan, bp);
 	}
 }
 

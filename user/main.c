@@ -288,24 +288,27 @@ static const struct cli_opt opts[] = {
 	    .excl = 2),
 	OPT("spin", FLAG, c.spin, NULL,
 	    "Never sleep when idle (lowest latency, one core at 100%). By default an idle "
-	    "worker decides from what waiting costs here: it spins (up to one wake-up's cost) "
-	    "while the expected gap to the next arrival, from its queues' rate and the idle "
-	    "periods it saw, is shorter than a wake-up (measured at start, --idle-wake-us), "
-	    "naps (--idle-nap-us) where a timer wake-up per nap is cheaper than a wake-up per "
-	    "arrival, and else sleeps until traffic wakes it (1 ms at most); never spins "
+	    "worker decides from what waiting costs here (measured at start, --idle-wake-us) "
+	    "and the expected gap to the next arrival (from its queues' rate and the idle "
+	    "periods it saw): it naps (--idle-nap-us) where a timer wake-up per nap is cheaper "
+	    "than a wake-up per arrival (and so cheaper than spinning), else sleeps until "
+	    "traffic wakes it (1 ms at most); it spins (up to one wake-up's cost) only where "
+	    "no nap pays and the gap is shorter than a wake-up; never spins "
 	    "while its core is shared with a busy task such as the queue's NAPI thread (seen "
 	    "as the worker waiting for its CPU), which spinning would starve. The start says "
 	    "the costs; --json's idle lines say the choice."),
 	OPT("idle-wake-us", NUM, c.idle_wake_us, "US",
 	    "What a sleep and its wake-up cost a worker, in us of CPU, instead of measuring "
-	    "it at start (as xpile-bench wake does: some 20 ms). The idle policy spins while "
-	    "the expected gap to the next arrival is shorter than this, and sleeps otherwise.",
+	    "it at start (as xpile-bench wake does: some 20 ms); a timer's wake-up is then "
+	    "taken to cost the same. Where no nap pays, the idle policy spins while the "
+	    "expected gap to the next arrival is shorter than this, and sleeps otherwise.",
 	    .min = 1, .max = 1000000),
 	OPT("idle-nap-us", NUM, c.idle_nap_us, "US",
 	    "Longest nap of an idle worker, the latency it may add (0..10000, default 200; 0: "
-	    "never nap). Where one timer wake-up per nap costs less than one wake-up per "
-	    "arrival, an idle worker that would sleep naps instead: a timed sleep no arrival "
-	    "interrupts, at most half its RX ring's worth of arrivals.",
+	    "never nap, and spin through gaps shorter than a wake-up instead). Where one "
+	    "timer wake-up per nap costs less than one wake-up per arrival, an idle worker "
+	    "naps, however short the gap: a timed sleep no arrival interrupts, at most half "
+	    "its RX ring's worth of arrivals.",
 	    .max = 10000),
 	OPT("idle-wait", ENUM, c.idle_wait, "HOW",
 	    "How an idle worker sleeps: uring (a one-shot poll per socket armed as it goes "

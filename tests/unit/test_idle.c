@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * The idle worker's policy (user/idle.c): eng_idle_choose() spins while the expected gap
- * is under a wake-up (up to one wake-up's worth), naps where a timer wake-up per nap is
- * cheaper than a wake-up per arrival (within half the RX ring), sleeps otherwise; never
- * spins on a shared core; txonly spins. The sampler turns idle periods and packet counts
+ * The idle worker's policy (user/idle.c): eng_idle_choose() naps where a timer wake-up
+ * per nap is cheaper than a wake-up per arrival (within half the RX ring), which at any
+ * shorter gap is cheaper than a spin too; spins only where no nap pays and the expected
+ * gap is under a wake-up (up to one wake-up's worth); sleeps otherwise; never spins on a
+ * shared core; txonly spins. The sampler turns idle periods and packet counts
  * into the gap and the rate, and the start's measure gives real, positive costs.
  * The policy is a pure function of plain numbers, so this file builds user/idle.c alone.
  */
@@ -22,11 +23,29 @@ static struct eng_idle_in vm(__u64 gap, __u64 pps)
 				     .needs_rx = true };
 }
 
-static void test_spin_below_a_wake_up(void)
+/* At 3 Mpps, 10 us gaps: a 200 us nap is one timer wake-up per 600 frames, where a spin
+ * takes the whole core; the nap stays within half the ring (341 us of arrivals). */
+static void test_nap_beats_spin(void)
 {
 	struct eng_idle_in in = vm(10000, 3000000);
 	struct eng_idle_out o = eng_idle_choose(&in);
 
+	XT_EQ(o.how, ENG_IDLE_NAP);
+	XT_EQ(o.ns, 200000);
+	in.gap_ns = 100; /* however short the gap */
+	XT_EQ(eng_idle_choose(&in).how, ENG_IDLE_NAP);
+	in.pps = 12000000; /* half the ring is 85 us of arrivals: a shorter nap */
+	XT_EQ(eng_idle_choose(&in).ns, 85333);
+}
+
+/* Where no nap pays (--idle-nap-us 0, or a timer's wake-up as dear as the nap). */
+static void test_spin_below_a_wake_up(void)
+{
+	struct eng_idle_in in = vm(10000, 3000000);
+	struct eng_idle_out o;
+
+	in.nap_ns = 0;
+	o = eng_idle_choose(&in);
 	XT_EQ(o.how, ENG_IDLE_SPIN);
 	XT_EQ(o.ns, 40000); /* a spin longer than a wake-up costs more than the sleep */
 	in.gap_ns = 39999;
@@ -36,6 +55,9 @@ static void test_spin_below_a_wake_up(void)
 	XT_EQ(eng_idle_choose(&in).ns, 1000);
 	in.cost.wake_ns = 5000000; /* given absurdly high: at most a sleep's timeout */
 	XT_EQ(eng_idle_choose(&in).ns, ENG_IDLE_SLEEP_NS);
+	in = vm(10000, 3000000); /* --idle-wake-us 10000: timer = wake-up = 10 ms > nap */
+	in.cost = (struct eng_idle_cost){ .wake_ns = 10000000, .timer_ns = 10000000 };
+	XT_EQ(eng_idle_choose(&in).how, ENG_IDLE_SPIN);
 }
 
 static void test_nap_where_it_pays(void)
@@ -77,6 +99,8 @@ static void test_nap_fits_the_ring(void)
 	XT_EQ(o.ns, 128000);
 	in.ring = 64; /* 4 us of arrivals: shorter than the timer's wake-up, so no nap */
 	XT_EQ(eng_idle_choose(&in).how, ENG_IDLE_SLEEP);
+	in.shared = false; /* and a gap under a wake-up: a spin */
+	XT_EQ(eng_idle_choose(&in).how, ENG_IDLE_SPIN);
 }
 
 static void test_sleep_at_low_rate_and_no_spin_shared(void)
@@ -115,14 +139,14 @@ static void test_sampler(void)
 	eng_idle_init(&s, &in);
 	XT_EQ(s.out.how, ENG_IDLE_SPIN); /* the first sample spins to see the gap */
 	eng_idle_sample(&s, t, rx);
-	/* 50 ms at 3 Mpps, idle 10 us at a time: spin. */
+	/* 50 ms at 3 Mpps, idle 10 us at a time: a nap. */
 	for (int i = 0; i < 100; i++)
 		eng_idle_arrived(&s, 10000, false);
 	t += ENG_IDLE_SAMPLE_NS, rx += 150000;
 	eng_idle_sample(&s, t, rx);
 	XT_EQ(s.in.pps, 3000000);
 	XT_EQ(s.in.gap_ns, 10000);
-	XT_EQ(s.out.how, ENG_IDLE_SPIN);
+	XT_EQ(s.out.how, ENG_IDLE_NAP);
 	/* The rate falls to 0.5 Mpps, gaps of 64 us: a nap. */
 	for (int i = 0; i < 100; i++)
 		eng_idle_arrived(&s, 64000, false);
@@ -159,6 +183,7 @@ static void test_measure(void)
 
 int main(void)
 {
+	XT_RUN(test_nap_beats_spin);
 	XT_RUN(test_spin_below_a_wake_up);
 	XT_RUN(test_nap_where_it_pays);
 	XT_RUN(test_nap_fits_the_ring);
