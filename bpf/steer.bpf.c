@@ -347,6 +347,22 @@ static __always_inline __u64 frame_len(struct xdp_md *ctx, const int frags)
  * or the parse-error action); what it forwards is not parsed past IP, as a router does
  * not read L4. Any other default: parse, then act. A call of its own, so that the common
  * default's path below carries none of this. */
+/* The default route action: XDP_REDIRECT counted, or XP_ROUTE_NOT_ROUTED for the
+ * engine's socket. A call of its own beside steer_default_other(), not in it, so the
+ * verifier's sum of stack frames along a call chain holds the lookup's or the parse's,
+ * never both. */
+static __noinline int steer_default_route(struct xdp_md *ctx, struct xp_counter *path, __u32 in,
+					  __u64 bytes)
+{
+	long ret = xp_route(ctx, in);
+
+	if (ret != XP_ROUTE_NOT_ROUTED) {
+		path[XP_CNT_REDIRECT].packets++;
+		path[XP_CNT_REDIRECT].bytes += bytes;
+	}
+	return (int)ret;
+}
+
 static __noinline int steer_default_other(struct xdp_md *ctx, struct xp_stats *st,
 					  const struct xp_set_cfg *sc, __u64 bytes)
 {
@@ -356,16 +372,8 @@ static __noinline int steer_default_other(struct xdp_md *ctx, struct xp_stats *s
 	struct xp_parsed p;
 	int err;
 
-	if (a->kind == XP_ACT_ROUTE) {
-		long ret = xp_route(ctx, a->ifindex);
-
-		if (ret != XP_ROUTE_NOT_ROUTED) {
-			path[XP_CNT_REDIRECT].packets++;
-			path[XP_CNT_REDIRECT].bytes += bytes;
-			return ret;
-		}
+	if (a->kind == XP_ACT_ROUTE) /* not routed: steer_default() asked the route first */
 		a = &xsk;
-	}
 	err = xp_parse((void *)(long)ctx->data, (void *)(long)ctx->data_end, &p, 0);
 	if (err != XP_PARSE_OK)
 		return parse_error(ctx, st, sc, err, bytes);
@@ -383,8 +391,15 @@ static __always_inline int steer_default(struct xdp_md *ctx, struct xp_stats *st
 	struct xp_parsed p;
 	int err;
 
-	if (__builtin_expect(*(const __u16 *)&sc->dflt != KIND_FLAGS(XP_ACT_XSK, 0), 0))
+	if (__builtin_expect(*(const __u16 *)&sc->dflt != KIND_FLAGS(XP_ACT_XSK, 0), 0)) {
+		if (sc->dflt.kind == XP_ACT_ROUTE) {
+			err = steer_default_route(ctx, st->path[XP_PATH_DEFAULT], sc->dflt.ifindex,
+						  bytes);
+			if (err != XP_ROUTE_NOT_ROUTED)
+				return err;
+		}
 		return steer_default_other(ctx, st, sc, bytes);
+	}
 	err = xp_parse((void *)(long)ctx->data, (void *)(long)ctx->data_end, &p, 0);
 	if (err != XP_PARSE_OK)
 		return parse_error(ctx, st, sc, err, bytes);

@@ -360,7 +360,20 @@ enum xp_route_miss {
 struct xp_route_stats {
 	__u64 fwd[2]; /* IPv4, IPv6 forwarded in XDP */
 	__u64 miss[2][XP_RM_MAX]; /* by family (IPv4 for non-IP), by reason */
+	__u64 cached[2]; /* of fwd, by a flow's entry in xp_route_cache, with no lookup */
 };
+
+/*
+ * The route action's flow cache (bpf/route.h): a lookup's answer kept per CPU for the
+ * flow, valid while "xp_route_gen" (an array of one __u32, unpinned) holds the value it
+ * was found under, and for XP_ROUTE_FLOW_JIFFIES at most. 0 there (a program's start)
+ * turns the cache off; a writer that sees every change the answer depends on (routes,
+ * rules, nexthops, neighbours, addresses, links, netconf, xp_route_via: the router's
+ * control thread) writes a new non-zero value after each. The age bound covers what no
+ * notification says (the multipath hash's sysctls) and a writer that died.
+ */
+#define XP_ROUTE_CACHE_SLOTS 2048
+#define XP_ROUTE_FLOW_JIFFIES 256
 
 #define XP_STEER_PROG_NAME "xp_steer"
 

@@ -14,6 +14,7 @@
 
 #define VIA_MAP "xp_route_via"
 #define CNT_MAP "xp_route_cnt"
+#define GEN_MAP "xp_route_gen"
 #define PROG_MAPS_MAX 64
 #define VIA_MAX_TEXT "256"
 _Static_assert(XP_ROUTE_VIA_MAX == 256, "VIA_MAX_TEXT");
@@ -86,13 +87,27 @@ int xp_steer_route_via_clear(struct xp_steer *s, __u32 ifindex)
 	return err;
 }
 
+int xp_steer_route_gen_fd(struct xp_steer *s)
+{
+	return prog_map_fd(s, GEN_MAP);
+}
+
 int xp_steer_route_stats_read(struct xp_steer *s, struct xp_route_stats *out)
 {
 	int fd = prog_map_fd(s, CNT_MAP), err;
+	struct bpf_map_info mi;
+	__u32 len = sizeof(mi);
 
 	if (fd < 0)
 		return fd;
-	err = xp_steer_percpu_sum(s, fd, 0, sizeof(*out), out);
+	/* A program of an earlier build (a handover's) has the counters without the
+	 * cache's: read what it has, the rest reads 0. */
+	memset(&mi, 0, sizeof(mi));
+	memset(out, 0, sizeof(*out));
+	err = bpf_obj_get_info_by_fd(fd, &mi, &len) ? -errno : 0;
+	if (!err)
+		err = xp_steer_percpu_sum(
+			s, fd, 0, mi.value_size < sizeof(*out) ? mi.value_size : sizeof(*out), out);
 	close(fd);
 	return err;
 }

@@ -7,7 +7,8 @@
  * egress port's and the neighbour's MACs; every other one comes out untouched, goes on
  * to the XSK fallback (PASS here, no socket) and is counted under its reason: TTL,
  * another host's MAC, IP options, a fragment, no neighbour, a local address, a
- * blackhole, not IP, an egress that takes no redirected frames, no port at all.
+ * blackhole, not IP, an egress that takes no redirected frames, no port at all. The
+ * IPv4 flow cache answers a flow's next packets the same way, until its generation moves.
  */
 #include <errno.h>
 #include <net/if.h>
@@ -67,11 +68,21 @@ static struct xp_route_stats rstats(void)
 
 static struct pkt P;
 
-/* A UDP packet to @dst from the far host, to the router's MAC, with TTL @ttl. */
-static void build(int family, const char *dst, __u8 ttl)
+static int sh(const char *cmd)
+{
+	int rc = system(cmd);
+
+	if (rc)
+		fprintf(stderr, "  '%s' failed (%d)\n", cmd, rc);
+	return rc;
+}
+
+/* A UDP packet to @dst from the far host, to the router's MAC, with TTL @ttl and
+ * @payload bytes of data. */
+static void build_len(int family, const char *dst, __u8 ttl, __u32 payload)
 {
 	struct pkt_spec s = {
-		.family = family, .l4 = IPPROTO_UDP, .sport = 7, .dport = 9, .payload = 32
+		.family = family, .l4 = IPPROTO_UDP, .sport = 7, .dport = 9, .payload = payload
 	};
 
 	s.src = family == 4 ? "198.18.27.1" : "2001:db8:27::1";
@@ -89,6 +100,11 @@ static void build(int family, const char *dst, __u8 ttl)
 	} else {
 		P.buf[14 + 7] = ttl;
 	}
+}
+
+static void build(int family, const char *dst, __u8 ttl)
+{
+	build_len(family, dst, ttl, 32);
 }
 
 /* @p went on (PASS: no socket) untouched, and the route path counted @why once. */
@@ -247,15 +263,6 @@ static void test_rule_action(void)
 	XT_EQ(xp_rule_parse_str("action route via nosuchif0", &r, err, sizeof(err)), -EINVAL);
 }
 
-static int sh(const char *cmd)
-{
-	int rc = system(cmd);
-
-	if (rc)
-		fprintf(stderr, "  '%s' failed (%d)\n", cmd, rc);
-	return rc;
-}
-
 static void read_mac(const char *ifname, __u8 *mac)
 {
 	char p[96];
@@ -269,6 +276,91 @@ static void read_mac(const char *ifname, __u8 *mac)
 			mac[i] = (__u8)m[i];
 	if (f)
 		fclose(f);
+}
+
+static void gen_set(__u32 gen)
+{
+	int fd = xp_steer_route_gen_fd(st);
+	__u32 zero = 0;
+
+	XT_CHECK(fd >= 0);
+	XT_EQ(bpf_map_update_elem(fd, &zero, &gen, BPF_ANY), 0);
+	close(fd);
+}
+
+/* @p forwarded, by the flow cache (@cached) or by a lookup, to neighbour MAC @dmac. */
+static void expect_fwd(bool cached, const __u8 *dmac)
+{
+	struct xp_route_stats a = rstats(), b;
+
+	XT_EQ(run(&P), XDP_REDIRECT);
+	b = rstats();
+	XT_EQ(b.fwd[0] - a.fwd[0], 1);
+	XT_EQ(b.cached[0] - a.cached[0], cached ? 1 : 0);
+	XT_CHECK(!memcmp(out, dmac, 6));
+	XT_CHECK(!memcmp(out + 6, mac_out, 6));
+	XT_EQ(out[14 + 8], P.buf[14 + 8] - 1);
+	XT_EQ(ut_inet_csum(out + 14, 20), 0);
+}
+
+/* The IPv4 flow cache: off while xp_route_gen is 0; on, a flow's second packet skips
+ * the lookup with the same result; an answer outlives a change until the generation
+ * moves (which is why only a writer that hears every change may turn it on); what
+ * the lookup would not forward is never answered from it. */
+static void test_cache4(void)
+{
+	static const __u8 mac_gw2[6] = { 0x02, 0, 0, 0, 0x27, 0x03 };
+	cpu_set_t one;
+
+	/* The cache is per CPU and a test run runs on the caller's: stay on one. */
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	XT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+
+	build(4, "198.18.28.2", 64);
+	gen_set(0);
+	expect_fwd(false, mac_gw);
+	expect_fwd(false, mac_gw);
+	gen_set(7);
+	expect_fwd(false, mac_gw); /* looked up, kept */
+	expect_fwd(true, mac_gw);
+	/* Another flow (source port) is another entry. */
+	P.buf[14 + 20 + 1] = 8;
+	expect_fwd(false, mac_gw);
+	expect_fwd(true, mac_gw);
+	/* The neighbour's MAC changes: kept until the generation moves, then looked up. */
+	XT_EQ(sh("ip neigh replace 198.18.28.2 lladdr 02:00:00:00:27:03 dev xpr2 nud permanent"),
+	      0);
+	expect_fwd(true, mac_gw);
+	gen_set(8);
+	expect_fwd(false, mac_gw2);
+	expect_fwd(true, mac_gw2);
+	/* Not from the cache: a TTL of 1, another host's MAC, a packet above the MTU. */
+	P.buf[14 + 8] = 1;
+	P.buf[14 + 10] = P.buf[14 + 11] = 0;
+	__u16 c = ut_inet_csum(P.buf + 14, 20);
+	P.buf[14 + 10] = c >> 8;
+	P.buf[14 + 11] = c & 0xff;
+	expect_miss(4, XP_RM_TTL);
+	build(4, "198.18.28.2", 64);
+	P.buf[14 + 20 + 1] = 8;
+	expect_fwd(true, mac_gw2);
+	P.buf[0] ^= 0x10;
+	expect_miss(4, XP_RM_NOT_OURS);
+	P.buf[0] ^= 0x10;
+	/* An entry holds its lookup's MTU: a larger packet of the flow is looked up. */
+	XT_EQ(sh("ip link set xpr2 mtu 68"), 0);
+	gen_set(9);
+	expect_fwd(false, mac_gw2);
+	expect_fwd(true, mac_gw2);
+	build_len(4, "198.18.28.2", 64, 100);
+	P.buf[14 + 20 + 1] = 8;
+	expect_miss(4, BPF_FIB_LKUP_RET_FRAG_NEEDED);
+	XT_EQ(sh("ip link set xpr2 mtu 1500 && ip neigh replace 198.18.28.2 lladdr "
+		 "02:00:00:00:27:02 dev xpr2 nud permanent"),
+	      0);
+	gen_set(0);
+	expect_fwd(false, mac_gw);
 }
 
 int main(void)
@@ -324,5 +416,6 @@ int main(void)
 	XT_RUN(test_misses);
 	XT_RUN(test_egress_flags);
 	XT_RUN(test_rule_action);
+	XT_RUN(test_cache4);
 	return xt_done();
 }

@@ -151,6 +151,9 @@ xdp=$(rt_field "$XT_TMP/RT.json" xdp_forwarded)
 engf=$(rt_field "$XT_TMP/RT.json" engine_forwarded)
 if [ "$RT_XDP" = on ]; then
 	[ "$xdp" -gt 10000 ] || xt_fail "only $xdp packets forwarded in XDP"
+	# Most of them by the flow cache (IPv4), through every change above.
+	cached=$(rt_field "$XT_TMP/RT.json" xdp_cached)
+	[ "${cached:-0}" -gt 5000 ] || xt_fail "only ${cached:-0} packets forwarded by the XDP flow cache"
 	# The pings while e2 took no redirected frames, at least.
 	[ "$engf" -ge 20 ] || xt_fail "the engine forwarded $engf packets while e2 was no XDP egress"
 	for f in no_neigh ttl ip_options; do

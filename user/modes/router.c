@@ -298,7 +298,8 @@ const struct eng_mode eng_mode_router = {
 static void *ctl_main(void *arg)
 {
 	struct eng_router *r = arg;
-	struct pollfd pfd = { .fd = xp_fib_nl_fd(r->nl), .events = POLLIN };
+	struct pollfd pfd[2] = { { .fd = xp_fib_nl_fd(r->nl), .events = POLLIN },
+				 { .fd = eng_rt_xdp_nl_fd(r->xdp), .events = POLLIN } };
 
 	/* Ahead of busy threads when a notification wakes it (where allowed): it sleeps
 	 * nearly always, and each wake-up is one bounded batch. Without it the wake-up
@@ -306,12 +307,16 @@ static void *ctl_main(void *arg)
 	 * machine (tools/bench/router.sh, change). */
 	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), RT_CTL_NICE);
 	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
-		int n = poll(&pfd, 1, 50);
+		int n = poll(pfd, pfd[1].fd >= 0 ? 2 : 1, 50);
 		struct timespec rt;
 		__u64 t0, dt;
 
+		/* The flow cache first: the fast path is then on the kernel's new state
+		 * within a wake-up of its notification. */
+		if (n > 0 && pfd[1].fd >= 0 && pfd[1].revents)
+			eng_rt_xdp_changed(r->xdp);
 		eng_rt_xdp_refresh(r->xdp, eng_now_ns());
-		if (n <= 0)
+		if (n <= 0 || !pfd[0].revents)
 			continue;
 		t0 = eng_now_ns();
 		n = xp_fib_nl_process(r->nl, RT_NL_BUDGET);
@@ -610,11 +615,12 @@ void eng_router_report(struct engine *e)
 	xp_fib_stats(r->fib, &fs);
 	lpm_mib = (double)(fs.lpm[0].bytes + fs.lpm[1].bytes) / (1 << 20);
 	if (e->cfg.json) {
-		printf("{\"type\":\"router\",\"forwarded\":%llu,\"forwarded_ipv6\":%llu,\"xdp\":%s,\"xdp_forwarded\":%llu,\"xdp_forwarded_ipv6\":%llu,\"xdp_not_forwarded\":{%s},\"engine_forwarded\":%llu,\"punted\":{%s},\"dropped\":{%s},\"notifications\":%llu,\"lost\":%llu,\"resyncs\":%llu,\"commits\":%llu,\"apply_us_median\":%.1f,\"apply_us_p99\":%.1f,\"apply_us_max\":%.1f,\"routes4\":%llu,\"routes6\":%llu,\"neighbours\":%llu,\"unsupported\":%llu,\"burst_ms\":%.1f,\"burst_notifications\":%llu,\"lpm_mib\":%.1f,\"last_change_unix_ms\":%llu}\n",
+		printf("{\"type\":\"router\",\"forwarded\":%llu,\"forwarded_ipv6\":%llu,\"xdp\":%s,\"xdp_forwarded\":%llu,\"xdp_forwarded_ipv6\":%llu,\"xdp_cached\":%llu,\"xdp_not_forwarded\":{%s},\"engine_forwarded\":%llu,\"punted\":{%s},\"dropped\":{%s},\"notifications\":%llu,\"lost\":%llu,\"resyncs\":%llu,\"commits\":%llu,\"apply_us_median\":%.1f,\"apply_us_p99\":%.1f,\"apply_us_max\":%.1f,\"routes4\":%llu,\"routes6\":%llu,\"neighbours\":%llu,\"unsupported\":%llu,\"burst_ms\":%.1f,\"burst_notifications\":%llu,\"lpm_mib\":%.1f,\"last_change_unix_ms\":%llu}\n",
 		       (unsigned long long)(fwd[0] + fwd[1] + xs.fwd[0] + xs.fwd[1]),
 		       (unsigned long long)(fwd[1] + xs.fwd[1]), xdp_on ? "true" : "false",
 		       (unsigned long long)(xs.fwd[0] + xs.fwd[1]), (unsigned long long)xs.fwd[1],
-		       misses, (unsigned long long)(fwd[0] + fwd[1]), punts, drops,
+		       (unsigned long long)(xs.cached[0] + xs.cached[1]), misses,
+		       (unsigned long long)(fwd[0] + fwd[1]), punts, drops,
 		       (unsigned long long)ns.msgs, (unsigned long long)ns.enobufs,
 		       (unsigned long long)ns.resyncs, (unsigned long long)r->batches, med / 1e3,
 		       p99 / 1e3, r->lat_max / 1e3, (unsigned long long)fs.routes[0],
@@ -625,11 +631,12 @@ void eng_router_report(struct engine *e)
 		return;
 	}
 	ut_say(0,
-	       "router: forwarded %llu (IPv6 %llu; in XDP %llu, by the engine %llu); punted: %s; dropped: %s",
+	       "router: forwarded %llu (IPv6 %llu; in XDP %llu, %llu of them by the flow cache; by the engine %llu); punted: %s; dropped: %s",
 	       (unsigned long long)(fwd[0] + fwd[1] + xs.fwd[0] + xs.fwd[1]),
 	       (unsigned long long)(fwd[1] + xs.fwd[1]),
-	       (unsigned long long)(xs.fwd[0] + xs.fwd[1]), (unsigned long long)(fwd[0] + fwd[1]),
-	       pl ? punts : "none", dl ? drops : "none");
+	       (unsigned long long)(xs.fwd[0] + xs.fwd[1]),
+	       (unsigned long long)(xs.cached[0] + xs.cached[1]),
+	       (unsigned long long)(fwd[0] + fwd[1]), pl ? punts : "none", dl ? drops : "none");
 	if (xdp_on)
 		ut_say(0, "router: not forwarded in XDP (went on to the engine): %s",
 		       misses[0] ? misses : "none");

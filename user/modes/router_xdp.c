@@ -6,6 +6,11 @@
  * port's TAP and leaves by another's. The maps are written through fds of our own
  * (xp_steer_route_via_fd()), so the control thread's upkeep touches no steer handle the
  * main thread may be using.
+ *
+ * The programs' IPv4 flow cache (bpf/route.h) is ours to keep true: a socket of its own
+ * hears every rtnetlink group a lookup's answer depends on, and each time it is
+ * readable (or lost some) every program's xp_route_gen takes a new value. It is
+ * subscribed before the first value turns the cache on, so no change falls between.
  */
 #include <errno.h>
 #include <net/if.h>
@@ -14,6 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <libmnl/libmnl.h>
+#include <linux/rtnetlink.h>
 
 #include "xpile/features.h"
 #include "xpile/steer.h"
@@ -26,6 +33,7 @@ struct rt_xdp_port {
 	__u32 tap_ifindex; /* what the FIB names */
 	struct xp_route_via via; /* the port behind it */
 	int map_fd; /* this port's program's xp_route_via; -1: the engine's path only */
+	int gen_fd; /* its xp_route_gen; -1: no flow cache there */
 	const char *ifname;
 	struct xp_steer *steer;
 };
@@ -34,8 +42,76 @@ struct eng_rt_xdp {
 	__u32 nports;
 	struct rt_xdp_port p[ENG_MAX_PORTS];
 	__u64 probed_ns;
+	struct mnl_socket *nl; /* the cache's invalidations; NULL: the cache stays off */
+	__u32 gen; /* the value in every gen_fd */
 	bool quiet;
 };
+
+/* A new value in every program's xp_route_gen: every flow looks its route up again. */
+static void gen_bump(struct eng_rt_xdp *x)
+{
+	if (!x->nl)
+		return;
+	if (!++x->gen)
+		x->gen = 1; /* 0 is off */
+	for (__u32 k = 0; k < x->nports; k++)
+		if (x->p[k].gen_fd >= 0)
+			(void)bpf_map_update_elem(x->p[k].gen_fd, &(__u32){ 0 }, &x->gen, BPF_ANY);
+}
+
+/* Every group whose messages can change what bpf_fib_lookup() answers. */
+static const unsigned int cache_groups[] = {
+	RTNLGRP_LINK,	      RTNLGRP_NEIGH,	    RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR,
+	RTNLGRP_IPV4_ROUTE,   RTNLGRP_IPV6_ROUTE,   RTNLGRP_IPV4_RULE,	 RTNLGRP_IPV6_RULE,
+	RTNLGRP_IPV4_NETCONF, RTNLGRP_IPV6_NETCONF, RTNLGRP_NEXTHOP,
+};
+
+static int cache_listen(struct eng_rt_xdp *x)
+{
+	struct mnl_socket *nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	int err = 0;
+
+	if (!nl)
+		return -errno;
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID))
+		err = -errno;
+	for (size_t i = 0; !err && i < sizeof(cache_groups) / sizeof(cache_groups[0]); i++) {
+		unsigned int g = cache_groups[i];
+
+		if (mnl_socket_setsockopt(nl, NETLINK_ADD_MEMBERSHIP, &g, sizeof(g)))
+			err = -errno;
+	}
+	if (err) {
+		mnl_socket_close(nl);
+		return err;
+	}
+	x->nl = nl;
+	return 0;
+}
+
+int eng_rt_xdp_nl_fd(const struct eng_rt_xdp *x)
+{
+	return x && x->nl ? mnl_socket_get_fd(x->nl) : -1;
+}
+
+void eng_rt_xdp_changed(struct eng_rt_xdp *x)
+{
+	char buf[16384];
+	int fd = eng_rt_xdp_nl_fd(x);
+
+	if (fd < 0)
+		return;
+	/* Only that something changed matters, not what: drain (a bounded number of
+	 * reads, the rest wakes the thread again), then one new value for all. A lost
+	 * message (ENOBUFS) is a change too. */
+	for (int i = 0; i < 64; i++) {
+		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+		if (n < 0 && errno != ENOBUFS && errno != EINTR)
+			break;
+	}
+	gen_bump(x);
+}
 
 /* The entry of port @i in every armed program's map. */
 static void via_write(struct eng_rt_xdp *x, __u32 i)
@@ -44,6 +120,7 @@ static void via_write(struct eng_rt_xdp *x, __u32 i)
 		if (x->p[k].map_fd >= 0)
 			(void)bpf_map_update_elem(x->p[k].map_fd, &x->p[i].tap_ifindex,
 						  &x->p[i].via, BPF_ANY);
+	gen_bump(x);
 }
 
 static bool probe_egress(const struct rt_xdp_port *p)
@@ -76,6 +153,7 @@ int eng_rt_xdp_setup(struct engine *e, __u32 table, struct eng_rt_xdp **out)
 {
 	struct eng_rt_xdp *x;
 	__u32 armed = 0;
+	int err;
 
 	*out = NULL;
 	x = calloc(1, sizeof(*x));
@@ -104,13 +182,18 @@ int eng_rt_xdp_setup(struct engine *e, __u32 table, struct eng_rt_xdp **out)
 			p->map_fd = p->steer ? xp_steer_route_via_fd(p->steer) : -1;
 			if (p->steer && p->map_fd < 0)
 				p->steer = NULL; /* logged: a program without the route action */
+			p->gen_fd = p->steer ? xp_steer_route_gen_fd(p->steer) : -1;
 		}
 	}
+	err = cache_listen(x);
+	if (err && !x->quiet)
+		ut_say(0,
+		       "router: no XDP flow cache (cannot listen for rtnetlink changes: %s): every packet of the fast path is looked up",
+		       strerror(-err));
 	for (__u32 i = 0; i < x->nports; i++)
 		via_write(x, i);
 	for (__u32 i = 0; i < x->nports; i++) {
 		struct xp_action a = { .kind = XP_ACT_ROUTE, .ifindex = x->p[i].tap_ifindex };
-		int err;
 
 		if (!x->p[i].steer)
 			continue;
@@ -170,8 +253,18 @@ void eng_rt_xdp_free(struct eng_rt_xdp *x)
 {
 	if (!x)
 		return;
-	for (__u32 i = 0; i < x->nports; i++)
+	for (__u32 i = 0; i < x->nports; i++) {
+		if (x->p[i].gen_fd >= 0) {
+			/* Off: nobody hears the changes any more (a program that outlives us,
+			 * a handover's, is given a value by its next owner). */
+			(void)bpf_map_update_elem(x->p[i].gen_fd, &(__u32){ 0 }, &(__u32){ 0 },
+						  BPF_ANY);
+			close(x->p[i].gen_fd);
+		}
 		if (x->p[i].map_fd >= 0)
 			close(x->p[i].map_fd);
+	}
+	if (x->nl)
+		mnl_socket_close(x->nl);
 	free(x);
 }

@@ -28,6 +28,11 @@ int eng_rt_xdp_setup(struct engine *e, __u32 table, struct eng_rt_xdp **out);
  * ENG_RT_XDP_PROBE_NS; a change is said once. */
 void eng_rt_xdp_refresh(struct eng_rt_xdp *x, __u64 now_ns);
 #define ENG_RT_XDP_PROBE_NS 500000000ull
+/* Control thread: the socket that says the kernel changed something a lookup's answer
+ * depends on (-1: none, the flow cache is off), and what to call when it is readable:
+ * it drains it and drops every flow cache's answers. */
+int eng_rt_xdp_nl_fd(const struct eng_rt_xdp *x);
+void eng_rt_xdp_changed(struct eng_rt_xdp *x);
 /* The fast path's counters summed over ports and CPUs: false when it is off. */
 bool eng_rt_xdp_stats(struct eng_rt_xdp *x, struct xp_route_stats *sum);
 /* The ports it serves, as "a (egress), b": for the report. */

@@ -172,6 +172,15 @@ XP_API int xp_steer_route_via_set(struct xp_steer *s, __u32 ifindex,
 /* A new fd of the program's xp_route_via (the caller closes it), for a writer that keeps
  * its own (a control thread), or -ENOENT as above. */
 XP_API int xp_steer_route_via_fd(struct xp_steer *s);
+/*
+ * A new fd of the program's xp_route_gen (the caller closes it), or -ENOENT as above:
+ * the route action's IPv4 flow cache (steer_abi.h, XP_ROUTE_CACHE_SLOTS) is on while
+ * its one __u32 is not 0, and an answer kept under one value is dropped once it holds
+ * another. Its writer must write a new value after every change of routes, rules,
+ * nexthops, neighbours, addresses, links, netconf or xp_route_via it could miss
+ * otherwise (the router's control thread listens for them all), and 0 when it stops.
+ */
+XP_API int xp_steer_route_gen_fd(struct xp_steer *s);
 /* Undoes xp_steer_route_via_set(): 0 also when none was set. */
 XP_API int xp_steer_route_via_clear(struct xp_steer *s, __u32 ifindex);
 /* The route action's counters summed over CPUs (forwarded in XDP, and why not): 0 or -errno. */
