@@ -97,14 +97,18 @@ static __always_inline __u32 xp_route_flow_slot(__be32 s, __be32 d, __u32 ports,
 	return h & (XP_ROUTE_CACHE_SLOTS - 1);
 }
 
+/* The protocols whose first 4 bytes are the ports the kernel's multipath hash uses. */
+static __always_inline int xp_route_has_ports(__u8 proto)
+{
+	return proto == IPPROTO_TCP || proto == IPPROTO_UDP || proto == IPPROTO_SCTP;
+}
+
 /* The ports word of the cache key: the L4 ports the kernel's multipath hash may use. */
 static __always_inline __u32 xp_route_flow_ports(const struct iphdr *ip, const void *end)
 {
 	const __u32 *l4 = (const void *)(ip + 1);
 
-	if ((ip->protocol == IPPROTO_TCP || ip->protocol == IPPROTO_UDP ||
-	     ip->protocol == IPPROTO_SCTP) &&
-	    (const void *)(l4 + 1) <= end)
+	if (xp_route_has_ports(ip->protocol) && (const void *)(l4 + 1) <= end)
 		return *l4;
 	return 0;
 }
@@ -127,8 +131,7 @@ static __always_inline int xp_mac_eq(const __u8 *a, const __u8 *b)
 static __always_inline void xp_route_ports(struct bpf_fib_lookup *fib, const void *l4,
 					   const void *end, __u8 proto)
 {
-	if ((proto == IPPROTO_TCP || proto == IPPROTO_UDP || proto == IPPROTO_SCTP) &&
-	    l4 + 4 <= end) {
+	if (xp_route_has_ports(proto) && l4 + 4 <= end) {
 		fib->sport = ((const __be16 *)l4)[0];
 		fib->dport = ((const __be16 *)l4)[1];
 	}
